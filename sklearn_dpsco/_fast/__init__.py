@@ -1,0 +1,1 @@
+"""Compiled kernels (Cython). Private: import through the Python modules."""
