@@ -1,0 +1,66 @@
+"""Checks of public privacy parameters, shared by events, mechanisms and estimators.
+
+Each raises a ``ValueError`` (or ``TypeError``) whose message names the
+parameter, so a user sees which argument is wrong before anything runs.
+"""
+
+import math
+import numbers
+
+__all__ = [
+    "check_epsilon",
+    "check_delta",
+    "check_nonnegative",
+    "check_positive",
+    "check_dimension",
+]
+
+
+def _as_real(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    return float(value)
+
+
+def check_epsilon(epsilon, name="epsilon", *, allow_zero=False):
+    """Return ``epsilon`` as a float after checking it is finite and positive."""
+    value = _as_real(epsilon, name)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {epsilon!r}.")
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound}, got {epsilon!r}.")
+    return value
+
+
+def check_delta(delta, name="delta"):
+    """Return ``delta`` as a float after checking 0 <= delta < 1."""
+    value = _as_real(delta, name)
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"{name} must be in [0, 1), got {delta!r}.")
+    return value
+
+
+def check_nonnegative(value, name):
+    """Return ``value`` as a float after checking it is finite and >= 0."""
+    out = _as_real(value, name)
+    if not math.isfinite(out) or out < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}.")
+    return out
+
+
+def check_positive(value, name):
+    """Return ``value`` as a float after checking it is finite and > 0."""
+    out = _as_real(value, name)
+    if not math.isfinite(out) or out <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}.")
+    return out
+
+
+def check_dimension(d, name="dimension"):
+    """Return ``d`` as an int after checking it is a whole number >= 1."""
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(d).__name__}.")
+    if d < 1:
+        raise ValueError(f"{name} must be >= 1, got {d!r}.")
+    return int(d)
