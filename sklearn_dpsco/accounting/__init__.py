@@ -1,0 +1,59 @@
+"""Privacy accounting: events, composition, calibration and the budget ledger.
+
+See doc/privacy/composition.rst and doc/privacy/accounting.rst.
+"""
+
+from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
+from ._calibration import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+    gaussian_sigma_analytic,
+    gaussian_sigma_classic,
+    laplace_scale,
+    rdp_epsilon,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+from ._composition import PrivacyProfile, epsilon_delta, profile_of
+from ._default import default_accountant, get_accountant
+from ._events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    ParallelComposedEvent,
+    PrivacyEvent,
+    PureDPEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+)
+
+__all__ = [
+    "ApproxDPEvent",
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "ComposedEvent",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "LedgerEntry",
+    "ParallelComposedEvent",
+    "PrivacyEvent",
+    "PrivacyProfile",
+    "PureDPEvent",
+    "SelfComposedEvent",
+    "ZCDPEvent",
+    "default_accountant",
+    "epsilon_delta",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mu",
+    "gaussian_sigma_analytic",
+    "gaussian_sigma_classic",
+    "get_accountant",
+    "laplace_scale",
+    "profile_of",
+    "rdp_epsilon",
+    "zcdp_epsilon",
+    "zcdp_rho",
+]

@@ -1,0 +1,292 @@
+"""The budget accountant: a ledger of privacy spent, with a ceiling.
+
+Semantics (doc/privacy/accounting.rst):
+
+* ``spend(event)`` composes the event with everything already recorded and
+  appends it only if the total stays within the ceiling; otherwise it raises
+  :class:`BudgetExceededError` and records nothing. Check and append happen
+  under one lock (one transaction for the SQLite ledger), so concurrent
+  spends from threads or processes never overshoot the ceiling.
+* An accountant is an *identity*, not a value: ``copy.copy``,
+  ``copy.deepcopy`` and :func:`sklearn.base.clone` return the same object, so
+  budget spent by a cloned estimator (inside ``cross_val_score``,
+  ``GridSearchCV``, ...) lands in the user's one ledger.
+* An in-memory ledger cannot follow a fit into another process: pickling it
+  raises with a message pointing to the process-safe SQLite ledger
+  (``BudgetAccountant(..., path="ledger.sqlite")``), instead of letting a
+  worker spend into a copy that is then thrown away.
+"""
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+from .._param_checks import check_delta
+from ._composition import PrivacyProfile, profile_epsilon, profile_of
+from ._events import PrivacyEvent
+
+__all__ = ["BudgetAccountant", "BudgetExceededError", "LedgerEntry"]
+
+# Relative slack when comparing a total with the ceiling, so that e.g. three
+# spends of epsilon/3 fit a ceiling of epsilon despite rounding.
+_REL_TOL = 1e-9
+
+
+class BudgetExceededError(ValueError):
+    """Raised when a spend would take the ledger above its ceiling. Nothing was spent."""
+
+    def __init__(self, message, *, requested=None, spent=None, ceiling=None):
+        super().__init__(message)
+        self.requested = requested
+        self.spent = spent
+        self.ceiling = ceiling
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One recorded spend."""
+
+    event: PrivacyEvent
+    label: str
+    timestamp: float
+
+
+class _MemoryLedger:
+    """Entries in a list, guarded by a lock (threads of one process)."""
+
+    kind = "memory"
+
+    def __init__(self, epsilon, delta):
+        self.ceiling = (epsilon, delta)
+        self._entries = []
+        self._profile = PrivacyProfile()
+        self._lock = threading.RLock()
+
+    def entries(self):
+        with self._lock:
+            return tuple(self._entries)
+
+    def profile(self):
+        with self._lock:
+            return self._profile
+
+    def append_if_within(self, entry, within):
+        """Append ``entry`` iff ``within(new_profile)``; return (ok, profile)."""
+        with self._lock:
+            new = self._profile + profile_of(entry.event)
+            if not within(new):
+                return False, self._profile
+            self._entries.append(entry)
+            self._profile = new
+            return True, new
+
+    def __reduce__(self):
+        raise TypeError(
+            "An in-memory BudgetAccountant cannot follow a fit into another process: "
+            "spends made there would be lost. Use a process-safe ledger, e.g. "
+            "BudgetAccountant(epsilon, delta, path='ledger.sqlite'), or a thread-based "
+            "joblib backend (joblib.parallel_backend('threading'))."
+        )
+
+
+class BudgetAccountant:
+    """Ledger of privacy spent, with a ceiling it refuses to cross.
+
+    Parameters
+    ----------
+    epsilon : float, default=inf
+        Ceiling on the total epsilon. ``inf`` records without limiting.
+    delta : float, default=0.0
+        Ceiling on the total delta, in [0, 1]. With ``delta=0`` only pure-DP
+        spends fit; ``delta=1`` means no delta ceiling.
+    path : str or os.PathLike, default=None
+        Store the ledger in this SQLite file instead of memory. Required for
+        fits in other processes (joblib's loky backend); several processes
+        may share one file and the ceiling holds across all of them.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The ceiling.
+
+    See Also
+    --------
+    sklearn_dpsco.accounting.PureDPEvent, sklearn_dpsco.accounting.GaussianEvent
+
+    Notes
+    -----
+    Totals are computed by the composition rules of
+    doc/privacy/composition.rst: basic composition for pure and
+    (epsilon, delta) parts, exact Gaussian-DP composition for Gaussian
+    parts, zCDP for the rest, converted at the ceiling's delta.
+
+    Examples
+    --------
+    >>> from sklearn_dpsco.accounting import BudgetAccountant, PureDPEvent
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> _ = acc.spend(PureDPEvent(0.4), label="first fit")
+    >>> acc.total()
+    (0.4, 0.0)
+    >>> acc.remaining()
+    (0.6, 0.0)
+    """
+
+    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None):
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon < 0:
+            raise ValueError(f"epsilon ceiling must be a number >= 0 (inf for none), got {epsilon!r}.")
+        if delta == 1.0:
+            if epsilon != math.inf:
+                raise ValueError("delta ceiling 1 means 'no ceiling' and needs epsilon=inf; use delta < 1.")
+        else:
+            check_delta(delta, "delta ceiling")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        if path is None:
+            self._ledger = _MemoryLedger(self.epsilon, self.delta)
+        else:
+            from ._sqlite_ledger import SQLiteLedger
+
+            self._ledger = SQLiteLedger(path, self.epsilon, self.delta)
+
+    # -- identity under copy / clone -------------------------------------------------
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_reattach, (self._ledger,))
+
+    # -- reading ------------------------------------------------------------------------
+    @property
+    def ledger(self):
+        """Tuple of :class:`LedgerEntry`, oldest first."""
+        return self._ledger.entries()
+
+    @property
+    def path(self):
+        """The SQLite file of a persistent ledger, or None."""
+        return getattr(self._ledger, "path", None)
+
+    def _report_delta(self, profile, delta):
+        if delta is not None:
+            return check_delta(delta) if delta != 1.0 else 1.0
+        if not profile.needs_delta:
+            return profile.approx_delta
+        if self.delta < 1.0:
+            return self.delta
+        raise ValueError(
+            "the ledger holds Gaussian or zCDP spends and this accountant has no delta "
+            "ceiling: pass the delta at which to report epsilon, e.g. total(delta=1e-6)."
+        )
+
+    def total(self, delta=None):
+        """Total (epsilon, delta) spent.
+
+        Parameters
+        ----------
+        delta : float, optional
+            Report epsilon at this total delta. Defaults to the exact delta
+            of the spends when they have no Gaussian/zCDP parts, else to the
+            ceiling's delta.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+        """
+        profile = self._ledger.profile()
+        delta = self._report_delta(profile, delta)
+        return profile_epsilon(profile, delta), delta
+
+    def remaining(self):
+        """(epsilon, delta) still available under the ceiling.
+
+        With Gaussian/zCDP spends the epsilon is counted at the ceiling's
+        delta, so ``remaining`` is the headroom a further *pure* spend has.
+        """
+        profile = self._ledger.profile()
+        delta_left = max(self.delta - profile.approx_delta, 0.0)
+        if self.epsilon == math.inf:
+            return math.inf, delta_left
+        eps = profile_epsilon(profile, self.delta)
+        return max(self.epsilon - eps, 0.0), delta_left
+
+    # -- spending -----------------------------------------------------------------------
+    def _within(self, profile):
+        if profile.approx_delta > self.delta * (1 + _REL_TOL):
+            return False
+        if self.epsilon == math.inf:
+            return not (profile.needs_delta and self.delta <= profile.approx_delta)
+        eps = profile_epsilon(profile, self.delta)
+        return eps <= self.epsilon * (1 + _REL_TOL)
+
+    def _refusal(self, event, profile):
+        try:
+            eps_now = profile_epsilon(profile, self.delta)
+        except ValueError:
+            eps_now = math.nan
+        new = profile + profile_of(event)
+        eps_new = profile_epsilon(new, self.delta)
+        hint = ""
+        if new.needs_delta and self.delta == 0:
+            hint = " This accountant allows pure DP only (delta ceiling 0); create it with delta > 0."
+        return BudgetExceededError(
+            f"Privacy budget exceeded: spending {event} would bring the total to "
+            f"epsilon={eps_new:.6g}, delta={max(new.approx_delta, self.delta if new.needs_delta else 0):.3g} "
+            f"against the ceiling epsilon={self.epsilon:.6g}, delta={self.delta:.3g} "
+            f"(already spent epsilon={eps_now:.6g}). Nothing was spent.{hint}",
+            requested=event,
+            spent=eps_now,
+            ceiling=(self.epsilon, self.delta),
+        )
+
+    def check(self, event):
+        """Raise :class:`BudgetExceededError` if ``event`` would not fit now.
+
+        Estimators call this before touching data; the authoritative,
+        atomic test is made again by :meth:`spend`.
+        """
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        profile = self._ledger.profile()
+        if not self._within(profile + profile_of(event)):
+            raise self._refusal(event, profile)
+
+    def spend(self, event, label=""):
+        """Record ``event`` if it fits under the ceiling, atomically.
+
+        Parameters
+        ----------
+        event : PrivacyEvent
+        label : str, default=""
+            A note stored with the entry (estimators put their class name).
+
+        Returns
+        -------
+        entry : LedgerEntry
+
+        Raises
+        ------
+        BudgetExceededError
+            If the total would exceed the ceiling. Nothing is recorded.
+        """
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        entry = LedgerEntry(event=event, label=str(label), timestamp=time.time())
+        ok, profile = self._ledger.append_if_within(entry, self._within)
+        if not ok:
+            raise self._refusal(event, profile)
+        return entry
+
+    def __repr__(self):
+        where = f", path={self.path!r}" if self.path else ""
+        return f"BudgetAccountant(epsilon={self.epsilon}, delta={self.delta}{where})"
+
+
+def _reattach(ledger):
+    acc = BudgetAccountant.__new__(BudgetAccountant)
+    acc.epsilon, acc.delta = ledger.ceiling
+    acc._ledger = ledger
+    return acc

@@ -1,0 +1,212 @@
+"""Calibration and conversion as pure functions (doc/privacy/composition.rst).
+
+Target budget -> noise scale, and privacy curve -> (epsilon, delta). Nothing
+here touches data or randomness. Conventions:
+
+* Gaussian mechanism on l2-sensitivity ``D`` with noise ``sigma``:
+  ``mu = D / sigma`` (Gaussian DP). Its exact (epsilon, delta) curve is
+  ``delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``
+  (Balle and Wang 2018, Thm 8; Dong, Roth, Su 2019, Cor 2.13).
+* zCDP ``rho``: Renyi divergence ``D_alpha <= alpha * rho`` for all alpha > 1
+  (Bun and Steinke 2016).
+"""
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+
+from .._param_checks import check_delta, check_epsilon, check_nonnegative
+
+__all__ = [
+    "laplace_scale",
+    "gaussian_sigma_classic",
+    "gaussian_sigma_analytic",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mu",
+    "zcdp_epsilon",
+    "zcdp_rho",
+    "rdp_epsilon",
+]
+
+
+def laplace_scale(sensitivity, epsilon):
+    """Scale ``b = sensitivity / epsilon`` of Laplace noise for epsilon-DP.
+
+    Works for the coordinate Laplace (l1-sensitivity) and the isotropic
+    l2-Laplace (l2-sensitivity) alike: both have density ratio at most
+    ``exp(||shift|| / b)`` under a shift (ALGORITHMS.md P1, P2).
+    """
+    sensitivity = check_nonnegative(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    return sensitivity / epsilon
+
+
+def gaussian_sigma_classic(sensitivity, epsilon, delta):
+    """Classical Gaussian calibration ``sigma = D sqrt(2 ln(1.25/delta)) / epsilon``.
+
+    Valid for ``epsilon <= 1`` only (Dwork and Roth 2014, Thm A.1); raises
+    otherwise. Prefer :func:`gaussian_sigma_analytic`, which is exact and
+    never larger.
+    """
+    sensitivity = check_nonnegative(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism.")
+    if epsilon > 1:
+        raise ValueError(
+            f"the classical Gaussian calibration needs epsilon <= 1, got {epsilon}; "
+            "use gaussian_sigma_analytic."
+        )
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def _log_gaussian_delta_terms(mu, epsilon):
+    a = special.log_ndtr(mu / 2.0 - epsilon / mu)
+    b = epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu)
+    return a, b
+
+
+def gaussian_delta(mu, epsilon):
+    """Exact delta of ``mu``-Gaussian DP at ``epsilon`` (0 <= delta < 1)."""
+    mu = check_nonnegative(mu, "mu")
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    if mu == 0:
+        return 0.0
+    a, b = _log_gaussian_delta_terms(mu, epsilon)
+    if b >= a:
+        return 0.0
+    # exp(a) - exp(b) = exp(a) * (1 - exp(b - a)), stable for tiny deltas.
+    return float(math.exp(a) * -math.expm1(b - a))
+
+
+def gaussian_mu(epsilon, delta):
+    """The largest ``mu`` whose Gaussian-DP curve satisfies (epsilon, delta).
+
+    A Gaussian mechanism is (epsilon, delta)-DP iff ``sensitivity / sigma <=
+    gaussian_mu(epsilon, delta)``. Used for calibration and, in the audits,
+    as the ``mu_max`` a Gaussian release may not exceed.
+    """
+    epsilon = check_nonnegative(epsilon, "epsilon")
+    delta = check_delta(delta)
+    if delta == 0:
+        return 0.0
+
+    def excess(log_mu):
+        return gaussian_delta(math.exp(log_mu), epsilon) - delta
+
+    lo, hi = -30.0, 1.0
+    while excess(hi) < 0:
+        hi += 1.0
+        if hi > 10:  # mu > e^10: delta(eps) -> 1 long before
+            return math.exp(hi)
+    log_mu = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+    mu = math.exp(log_mu)
+    # brentq returns a point within tolerance on either side: step down until
+    # the guarantee holds exactly as computed.
+    while gaussian_delta(mu, epsilon) > delta:
+        mu = np.nextafter(mu, 0.0) * (1 - 1e-12)
+    return float(mu)
+
+
+def gaussian_sigma_analytic(sensitivity, epsilon, delta):
+    """Smallest Gaussian ``sigma`` that is exactly (epsilon, delta)-DP (Balle and Wang 2018).
+
+    Valid for every ``epsilon > 0`` and ``0 < delta < 1``.
+    """
+    sensitivity = check_nonnegative(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism.")
+    if sensitivity == 0:
+        return 0.0
+    return sensitivity / gaussian_mu(epsilon, delta)
+
+
+def gaussian_epsilon(mu, delta):
+    """Smallest epsilon with ``gaussian_delta(mu, epsilon) <= delta``."""
+    mu = check_nonnegative(mu, "mu")
+    delta = check_delta(delta)
+    if mu == 0:
+        return 0.0
+    if delta == 0:
+        return math.inf
+    if gaussian_delta(mu, 0.0) <= delta:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while gaussian_delta(mu, hi) > delta:
+        hi *= 2.0
+    eps = optimize.brentq(
+        lambda e: gaussian_delta(mu, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-14, maxiter=500
+    )
+    while gaussian_delta(mu, eps) > delta:
+        eps = np.nextafter(eps, math.inf) * (1 + 1e-12)
+    return float(eps)
+
+
+def rdp_epsilon(alpha, rdp, delta):
+    """(epsilon, delta) from one Renyi-DP point ``(alpha, rdp)``.
+
+    Uses the conversion of Canonne, Kamath, Steinke 2020 (Prop. 12) /
+    Asoodeh et al. 2021: ``eps = rdp + (log(1/delta) + (alpha-1) log(1-1/alpha)
+    - log(alpha)) / (alpha - 1)``, which is never worse than Mironov's
+    ``rdp + log(1/delta) / (alpha - 1)``.
+    """
+    if alpha <= 1:
+        raise ValueError(f"alpha must be > 1, got {alpha}.")
+    return rdp + (math.log(1.0 / delta) + (alpha - 1) * math.log1p(-1.0 / alpha) - math.log(alpha)) / (
+        alpha - 1
+    )
+
+
+def zcdp_epsilon(rho, delta):
+    """Smallest epsilon this module can certify for ``rho``-zCDP at ``delta``.
+
+    The minimum over alpha > 1 of :func:`rdp_epsilon` with ``rdp = alpha *
+    rho``, and never more than the standard ``rho + 2 sqrt(rho log(1/delta))``
+    (Bun and Steinke 2016, Prop 1.3).
+    """
+    rho = check_nonnegative(rho, "rho")
+    delta = check_delta(delta)
+    if rho == 0:
+        return 0.0
+    if delta == 0:
+        return math.inf
+    log_inv = math.log(1.0 / delta)
+    standard = rho + 2.0 * math.sqrt(rho * log_inv)
+
+    def objective(log_am1):
+        alpha = 1.0 + math.exp(log_am1)
+        return rdp_epsilon(alpha, alpha * rho, delta)
+
+    # The optimum is near alpha = 1 + sqrt(log(1/delta) / rho); search around it.
+    centre = 0.5 * math.log(max(log_inv, 1e-300) / rho)
+    grid = centre + np.linspace(-8.0, 8.0, 161)
+    values = [objective(g) for g in grid]
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    best = min(values[i], float(res.fun) if res.success else math.inf)
+    return float(min(best, standard))
+
+
+def zcdp_rho(epsilon, delta):
+    """Largest ``rho`` such that rho-zCDP implies (epsilon, delta)-DP by :func:`zcdp_epsilon`."""
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 to convert zCDP to (epsilon, delta)-DP.")
+    # rho + 2 sqrt(rho L) <= eps at rho_std = (sqrt(L + eps) - sqrt(L))^2; the
+    # optimal conversion allows at least that much.
+    log_inv = math.log(1.0 / delta)
+    lo = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+    hi = max(2.0 * lo, epsilon)
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        hi *= 2.0
+    rho = optimize.brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, lo * (1 - 1e-9), hi, xtol=1e-15, rtol=1e-13)
+    while zcdp_epsilon(rho, delta) > epsilon:
+        rho *= 1 - 1e-12
+    return float(rho)

@@ -1,0 +1,111 @@
+"""A ledger in an SQLite file, shared by threads and processes.
+
+Each spend is one ``BEGIN IMMEDIATE`` transaction: read the running profile,
+compose, test against the ceiling, insert the entry and the new profile,
+commit. SQLite serialises writers, so the ceiling holds across processes; WAL
+journaling with ``synchronous=FULL`` makes a committed spend survive a crash
+of the process that made it.
+"""
+
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import asdict
+
+from ._composition import PrivacyProfile, profile_of
+from ._events import event_from_dict, event_to_dict
+
+__all__ = ["SQLiteLedger"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    label TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    event TEXT NOT NULL
+);
+"""
+
+
+class SQLiteLedger:
+    kind = "sqlite"
+
+    def __init__(self, path, epsilon, delta):
+        self.path = os.fspath(path)
+        self.ceiling = (float(epsilon), float(delta))
+        self._local = threading.local()
+        conn = self._conn()
+        with _transaction(conn):
+            row = conn.execute("SELECT value FROM meta WHERE key = 'ceiling'").fetchone()
+            if row is None:
+                conn.execute("INSERT INTO meta VALUES ('ceiling', ?)", (json.dumps(list(self.ceiling)),))
+                conn.execute("INSERT INTO meta VALUES ('profile', ?)", (json.dumps(asdict(PrivacyProfile())),))
+            elif tuple(json.loads(row[0])) != self.ceiling:
+                raise ValueError(
+                    f"the ledger {self.path!r} was created with ceiling {tuple(json.loads(row[0]))}, "
+                    f"not {self.ceiling}; open it with the same ceiling or use another file."
+                )
+
+    def _conn(self):
+        # One connection per thread and per process (connections are not
+        # shared across fork or threads).
+        pid = os.getpid()
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != pid:
+            conn = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(_SCHEMA)
+            self._local.conn, self._local.pid = conn, pid
+        return conn
+
+    def entries(self):
+        from ._accountant import LedgerEntry
+
+        rows = self._conn().execute("SELECT label, timestamp, event FROM entries ORDER BY id").fetchall()
+        return tuple(
+            LedgerEntry(event=event_from_dict(json.loads(ev)), label=label, timestamp=ts) for label, ts, ev in rows
+        )
+
+    def profile(self):
+        row = self._conn().execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
+        return PrivacyProfile(**json.loads(row[0]))
+
+    def append_if_within(self, entry, within):
+        conn = self._conn()
+        with _transaction(conn):
+            row = conn.execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
+            current = PrivacyProfile(**json.loads(row[0]))
+            new = current + profile_of(entry.event)
+            if not within(new):
+                return False, current
+            conn.execute(
+                "INSERT INTO entries (label, timestamp, event) VALUES (?, ?, ?)",
+                (entry.label, entry.timestamp, json.dumps(event_to_dict(entry.event))),
+            )
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'profile'", (json.dumps(asdict(new)),))
+            return True, new
+
+    def __reduce__(self):
+        return (_reopen, (self.path, self.ceiling))
+
+
+def _reopen(path, ceiling):
+    return SQLiteLedger(path, *ceiling)
+
+
+class _transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb):
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        return False

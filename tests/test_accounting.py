@@ -1,0 +1,252 @@
+"""T0: events, composition rules and the BudgetAccountant ledger semantics."""
+
+import copy
+import math
+import multiprocessing as mp
+import pickle
+import threading
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, clone
+
+from sklearn_dpsco.accounting import (
+    ApproxDPEvent,
+    BudgetAccountant,
+    BudgetExceededError,
+    ComposedEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    ParallelComposedEvent,
+    PureDPEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+    epsilon_delta,
+    gaussian_epsilon,
+    gaussian_sigma_analytic,
+    profile_of,
+    zcdp_epsilon,
+)
+from sklearn_dpsco.accounting._events import event_from_dict, event_to_dict
+from sklearn_dpsco.testing._workers import spend_repeatedly
+
+
+# ------------------------------------------------------------------ events
+def test_events_are_frozen():
+    e = PureDPEvent(1.0)
+    with pytest.raises(AttributeError):
+        e.epsilon = 2.0
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: PureDPEvent(-1.0), "epsilon"),
+    (lambda: PureDPEvent(math.inf), "epsilon"),
+    (lambda: ApproxDPEvent(1.0, 1.0), "delta"),
+    (lambda: ApproxDPEvent(1.0, -1e-9), "delta"),
+    (lambda: GaussianEvent(-1.0, 1.0), "sensitivity"),
+    (lambda: GaussianEvent(1.0, 0.0), "sigma"),
+    (lambda: ZCDPEvent(-0.1), "rho"),
+    (lambda: LaplaceEvent(1.0, 1.0, "l3"), "norm"),
+    (lambda: SelfComposedEvent(PureDPEvent(1.0), -1), "count"),
+])
+def test_event_validation_names_parameter(make, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        make()
+
+
+def test_event_roundtrip_dict():
+    e = ComposedEvent((
+        PureDPEvent(0.5),
+        SelfComposedEvent(GaussianEvent(1.0, 3.0), 4),
+        ParallelComposedEvent((LaplaceEvent(2.0, 4.0, "l2"), ApproxDPEvent(0.3, 1e-6))),
+        ZCDPEvent(0.01),
+    ))
+    assert event_from_dict(event_to_dict(e)) == e
+
+
+# ------------------------------------------------------------------ composition
+def test_basic_composition_of_pure_and_approx():
+    e = ComposedEvent((PureDPEvent(0.5), LaplaceEvent(1.0, 4.0), ApproxDPEvent(0.2, 1e-6)))
+    assert epsilon_delta(e) == pytest.approx((0.95, 1e-6))
+
+
+def test_self_composition_multiplies():
+    assert epsilon_delta(SelfComposedEvent(PureDPEvent(0.1), 7)) == pytest.approx((0.7, 0.0))
+
+
+def test_parallel_composition_is_max():
+    e = ParallelComposedEvent((PureDPEvent(0.3), PureDPEvent(1.0), PureDPEvent(0.7)))
+    assert epsilon_delta(e) == pytest.approx((1.0, 0.0))
+
+
+def test_gaussian_composition_is_exact_gdp():
+    # k Gaussians of mu each compose to one Gaussian with mu*sqrt(k) (Dong, Roth, Su 2019)
+    g = GaussianEvent(1.0, 4.0)
+    eps, delta = epsilon_delta(SelfComposedEvent(g, 9), delta=1e-5)
+    assert eps == pytest.approx(gaussian_epsilon(3 * 0.25, 1e-5), rel=1e-9)
+
+
+def test_gaussian_calibrated_event_reports_its_target():
+    sigma = gaussian_sigma_analytic(2.0, 0.8, 1e-6)
+    eps, _ = epsilon_delta(GaussianEvent(2.0, sigma), delta=1e-6)
+    assert eps == pytest.approx(0.8, rel=1e-8)
+
+
+def test_zcdp_and_gaussian_mix_uses_zcdp():
+    e = ComposedEvent((ZCDPEvent(0.05), GaussianEvent(1.0, 10.0)))
+    eps, _ = epsilon_delta(e, delta=1e-6)
+    assert eps == pytest.approx(zcdp_epsilon(0.05 + 0.01 / 2, 1e-6))
+
+
+def test_pure_folded_into_zcdp_when_better():
+    # many small pure spends: the zCDP reading (sum eps^2/2) beats basic composition
+    e = SelfComposedEvent(PureDPEvent(0.01), 10000)
+    eps_basic, _ = epsilon_delta(e)
+    assert eps_basic == pytest.approx(100.0)
+    composed = ComposedEvent((e, GaussianEvent(1.0, 1000.0)))
+    eps_mixed, _ = epsilon_delta(composed, delta=1e-6)
+    assert eps_mixed < 10.0  # sqrt-type growth, not linear
+
+
+def test_delta_required_for_curves():
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_delta(GaussianEvent(1.0, 1.0))
+
+
+# ------------------------------------------------------------------ accountant
+def test_overspend_raises_and_spends_nothing():
+    acc = BudgetAccountant(1.0)
+    acc.spend(PureDPEvent(0.7), label="a")
+    with pytest.raises(BudgetExceededError, match="Nothing was spent"):
+        acc.spend(PureDPEvent(0.31))
+    assert len(acc.ledger) == 1
+    assert acc.total() == pytest.approx((0.7, 0.0))
+    acc.spend(PureDPEvent(0.3))  # exactly reaching the ceiling is allowed
+    assert acc.remaining()[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_check_does_not_spend():
+    acc = BudgetAccountant(1.0)
+    acc.check(PureDPEvent(1.0))
+    assert acc.ledger == ()
+    with pytest.raises(BudgetExceededError):
+        acc.check(PureDPEvent(1.5))
+
+
+def test_pure_only_accountant_refuses_gaussian_with_hint():
+    acc = BudgetAccountant(5.0)  # delta ceiling 0
+    with pytest.raises(BudgetExceededError, match="pure DP only"):
+        acc.spend(GaussianEvent(1.0, 10.0))
+
+
+def test_delta_ceiling():
+    acc = BudgetAccountant(10.0, 1e-6)
+    acc.spend(ApproxDPEvent(0.1, 6e-7))
+    with pytest.raises(BudgetExceededError):
+        acc.spend(ApproxDPEvent(0.1, 6e-7))
+
+
+def test_gaussian_spends_compose_at_ceiling_delta():
+    acc = BudgetAccountant(2.0, 1e-5)
+    sigma = gaussian_sigma_analytic(1.0, 1.0, 1e-5)
+    acc.spend(GaussianEvent(1.0, sigma))
+    eps, delta = acc.total()
+    assert delta == 1e-5 and eps == pytest.approx(1.0, rel=1e-8)
+    acc.spend(GaussianEvent(1.0, sigma))
+    # two Gaussians of mu compose to sqrt(2) mu, cheaper than 2 epsilon
+    assert 1.0 < acc.total()[0] < 2.0
+    assert acc.total()[0] == pytest.approx(gaussian_epsilon(math.sqrt(2) / sigma, 1e-5))
+
+
+def test_bad_ceiling():
+    with pytest.raises(ValueError, match="epsilon"):
+        BudgetAccountant(-1.0)
+    with pytest.raises(ValueError, match="delta"):
+        BudgetAccountant(1.0, 1.5)
+    with pytest.raises(ValueError, match="delta ceiling 1"):
+        BudgetAccountant(1.0, 1.0)
+
+
+def test_copy_deepcopy_clone_share_one_ledger():
+    acc = BudgetAccountant(1.0)
+    assert copy.copy(acc) is acc
+    assert copy.deepcopy(acc) is acc
+    assert copy.deepcopy({"a": acc})["a"] is acc
+
+    class Holder(BaseEstimator):
+        def __init__(self, accountant=None):
+            self.accountant = accountant
+
+    assert clone(Holder(accountant=acc)).accountant is acc
+
+
+def test_in_memory_ledger_refuses_to_pickle():
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(TypeError, match="another process"):
+        pickle.dumps(acc)
+
+
+def test_threads_never_exceed_ceiling():
+    acc = BudgetAccountant(1.0)
+    barrier = threading.Barrier(16)
+    refused = []
+
+    def worker():
+        barrier.wait()
+        for _ in range(50):
+            try:
+                acc.spend(PureDPEvent(0.01))
+            except BudgetExceededError:
+                refused.append(1)
+
+    threads = [threading.Thread(target=worker) for _ in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acc.ledger) == 100
+    assert len(refused) == 16 * 50 - 100
+    assert acc.total()[0] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ SQLite ledger
+def test_sqlite_ledger_persists_and_pickles(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    acc = BudgetAccountant(1.0, 1e-6, path=path)
+    acc.spend(PureDPEvent(0.25), label="fit 1")
+    clone_ = pickle.loads(pickle.dumps(acc))
+    clone_.spend(PureDPEvent(0.25), label="fit 2")
+    reopened = BudgetAccountant(1.0, 1e-6, path=path)
+    assert [e.label for e in reopened.ledger] == ["fit 1", "fit 2"]
+    assert acc.total() == pytest.approx((0.5, 0.0))
+
+
+def test_sqlite_ceiling_mismatch(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    BudgetAccountant(1.0, path=path)
+    with pytest.raises(ValueError, match="ceiling"):
+        BudgetAccountant(2.0, path=path)
+
+
+def test_sqlite_ceiling_holds_across_processes(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+    BudgetAccountant(1.0, 0.0, path=path)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=spend_repeatedly, args=(path, 1.0, 40, 0.01, q)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    total_ok = sum(q.get(timeout=5) for _ in procs)
+    acc = BudgetAccountant(1.0, 0.0, path=path)
+    assert total_ok == len(acc.ledger) == 100
+    assert acc.total()[0] == pytest.approx(1.0)
+
+
+def test_profile_of_parallel_then_sequential_is_sound():
+    # disjoint blocks, then a further spend on all data
+    par = ParallelComposedEvent((PureDPEvent(1.0), GaussianEvent(1.0, 2.0)))
+    prof = profile_of(ComposedEvent((par, PureDPEvent(0.5))))
+    assert prof.pure_eps == pytest.approx(1.5)
+    assert prof.gauss_mu2 == pytest.approx(0.25)

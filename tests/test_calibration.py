@@ -1,0 +1,118 @@
+"""T0: calibration and conversion functions against independent formulas and pinned numbers."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from sklearn_dpsco.accounting import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+    gaussian_sigma_analytic,
+    gaussian_sigma_classic,
+    laplace_scale,
+    rdp_epsilon,
+    zcdp_epsilon,
+    zcdp_rho,
+)
+
+
+def test_laplace_scale():
+    assert laplace_scale(2.0, 0.5) == 4.0
+    assert laplace_scale(0.0, 1.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    "eps, delta, expected",
+    [(1.0, 1e-5, 3.731), (4.0, 1e-6, 1.194)],  # PRIVACY_TESTING.md pinned values
+)
+def test_analytic_gaussian_pinned(eps, delta, expected):
+    assert gaussian_sigma_analytic(1.0, eps, delta) == pytest.approx(expected, abs=5e-4)
+    # linear in the sensitivity
+    assert gaussian_sigma_analytic(3.0, eps, delta) == pytest.approx(3 * gaussian_sigma_analytic(1.0, eps, delta))
+
+
+def _hockey_stick_numeric(mu, eps):
+    """delta(eps) of N(0,1) vs N(mu,1) by numerical integration (independent of the closed form)."""
+    f = lambda x: max(stats.norm.pdf(x, mu) - math.exp(eps) * stats.norm.pdf(x), 0.0)
+    val, _ = integrate.quad(f, -40, 40 + mu, limit=400, points=[eps / mu + mu / 2])
+    return val
+
+
+@pytest.mark.parametrize("mu, eps", [(0.5, 0.1), (1.0, 1.0), (2.0, 0.5), (0.3, 2.0)])
+def test_gaussian_delta_matches_integral(mu, eps):
+    assert gaussian_delta(mu, eps) == pytest.approx(_hockey_stick_numeric(mu, eps), rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.1, 1e-5), (1.0, 1e-6), (3.0, 1e-9), (8.0, 1e-5)])
+def test_analytic_gaussian_is_exact_and_tight(eps, delta):
+    sigma = gaussian_sigma_analytic(1.0, eps, delta)
+    assert gaussian_delta(1.0 / sigma, eps) <= delta
+    # 0.1% less noise would violate the target: the calibration is tight
+    assert gaussian_delta(1.0 / (0.999 * sigma), eps) > delta
+    assert gaussian_epsilon(1.0 / sigma, delta) <= eps * (1 + 1e-9)
+    assert gaussian_mu(eps, delta) == pytest.approx(1.0 / sigma, rel=1e-9)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.1, 1e-5), (0.5, 1e-6), (1.0, 1e-5)])
+def test_classic_gaussian_formula_and_dominates_analytic(eps, delta):
+    expected = math.sqrt(2 * math.log(1.25 / delta)) / eps
+    assert gaussian_sigma_classic(1.0, eps, delta) == pytest.approx(expected)
+    assert gaussian_sigma_analytic(1.0, eps, delta) <= expected
+
+
+def test_classic_gaussian_refuses_large_epsilon():
+    with pytest.raises(ValueError, match="epsilon <= 1"):
+        gaussian_sigma_classic(1.0, 2.0, 1e-5)
+
+
+def test_zcdp_epsilon_reference():
+    rho, delta = 0.5, 1e-5
+    standard = rho + 2 * math.sqrt(rho * math.log(1 / delta))
+    # independent brute-force minimisation over a fine alpha grid
+    alphas = 1 + np.exp(np.linspace(-10, 10, 200001))
+    brute = min(
+        a * rho + (math.log(1 / delta) + (a - 1) * math.log1p(-1 / a) - math.log(a)) / (a - 1) for a in alphas[::50]
+    )
+    got = zcdp_epsilon(rho, delta)
+    assert got <= standard
+    assert got == pytest.approx(brute, rel=1e-4)
+    assert got == pytest.approx(4.72839, abs=1e-4)  # pinned
+
+
+def test_zcdp_rho_inverts_epsilon():
+    for eps, delta in [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-9)]:
+        rho = zcdp_rho(eps, delta)
+        assert zcdp_epsilon(rho, delta) <= eps
+        assert zcdp_epsilon(rho * 1.001, delta) > eps
+
+
+def test_rdp_epsilon_never_worse_than_mironov():
+    for alpha in [1.5, 2, 8, 32]:
+        for delta in [1e-3, 1e-6]:
+            assert rdp_epsilon(alpha, 0.3, delta) <= 0.3 + math.log(1 / delta) / (alpha - 1)
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (laplace_scale, (1.0, 0.0), "epsilon"),
+    (laplace_scale, (1.0, -1.0), "epsilon"),
+    (laplace_scale, (1.0, math.inf), "epsilon"),
+    (laplace_scale, (-1.0, 1.0), "sensitivity"),
+    (gaussian_sigma_analytic, (1.0, 1.0, 1.0), "delta"),
+    (gaussian_sigma_analytic, (1.0, 1.0, -0.1), "delta"),
+    (gaussian_sigma_analytic, (1.0, math.nan, 1e-5), "epsilon"),
+])
+def test_bad_arguments_name_the_parameter(fn, args, name):
+    with pytest.raises(ValueError, match=name):
+        fn(*args)
+
+
+def test_monotonicity():
+    sig = [gaussian_sigma_analytic(1.0, e, 1e-5) for e in (0.25, 0.5, 1, 2, 4)]
+    assert all(a > b for a, b in zip(sig, sig[1:]))
+    sig = [gaussian_sigma_analytic(1.0, 1.0, d) for d in (1e-9, 1e-7, 1e-5, 1e-3)]
+    assert all(a > b for a, b in zip(sig, sig[1:]))
+    eps = [zcdp_epsilon(r, 1e-6) for r in (0.01, 0.1, 1, 10)]
+    assert all(a < b for a, b in zip(eps, eps[1:]))
