@@ -1,0 +1,33 @@
+"""Privacy-testing harness: statistical audits, sampler goodness of fit, tight test losses.
+
+Used by the test-suite (fast tiers in CI) and by the slow audit tier
+(doc/privacy/testing.rst). Installed with the package so audits can be run
+against an installed build.
+"""
+
+from ._audit import (
+    AuditResult,
+    audit_epsilon,
+    audit_gaussian_dp,
+    clopper_pearson,
+    epsilon_lower_bound_from_counts,
+    mu_max,
+    project_on,
+)
+from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
+from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
+
+__all__ = [
+    "AuditResult",
+    "audit_epsilon",
+    "audit_gaussian_dp",
+    "clopper_pearson",
+    "discrete_pmf_pvalue",
+    "epsilon_lower_bound_from_counts",
+    "ks_pvalue",
+    "l2_laplace_pvalues",
+    "linear_loss_minimizer",
+    "mu_max",
+    "project_on",
+    "worst_case_neighbours",
+]
