@@ -1,0 +1,83 @@
+"""The data of a private GLM fit, seen by the building blocks.
+
+``GLMData`` holds the validated rows (dense C-contiguous float64 or CSR), the
+targets, optional sample weights in [0, 1] and the intercept handling: with
+``intercept_scaling > 0`` every row has a virtual extra feature of that
+constant value (it is penalised and counts in the row norm, as in
+LIBLINEAR). Building blocks address disjoint blocks of rows by
+``(start, stop)``; nothing here copies X.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["GLMData"]
+
+
+@dataclass
+class GLMData:
+    X: object
+    y: np.ndarray
+    sample_weight: object = None
+    intercept_scaling: float = 0.0
+    _norms: np.ndarray = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        if sp.issparse(self.X):
+            self.X = sp.csr_matrix(self.X, dtype=np.float64)
+        else:
+            self.X = np.ascontiguousarray(self.X, dtype=np.float64)
+        self.y = np.ascontiguousarray(self.y, dtype=np.float64)
+        if self.sample_weight is not None:
+            self.sample_weight = np.ascontiguousarray(self.sample_weight, dtype=np.float64)
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    @property
+    def n_features(self):
+        """Number of coefficients, the intercept's virtual column included."""
+        return self.X.shape[1] + (1 if self.intercept_scaling > 0 else 0)
+
+    @property
+    def sparse(self):
+        return sp.issparse(self.X)
+
+    def row_norms(self):
+        """l2 norms of the rows, intercept column included (cached)."""
+        if self._norms is None:
+            if self.sparse:
+                sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
+            else:
+                sq = np.einsum("ij,ij->i", self.X, self.X)
+            self._norms = np.sqrt(sq + self.intercept_scaling**2)
+        return self._norms
+
+    def _rows(self, start, stop):
+        stop = self.n_samples if stop is None else stop
+        return self.X[start:stop], stop
+
+    def matvec(self, w, start=0, stop=None):
+        """``<x_i, w>`` for rows in [start, stop)."""
+        Xb, stop = self._rows(start, stop)
+        z = Xb @ w[: self.X.shape[1]]
+        if self.intercept_scaling > 0:
+            z = z + self.intercept_scaling * w[-1]
+        return np.asarray(z).ravel()
+
+    def rmatvec(self, a, start=0, stop=None):
+        """``sum_i a_i x_i`` over rows in [start, stop)."""
+        Xb, stop = self._rows(start, stop)
+        g = np.asarray(Xb.T @ a).ravel()
+        if self.intercept_scaling > 0:
+            g = np.append(g, self.intercept_scaling * a.sum())
+        return g
+
+    def weights(self, start=0, stop=None):
+        stop = self.n_samples if stop is None else stop
+        if self.sample_weight is None:
+            return np.ones(stop - start)
+        return self.sample_weight[start:stop]

@@ -1,0 +1,260 @@
+"""Localization: phases of certified output perturbation on disjoint blocks.
+
+One engine, three public schedules (doc/privacy/localization.rst):
+
+* :func:`ald_schedule` — Asi, Levy, Duchi 2021, Algorithm 1: k = ceil(log n)
+  equal blocks, steps ``eta_i = 2^(-4i) eta``.
+* :func:`phased_erm_schedule` — Feldman, Koren, Talwar 2020, Section 4
+  (non-smooth Phased-ERM): blocks of ``floor(2^-i n)`` rows, ``eta_i = 4^(-i) eta``.
+* :func:`ald_growth_schedule` — ALD Algorithm 2: T = ceil(2 log n /
+  (kappa_lower - 1)) epochs of ALD-1 with radii ``D_i = 2^-i D_0`` and steps
+  ``2^-i eta_0``.
+
+Phase i minimizes ``block mean + (1 / (eta_i n_i)) ||w - w_{i-1}||^2``, i.e.
+``lam_i = 2 / (eta_i n_i)`` in :func:`output_perturbation`'s convention, so
+the exact minimizer has replace-one sensitivity ``2 L / (lam_i n_i) = L
+eta_i``. Each phase is released with the FULL budget: the blocks are
+disjoint, centres are earlier outputs and radii/steps public schedules, so
+the whole run is (epsilon, delta)-DP by parallel composition. Noisy outputs
+are projected onto the public domain (post-processing). The papers' ball
+constraints around ``w_{i-1}`` are inactive for the exact minimizer (it lies
+within ``L / lam_i = L eta_i n_i / 2`` of the centre), so the phases solve over
+R^d; privacy (P4) holds over any convex set.
+
+Schedules are computed from public inputs only (n, d, budget, bounds) —
+before any data is touched — and carry the exact event the run consumes.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._param_checks import check_delta, check_epsilon, check_positive
+from ..accounting import ParallelComposedEvent
+from ._geometry import project_ball, project_two_balls
+from ._output_perturbation import output_perturbation_plan, run_output_perturbation
+from ._result import PrivateFit
+
+__all__ = [
+    "PhaseSchedule",
+    "ald_growth_epochs",
+    "ald_growth_schedule",
+    "ald_localization",
+    "ald_schedule",
+    "ald_step",
+    "phased_erm",
+    "phased_erm_schedule",
+    "run_growth_epochs",
+    "run_phases",
+]
+
+# Phases whose step is below this fraction of the domain radius (over the
+# Lipschitz level) move the iterate by less than float64 can certify; they are
+# dropped from the public schedule (fewer releases on disjoint blocks: the
+# parallel composition argument is unchanged).
+_MIN_STEP_FRACTION = 1e-9
+
+
+@dataclass(frozen=True)
+class PhaseSchedule:
+    """Public plan of a localization run: one output-perturbation plan per phase."""
+
+    phases: tuple
+    event: object
+    info: dict
+
+
+def _project(v, domain):
+    if len(domain) == 1:
+        return project_ball(v, *domain[0])
+    (c1, r1), (c2, r2) = domain
+    return project_two_balls(v, c1, r1, c2, r2)
+
+
+def _dimension_term(d, delta):
+    """``d`` for pure DP, ``sqrt(d log(1/delta))`` for approximate DP (ALD Props 1-2)."""
+    return d if delta == 0 else math.sqrt(d * math.log(1.0 / delta))
+
+
+def _check_common(clip, radius, epsilon, delta):
+    return (
+        check_positive(clip, "clip"),
+        check_positive(radius, "radius"),
+        check_epsilon(epsilon),
+        check_delta(delta),
+    )
+
+
+def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info):
+    """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones."""
+    kept = [b for b in blocks if clip * b[2] >= _MIN_STEP_FRACTION * scale] or blocks[:1]
+    phases = tuple(
+        output_perturbation_plan(
+            stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
+            start=start, tolerance=tolerance, noise=noise,
+        )
+        for start, stop, eta in kept
+    )
+    info = dict(info, phases=len(phases), steps=[b[2] for b in kept])
+    return PhaseSchedule(phases, ParallelComposedEvent(tuple(p.event for p in phases)), info)
+
+
+def ald_step(radius, clip, n, d, epsilon, delta, beta):
+    """ALD Prop 1 (delta = 0) / Prop 2 (delta > 0) base step size, with D = 2 radius."""
+    log_b = math.log(1.0 / beta)
+    return (2.0 * radius / clip) * min(1.0 / math.sqrt(n * log_b), epsilon / (_dimension_term(d, delta) * log_b))
+
+
+def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
+                 noise="float"):
+    """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
+
+    ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
+    failure probability) to ``1 / (n + d)``; ``scale`` (size of the outermost
+    domain, for dropping unresolvable phases) to ``radius``.
+    """
+    clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
+    k = max(1, math.ceil(math.log(n)))
+    n0 = n // k
+    if n0 < 1:
+        raise ValueError(f"ALD localization needs at least {k} rows, got {n}.")
+    beta = 1.0 / (n + d) if beta is None else beta
+    eta = ald_step(radius, clip, n, d, epsilon, delta, beta) if step is None else check_positive(step, "step")
+    blocks = [(start + (i - 1) * n0, start + i * n0, 2.0 ** (-4 * i) * eta) for i in range(1, k + 1)]
+    return _make_schedule(
+        blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise,
+        scale=radius if scale is None else scale, info={"block_size": n0, "step": eta},
+    )
+
+
+def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise="float"):
+    """FKT Phased-ERM schedule (Section 4, non-smooth case).
+
+    k = ceil(log2 n) phases on disjoint blocks of ``floor(2^-i n)`` rows,
+    ``eta_i = 4^-i eta`` with ``eta = (D / L) min(4 / sqrt(n), rho / dim)``
+    (ALGORITHMS.md F-Alg 3; ``rho / dim`` is ``epsilon / d`` for pure DP and
+    ``epsilon / sqrt(d log(1/delta))`` otherwise — a utility choice only).
+    """
+    clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
+    if n < 2:
+        raise ValueError(f"Phased-ERM needs at least 2 rows, got {n}.")
+    if step is None:
+        step = (2.0 * radius / clip) * min(4.0 / math.sqrt(n), epsilon / _dimension_term(d, delta))
+    blocks, offset = [], start
+    for i in range(1, max(1, math.ceil(math.log2(n))) + 1):
+        n_i = n // 2**i
+        if n_i < 1:
+            break
+        blocks.append((offset, offset + n_i, 4.0 ** (-i) * step))
+        offset += n_i
+    return _make_schedule(
+        blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise, scale=radius,
+        info={"step": step},
+    )
+
+
+def run_phases(data, loss, schedule, *, center, domain, rng):
+    """Run a :class:`PhaseSchedule`: each phase centred at the previous projected output."""
+    x = np.asarray(center, dtype=float)
+    for plan in schedule.phases:
+        x = _project(run_output_perturbation(data, loss, plan, rng, w0=x), domain)
+    return x
+
+
+def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
+                        noise="float"):
+    """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
+
+    Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
+    ALD-1 schedules and whose ``info`` exposes ``epochs``, ``radii`` and
+    ``steps`` — the public quantities the adaptivity uses.
+    """
+    clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
+    if not kappa_lower > 1:
+        raise ValueError(f"kappa_lower must be > 1, got {kappa_lower}.")
+    T = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
+    n0 = n // T
+    k = max(1, math.ceil(math.log(max(n0, 2))))
+    if n0 < k:
+        raise ValueError(
+            f"ALD growth epochs with kappa_lower={kappa_lower} need T={T} epochs of at least {k} rows each; "
+            f"got {n} rows. Use more data or a larger kappa_lower."
+        )
+    beta = 1.0 / (n + d) if beta is None else beta
+    log_b = math.log(1.0 / beta)
+    D0 = 2.0 * radius
+    eta0 = (D0 / (2.0 * clip)) * min(
+        1.0 / math.sqrt(n0 * math.log(max(n0, 2)) * log_b), epsilon / (_dimension_term(d, delta) * log_b)
+    )
+    epochs, radii, steps = [], [], []
+    for i in range(T):
+        D_i, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
+        epochs.append(
+            ald_schedule(
+                n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
+                step=eta_i, beta=beta, scale=radius, tolerance=tolerance, noise=noise,
+            )
+        )
+        radii.append(D_i)
+        steps.append(eta_i)
+    return PhaseSchedule(
+        tuple(epochs),
+        ParallelComposedEvent(tuple(e.event for e in epochs)),
+        {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps},
+    )
+
+
+def run_growth_epochs(data, loss, schedule, *, center, radius, rng):
+    outer = (np.asarray(center, dtype=float), radius)
+    x = outer[0]
+    for epoch, D_i in zip(schedule.phases, schedule.info["radii"]):
+        x = run_phases(data, loss, epoch, center=x, domain=[outer, (x, D_i)], rng=rng)
+    return x
+
+
+# -- convenience: plan and run in one call --------------------------------------------------
+def _n_rows(data, start, stop):
+    return (data.n_samples if stop is None else stop) - start
+
+
+def ald_localization(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0, stop=None, step=None,
+                     beta=None, noise="float", tolerance=0.1):
+    """ALD Algorithm 1 on rows [start, stop): plan from public inputs, then run."""
+    sched = ald_schedule(
+        _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, epsilon=epsilon, delta=delta,
+        start=start, step=step, beta=beta, tolerance=tolerance, noise=noise,
+    )
+    x = run_phases(data, loss, sched, center=center, domain=[(np.asarray(center, dtype=float), radius)], rng=rng)
+    return PrivateFit(coef=x, event=sched.event, info=_schedule_info(sched))
+
+
+def phased_erm(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0, stop=None, step=None,
+               noise="float", tolerance=0.1):
+    """FKT Phased-ERM on rows [start, stop): plan from public inputs, then run."""
+    sched = phased_erm_schedule(
+        _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, epsilon=epsilon, delta=delta,
+        start=start, step=step, tolerance=tolerance, noise=noise,
+    )
+    x = run_phases(data, loss, sched, center=center, domain=[(np.asarray(center, dtype=float), radius)], rng=rng)
+    return PrivateFit(coef=x, event=sched.event, info=_schedule_info(sched))
+
+
+def ald_growth_epochs(data, loss, *, clip, center, radius, kappa_lower, epsilon, delta, rng, start=0, stop=None,
+                      beta=None, noise="float", tolerance=0.1):
+    """ALD Algorithm 2 on rows [start, stop): plan from public inputs, then run."""
+    sched = ald_growth_schedule(
+        _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, kappa_lower=kappa_lower,
+        epsilon=epsilon, delta=delta, start=start, beta=beta, tolerance=tolerance, noise=noise,
+    )
+    x = run_growth_epochs(data, loss, sched, center=center, radius=radius, rng=rng)
+    return PrivateFit(coef=x, event=sched.event, info=dict(sched.info))
+
+
+def _schedule_info(sched):
+    info = dict(sched.info)
+    info["schedule"] = [
+        {"rows": (p.start, p.stop), "eta": eta, "lam": p.lam, "sensitivity": p.sensitivity}
+        for p, eta in zip(sched.phases, sched.info["steps"])
+    ]
+    return info

@@ -1,0 +1,126 @@
+"""Certified output perturbation of regularized ERM (doc/privacy/output_perturbation.rst).
+
+``w_priv = w~ + b`` where ``w~`` minimizes, to a certified accuracy,
+
+    P(w) = (1/n) sum_i s_i psi_i(<x_i, w>) + (lam/2) ||w - w0||^2,
+
+``psi_i`` the C-Lipschitz extension of the loss (weights ``s_i in [0, 1]``),
+and ``b`` is l2-Laplace (pure) or Gaussian noise calibrated to
+
+    sensitivity = 2 C / (lam n) + 2 tau,   tau = tolerance * 2 C / (lam n).
+
+``2C/(lam n)`` is the replace-one sensitivity of the exact minimizer
+(ALGORITHMS.md P4; Chaudhuri, Monteleoni, Sarwate 2011); ``tau`` is the
+*public* accuracy target the solver must certify deterministically, or
+refuse (:class:`CertificationError`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._param_checks import check_delta, check_epsilon, check_positive
+from ._erm import solve_certified
+from ._release import release_mechanism
+from ._result import PrivateFit
+
+__all__ = ["OutputPerturbationPlan", "erm_sensitivity", "output_perturbation", "output_perturbation_plan",
+           "run_output_perturbation"]
+
+
+def erm_sensitivity(clip, lam, n, tolerance):
+    """Replace-one l2-sensitivity of a certified regularized minimizer, and the solver target.
+
+    Returns ``(sensitivity, target_distance)``.
+    """
+    # why: each of the n terms is clip-Lipschitz and the objective lam-strongly
+    # convex, so exact minimizers on neighbours are within 2 clip / (lam n)
+    # (ALGORITHMS.md P4); the certified solver may be off by tau on each side.
+    exact = 2.0 * clip / (lam * n)
+    tau = tolerance * exact
+    return exact + 2.0 * tau, tau
+
+
+@dataclass(frozen=True)
+class OutputPerturbationPlan:
+    """Public plan of one release: rows, regularisation, solver target and mechanism."""
+
+    start: int
+    stop: int
+    lam: float
+    clip: float
+    target_distance: float
+    mechanism: object
+
+    @property
+    def event(self):
+        return self.mechanism.event
+
+    @property
+    def sensitivity(self):
+        return self.mechanism.sensitivity
+
+
+def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise="float"):
+    """Plan a release on ``n`` rows from ``start`` in dimension ``d`` — public inputs only."""
+    lam = check_positive(lam, "lam")
+    clip = check_positive(clip, "clip")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if n < 1:
+        raise ValueError("output perturbation needs at least one row.")
+    sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance)
+    mechanism = release_mechanism(sensitivity, epsilon, delta, d, noise)
+    return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism)
+
+
+def run_output_perturbation(data, loss, plan, rng, *, w0=None, ball=None):
+    """Solve the planned ERM to its certified target and release it with the planned mechanism."""
+    w0 = np.zeros(data.n_features) if w0 is None else np.asarray(w0, dtype=float)
+    res = solve_certified(
+        data, loss, plan.lam, w0, clip=plan.clip, target_distance=plan.target_distance, start=plan.start,
+        stop=plan.stop, ball=ball,
+    )
+    return plan.mechanism.release(res.w, rng)
+
+
+def output_perturbation(
+    data, loss, *, lam, clip, epsilon, delta, rng, w0=None, start=0, stop=None, ball=None, tolerance=0.1,
+    noise="float",
+):
+    """One certified output-perturbation release on rows [start, stop).
+
+    Parameters
+    ----------
+    data : GLMData
+    loss : loss object
+    lam : float
+        Regularisation strength (public).
+    clip : float
+        Lipschitz level C of the loss extension (public).
+    epsilon, delta : float
+        Budget of this release; ``delta=0`` gives pure DP (l2-Laplace).
+    rng : numpy.random.Generator
+    w0 : ndarray, optional
+        Regularisation centre (public or an earlier private output).
+    ball : (center, radius), optional
+        Public constraint set of the ERM.
+    tolerance : float, default=0.1
+        Certified solver accuracy as a fraction of the exact sensitivity.
+    noise : {"float"}, default="float"
+
+    Returns
+    -------
+    PrivateFit
+    """
+    stop = data.n_samples if stop is None else stop
+    plan = output_perturbation_plan(
+        stop - start, data.n_features, lam=lam, clip=clip, epsilon=epsilon, delta=delta, start=start,
+        tolerance=tolerance, noise=noise,
+    )
+    released = run_output_perturbation(data, loss, plan, rng, w0=w0, ball=ball)
+    return PrivateFit(
+        coef=released,
+        event=plan.event,
+        info={"sensitivity": plan.sensitivity, "target_distance": plan.target_distance, "n": stop - start, "lam": lam},
+    )
