@@ -1,0 +1,5 @@
+"""Private linear models."""
+
+from ._hinge import DPHingeClassifier
+
+__all__ = ["DPHingeClassifier"]

@@ -1,0 +1,11 @@
+"""Every import of private scikit-learn API lives here (STYLE.md rule 7).
+
+Tested against scikit-learn 1.6 (oldest supported) to 1.9 (current). If a
+future release moves one of these, this is the only file to change.
+"""
+
+from sklearn.base import _fit_context  # noqa: F401  (private in every release so far)
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions  # noqa: F401
+from sklearn.utils.validation import validate_data  # noqa: F401  (public since 1.6)
+
+__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "validate_data"]
