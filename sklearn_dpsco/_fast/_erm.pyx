@@ -16,7 +16,9 @@ is a lower bound on ``min P`` for every feasible ``beta``. Coordinate steps are
 exact 1-D maximisations of the quadratic lower bound (closed form for hinge,
 absolute, Huber; safeguarded Newton for logistic and power). The coordinate
 order is a permutation from a FIXED internal seed, so the output is a
-deterministic function of the data.
+deterministic function of the data. Rows whose dual variable sits at a bound
+are shrunk from the sweeps (as in LIBLINEAR) until the next exact check; the
+certificate always covers every row.
 
 Certificate
 -----------
@@ -72,15 +74,19 @@ primal, dual : float
 float_margin : float
     Rounding margin added to the gap.
 n_epochs : int
-    Passes over the rows.
+    Work done, in passes over the rows (coordinate steps / rows, rounded
+    up; shrinking makes later sweeps shorter than a pass).
 dual_coef : ndarray of shape (stop - start,)
     Dual variables ``beta_i``.
 """
 
-# An exact check runs at least every CHECK_EVERY epochs even when the cheap
-# running estimate of the gap says it cannot pass yet.
+# An exact check runs at least every CHECK_EVERY passes' worth of coordinate
+# steps even when the cheap running estimate of the gap says it cannot pass
+# yet. A row leaves the visiting set after SHRINK_AFTER visits without a
+# change (until the next exact check).
 cdef enum:
     CHECK_EVERY = 10
+    SHRINK_AFTER = 2
 
 
 cdef struct Ball:
@@ -93,6 +99,8 @@ cdef struct Ball:
 cdef struct Work:
     double *beta       # n_sub: dual variables
     double *dterm      # n_sub: -psi_i^*(-beta_i) for the running dual estimate
+    double *pterm      # n_sub: s_i psi_i(z_i) at the last visit (primal estimate)
+    int *stuck         # n_sub: consecutive visits without a change (shrinking)
     double *k          # n_sub: extension levels
     double *q          # n_sub: s_i ||x_i||^2 / (lam n), curvature of the 1-D step
     double *xc         # n_sub: <x_i, c> (ball only)
@@ -272,21 +280,36 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
 cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
                       double target, Py_ssize_t max_epochs, Work *wk,
                       Certificate *ct) noexcept nogil:
-    """Run SDCA epochs until the certified distance is <= target; returns epochs."""
-    cdef Py_ssize_t epoch = 0, a, idx, i, j, d = pb.d
+    """Run SDCA until the certified distance is <= target.
+
+    Returns the work done in epochs (coordinate steps / rows, rounded up).
+
+    Shrinking (as in LIBLINEAR): a row whose dual variable did not move on
+    SHRINK_AFTER consecutive visits (it sits at a bound of its domain) leaves
+    the visiting set until the next exact check (or until every row has
+    left). Shrinking only changes which coordinates are updated; every
+    certificate is computed over all rows.
+    """
+    cdef Py_ssize_t a, idx, i, j, d = pb.d, n_visit, tmp
     cdef double n = <double> (pb.stop - pb.start)
-    cdef double lam = pb.lam, s, yi, k, q, xu, z, tau, b_old, b_new, step, t
-    cdef double p_est, d_est, hstar, vw0_abs, vv, dist, reg, g_est
+    cdef double lam = pb.lam, s, yi, k, q, xu, z, tau, b_old, b_new, step, t, val
+    cdef double p_est = 0.0, d_est, hstar, vw0_abs, vv, dist, reg, g_est
+    cdef double work = 0.0, since_check = 0.0, budget
+    cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
     _certify(rows, loss, pb, ball, wk, ct)
     if max_epochs == 0 or ct.distance <= target or wk.n_active == 0:
         return 0
+    budget = <double> max_epochs * wk.n_active
     d_est = ct.dual_sum
-    for epoch in range(1, max_epochs + 1):
-        _shuffle(wk.order, wk.n_active, &rng)
-        p_est = 0.0
-        for a in range(wk.n_active):
+    n_visit = wk.n_active
+    while True:
+        _shuffle(wk.order, n_visit, &rng)
+        work += n_visit
+        since_check += n_visit
+        a = 0
+        while a < n_visit:
             idx = wk.order[a]
             i = pb.start + idx
             s = row_weight(pb, i)
@@ -300,11 +323,23 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
                 z = wk.xc[idx] + tau * (xu - wk.xc[idx])
             else:
                 z = xu
-            p_est += s * loss.cy_ext_value(z, yi, k)
+            val = s * loss.cy_ext_value(z, yi, k)
+            p_est += val - wk.pterm[idx]
+            wk.pterm[idx] = val
             b_old = wk.beta[idx]
             b_new = loss.cy_dual_update(b_old, z, yi, k, q)
             if b_new == b_old:
+                wk.stuck[idx] += 1
+                if wk.stuck[idx] >= SHRINK_AFTER:
+                    n_visit -= 1
+                    tmp = wk.order[a]
+                    wk.order[a] = wk.order[n_visit]
+                    wk.order[n_visit] = tmp
+                    continue
+                a += 1
                 continue
+            wk.stuck[idx] = 0
+            a += 1
             wk.beta[idx] = b_new
             step = s * (b_new - b_old) / (lam * n)
             if ball.active:
@@ -315,7 +350,8 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
             t = -loss.cy_conj(-b_new, yi, k)
             d_est += s * (t - wk.dterm[idx])
             wk.dterm[idx] = t
-        # cheap running estimate of the gap (a trigger only, never reported)
+        # cheap running estimate of the gap (a trigger only, never reported):
+        # cached loss terms of the rows at their last visit
         for j in range(d):
             wk.v[j] = lam * (wk.u[j] - pb.w0[j])
         hstar = _h_conj(pb, ball, wk.v, wk.u, &vw0_abs, &vv, &dist)
@@ -326,17 +362,26 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
             reg += t * t
         g_est = p_est / n + 0.5 * lam * reg - (d_est / n - hstar)
         # Exact check when the estimate says it may pass (unless rounding
-        # alone was seen to forbid the target), periodically, and at the end.
-        check = ((g_est <= 0.5 * lam * target * target and not blocked)
-                 or epoch == max_epochs or epoch % CHECK_EVERY == 0)
-        if not check:
-            continue
-        _certify(rows, loss, pb, ball, wk, ct)
-        d_est = ct.dual_sum
-        if ct.distance <= target:
-            return epoch
-        blocked = sqrt(2.0 * ct.margin / lam) > target
-    return epoch
+        # alone was seen to forbid the target; at most once per pass' worth
+        # of steps, as the estimate can be stale), after CHECK_EVERY passes'
+        # worth of steps, and when the budget is spent.
+        check = ((g_est <= tol_gap and not blocked and since_check >= wk.n_active)
+                 or work >= budget or since_check >= CHECK_EVERY * wk.n_active)
+        if check:
+            _certify(rows, loss, pb, ball, wk, ct)
+            d_est = ct.dual_sum
+            if ct.distance <= target or work >= budget:
+                break
+            blocked = sqrt(2.0 * ct.margin / lam) > target
+            since_check = 0.0
+        if check or n_visit == 0:
+            # unshrink: after every exact check, or when every row is shrunk.
+            # A returning row that still does not move leaves again at once.
+            n_visit = wk.n_active
+            for a in range(wk.n_active):
+                if wk.stuck[wk.order[a]] >= SHRINK_AFTER:
+                    wk.stuck[wk.order[a]] = SHRINK_AFTER - 1
+    return <Py_ssize_t> ((work + wk.n_active - 1) // wk.n_active)
 
 
 def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=None, *,
@@ -369,7 +414,8 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     target_distance : float, >= 0
         Certified accuracy to reach (public).
     max_epochs : int, >= 0
-        Pass budget (public).
+        Budget in passes' worth of coordinate steps (public). The solver
+        stops after the first sweep that reaches it.
     ball_center, ball_radius : ndarray of shape (n_features,), float, default=None
         Optional constraint set ``B(c, R)``.
 
@@ -425,6 +471,8 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
 
     beta = np.zeros(n_sub)
     dterm = np.zeros(n_sub)
+    pterm = np.zeros(n_sub)
+    stuck = np.zeros(n_sub, dtype=np.intc)
     kk = obj.k_values()
     sq = rows.row_norms(squared=True)[pb.start:pb.stop]
     sw = np.ones(n_sub) if pb.sw == NULL else np.asarray(obj._keep[2])[pb.start:pb.stop]
@@ -439,13 +487,18 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     xc = np.zeros(n_sub)
     if ball.active and n_sub > 0:
         xc = np.ascontiguousarray(rows.matvec(c_arr)[pb.start:pb.stop])
-    cdef double[::1] beta_v = beta, dterm_v = dterm, k_v = kk, q_v = qq, xc_v = xc
+    cdef double[::1] beta_v = beta, dterm_v = dterm, pterm_v = pterm, k_v = kk, q_v = qq
+    cdef double[::1] xc_v = xc
+    cdef int[::1] stuck_v = stuck
+    cdef int dummy_int = 0
     cdef double[::1] u_v = u, w_v = w, v_v = v, vcomp_v = vcomp, vabs_v = vabs
     cdef Py_ssize_t[::1] order_v = order
     cdef double dummy = 0.0
     cdef Py_ssize_t dummy_i = 0
     wk.beta = &beta_v[0] if n_sub > 0 else &dummy
     wk.dterm = &dterm_v[0] if n_sub > 0 else &dummy
+    wk.pterm = &pterm_v[0] if n_sub > 0 else &dummy
+    wk.stuck = &stuck_v[0] if n_sub > 0 else &dummy_int
     wk.k = &k_v[0] if n_sub > 0 else &dummy
     wk.q = &q_v[0] if n_sub > 0 else &dummy
     wk.xc = &xc_v[0] if n_sub > 0 else &dummy
