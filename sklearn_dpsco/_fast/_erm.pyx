@@ -294,7 +294,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     cdef double n = <double> (pb.stop - pb.start)
     cdef double lam = pb.lam, s, yi, k, q, xu, z, tau, b_old, b_new, step, t, val
     cdef double p_est = 0.0, d_est, hstar, vw0_abs, vv, dist, reg, g_est
-    cdef double work = 0.0, since_check = 0.0, budget
+    cdef double work = 0.0, since_check = 0.0, budget, spacing = 1.0
     cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
@@ -362,10 +362,11 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
             reg += t * t
         g_est = p_est / n + 0.5 * lam * reg - (d_est / n - hstar)
         # Exact check when the estimate says it may pass (unless rounding
-        # alone was seen to forbid the target; at most once per pass' worth
-        # of steps, as the estimate can be stale), after CHECK_EVERY passes'
-        # worth of steps, and when the budget is spent.
-        check = ((g_est <= tol_gap and not blocked and since_check >= wk.n_active)
+        # alone was seen to forbid the target; the estimate can be stale, so
+        # after each failed check the minimum spacing between checks doubles,
+        # from one pass' worth of steps up to CHECK_EVERY), after CHECK_EVERY
+        # passes' worth of steps, and when the budget is spent.
+        check = ((g_est <= tol_gap and not blocked and since_check >= spacing * wk.n_active)
                  or work >= budget or since_check >= CHECK_EVERY * wk.n_active)
         if check:
             _certify(rows, loss, pb, ball, wk, ct)
@@ -374,6 +375,8 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
                 break
             blocked = sqrt(2.0 * ct.margin / lam) > target
             since_check = 0.0
+            # the estimate was too optimistic: trust it less next time
+            spacing = spacing * 2.0 if spacing < CHECK_EVERY else <double> CHECK_EVERY
         if check or n_visit == 0:
             # unshrink: after every exact check, or when every row is shrunk.
             # A returning row that still does not move leaves again at once.

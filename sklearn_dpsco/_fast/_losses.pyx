@@ -266,9 +266,14 @@ cdef class Logistic(Loss):
             else:
                 hi = t
             tn = t + ft / (1.0 + q * s * (1.0 - s))
+            # converged Newton step: accept (t itself is a bracket end now, so
+            # the safeguard below would wrongly bisect away from the root)
+            if fabs(tn - t) <= 4e-16 * (1.0 + fabs(t)):
+                t = tn
+                break
             if not (tn > lo and tn < hi):
                 tn = 0.5 * (lo + hi)
-            if fabs(tn - t) <= 1e-15 * (1.0 + fabs(t)) or hi - lo <= 1e-15 * (1.0 + fabs(t)):
+            if hi - lo <= 4e-16 * (1.0 + fabs(t)):
                 t = tn
                 break
             t = tn
@@ -438,9 +443,12 @@ cdef class Power(Loss):
                     break
                 gp = 1.0 + q * p * (p - 1.0) * pow(r, p - 2.0) if r > 0.0 else INFINITY
                 rn = r - g / gp
+                if fabs(rn - r) <= 4e-16 * r:
+                    r = rn   # converged Newton step (see Logistic.cy_dual_step)
+                    break
                 if not (rn > lo and rn < hi):
                     rn = 0.5 * (lo + hi)
-                if fabs(rn - r) <= 1e-16 * r or hi - lo <= 1e-16 * hi:
+                if hi - lo <= 4e-16 * hi:
                     r = rn
                     break
                 r = rn

@@ -145,9 +145,11 @@ cdef class Objective:
     def k_values(self):
         """The extension levels ``k_i`` the kernels use, for rows in the range."""
         out = np.empty(self.pb.stop - self.pb.start)
+        cdef double[::1] ov = out
         cdef Py_ssize_t i
-        for i in range(self.pb.start, self.pb.stop):
-            out[i - self.pb.start] = row_k(self.rows, i, &self.pb)
+        with nogil:
+            for i in range(self.pb.start, self.pb.stop):
+                ov[i - self.pb.start] = row_k(self.rows, i, &self.pb)
         return out
 
     def value(self, w):
