@@ -107,7 +107,7 @@ def bench_gradient(rows_out, X, y, label, repeat):
     t_blas, g_blas = best_of(lambda: _gradient_blas(obj, w), repeat)
     assert np.allclose(g_cy, g_blas, rtol=1e-9, atol=1e-12)
     ref = "BLAS X@w, X.T@c" if not rows.is_sparse else "scipy.sparse X@w, X.T@c"
-    rows_out.append((f"full gradient (row loop), {label}", t_cy, ref, t_blas))
+    rows_out.append((f"full gradient (nogil row loop), {label}", t_cy, ref, t_blas))
 
 
 def main():

@@ -545,23 +545,25 @@ def gradient(RowData rows not None, y, Loss loss not None, w, *, clip=None,
 
     Notes
     -----
-    Dense rows use BLAS (``X @ w`` then ``X.T @ coef``), which is faster than
-    the row loop for dense data (benchmarks/bench_kernels.py); CSR rows use
-    the nogil row loop.
+    Computed by the nogil row loop (``<x_i, w>`` then ``w += c_i x_i`` while
+    the row is still in cache). It beat the two-BLAS-call alternative
+    ``X.T @ coef(X @ w)`` (`_gradient_blas`) on dense and CSR data in
+    benchmarks/bench_kernels.py: the row loop reads X once, BLAS twice.
     """
     cdef Objective obj = Objective(rows, y, loss, 0.0, None, clip, sample_weight, start, stop)
-    wa = obj._w(w)
-    if not rows.is_sparse and obj.n > 0:
-        return _gradient_blas(obj, wa)
-    return obj.loss_gradient(wa)
+    return obj.loss_gradient(obj._w(w))
 
 
 def _gradient_blas(Objective obj, w):
-    """Dense path of `gradient`: two BLAS matrix-vector products."""
+    """`gradient` through two matrix-vector products (``X @ w``, ``X.T @ c``).
+
+    Kept for the benchmark that chose the row loop.
+    """
     cdef RowData rows = obj.rows
     start, stop = obj.pb.start, obj.pb.stop
     X = rows._X[start:stop]
     n_raw = rows.n_raw
+    w = np.asarray(w)
     z = X @ w[:n_raw]
     if rows.has_intercept:
         z += rows.intercept_scaling * w[n_raw]
