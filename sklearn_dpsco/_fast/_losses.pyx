@@ -233,7 +233,10 @@ cdef class Logistic(Loss):
         cdef double c = k if k < 1.0 else 1.0
         cdef double b = -u * y
         if b >= 0.0 and b <= c:
-            return _xlogx(b) + _xlogx(1.0 - b)
+            # (1 - b) log1p(-b): relative accuracy also for tiny b, where
+            # log(1 - b) would carry an absolute error of 2^-53 (the duality
+            # gap certificate needs every term accurate relative to itself)
+            return _xlogx(b) + ((1.0 - b) * log1p(-b) if b < 1.0 else 0.0)
         return INFINITY
 
     cdef double cy_dual_step(self, double beta, double z, double y, double k,
