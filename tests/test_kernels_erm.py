@@ -365,6 +365,20 @@ def test_empty_range_and_all_zero_weights():
     assert res.certified and np.linalg.norm(res.w) <= 1.0
 
 
+@pytest.mark.parametrize("loss", [Logistic(), Squared(), Hinge()], ids=repr)
+def test_bound_at_the_rounding_floor(loss):
+    # target 0: the solver runs its whole budget and reports the tightest bound
+    # the gap plus the rounding margin allow; it must still hold.
+    X, y, sw, clip, lam, w0, s = make_instance("huge_rows", loss, seed=21)
+    pb = _np_problem(X, y, loss, lam, w0, clip, sw, s)
+    w_ref, r_ref = _reference(pb)
+    res = certified_erm(RowData(X, s), y, loss, lam, w0, clip=clip, target_distance=0.0,
+                        max_epochs=300)
+    assert not res.certified and res.float_margin > 0
+    assert res.distance_bound < 1e-4
+    assert np.linalg.norm(res.w - w_ref) <= res.distance_bound + r_ref
+
+
 def test_unreachable_target_is_not_certified():
     X, y, sw, clip, lam, w0, s = make_instance("random", Absolute(), seed=2)
     res = certified_erm(RowData(X), y, Absolute(), lam, w0, clip=clip, target_distance=0.0,
