@@ -438,3 +438,23 @@ def test_group_gradient_sums():
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-14)
     with pytest.raises(ValueError, match="group_indptr"):
         group_gradient_sums(RowData(X), y, Logistic(), w[:5], np.array([0, 5, 3]))
+
+
+def test_threads_give_identical_results():
+    # the kernels release the GIL and share read-only rows: the threading
+    # backend must reproduce the sequential results exactly
+    from concurrent.futures import ThreadPoolExecutor
+    X, y, sw, clip, lam, w0, s = make_instance("random", Logistic(), seed=9)
+    rows = RowData(np.repeat(X, 50, axis=0), 1.0)
+    yy = np.repeat(y, 50)
+
+    def solve(lam_):
+        return certified_erm(rows, yy, Logistic(), lam_, clip=1.0, target_distance=1e-6,
+                             max_epochs=200).w
+
+    lams = [0.01, 0.02, 0.05, 0.1]
+    seq = [solve(v) for v in lams]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        par = list(ex.map(solve, lams))
+    for a, b in zip(seq, par):
+        np.testing.assert_array_equal(a, b)
