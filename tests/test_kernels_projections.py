@@ -74,7 +74,6 @@ def test_two_balls_against_dykstra():
 def test_two_balls_degenerate_cases():
     c1, c2 = np.zeros(3), np.array([1.0, 0.0, 0.0])
     # point on the axis, both constraints active: any point of the circle
-    v = np.array([0.5, 0.0, 0.0]) + np.array([0.0, 0.0, 0.0])
     x = project_two_balls(np.array([-5.0, 0, 0]), c1, 0.8, c2, 0.8)
     _check_projection(x, np.array([-5.0, 0, 0]), c1, 0.8, c2, 0.8)
     # a ball inside the other: projection on the smaller ball
