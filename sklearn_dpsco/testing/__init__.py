@@ -16,6 +16,7 @@ from ._audit import (
 )
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
+from ._porosity import PorosityResult, porosity_audit, porosity_event
 
 __all__ = [
     "AuditResult",
@@ -28,6 +29,9 @@ __all__ = [
     "l2_laplace_pvalues",
     "linear_loss_minimizer",
     "mu_max",
+    "PorosityResult",
+    "porosity_audit",
+    "porosity_event",
     "project_on",
     "worst_case_neighbours",
 ]
