@@ -113,7 +113,7 @@ class AuditReport:
             lines.append("|" + "---|" * len(head))
             for r in recs:
                 row = [r.name] + [str(r.params.get(k, "")) for k in param_keys]
-                row += [f"{r.n_draws:.0e}", r.statistic, _fmt(r.claimed), _fmt(r.lower_bound)]
+                row += [f"{r.n_draws:.2g}", r.statistic, _fmt(r.claimed), _fmt(r.lower_bound)]
                 for lab in mutant_labels:
                     if lab in r.mutants:
                         lb, true = r.mutants[lab]
