@@ -23,6 +23,7 @@ The ``noise`` argument selects the sampling path (doc/privacy/secure_noise.rst):
     comparison, tests and benchmarks.
 """
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -114,6 +115,11 @@ def discrete_laplace_noise(rng, t, size):
 
 
 # --------------------------------------------------------------------------- secure-path helpers
+# zcdp_rho is a pure function of public (epsilon, delta) costing a few ms (a
+# root search over an optimised conversion); mechanisms are rebuilt per fit.
+_zcdp_rho = functools.lru_cache(maxsize=1024)(zcdp_rho)
+
+
 def _float_up(frac):
     """The smallest float ``>= frac`` (a Fraction)."""
     f = float(frac)
@@ -425,7 +431,7 @@ class GaussianMechanism:
         else:
             # why: rho-zCDP implies (epsilon, delta)-DP through zcdp_epsilon; a Gaussian of
             # sigma on l2-sensitivity D is (D^2 / 2 sigma^2)-zCDP.
-            rho = zcdp_rho(self.epsilon, delta)
+            rho = _zcdp_rho(self.epsilon, delta)
             sigma = self.sensitivity / math.sqrt(2.0 * rho)
         object.__setattr__(self, "sigma", sigma)
         object.__setattr__(self, "rho", rho)
