@@ -59,7 +59,8 @@ _NOISE_PATHS = ("secure", "float")
 #: unless told otherwise. Measured cost (doc/privacy/secure_noise.rst,
 #: benchmarks/bench_noise.py): one release costs microseconds more than the
 #: float path at d <= 1000, negligible next to a fit; the Laplace and
-#: l2-Laplace noise scales grow by a relative ``d 2^-40 / epsilon`` at most;
+#: l2-Laplace noise scales grow by a relative ``(d / epsilon + 1) 2^-48``
+#: (resp. ``sqrt(d) 2^-40 / epsilon``) at most;
 #: the Gaussian's sigma grows by 4-11% (zCDP calibration, see
 #: GaussianMechanism) -- the price of a proof that covers the released floats.
 DEFAULT_NOISE = "secure"
@@ -165,7 +166,7 @@ class LaplaceMechanism:
     dimension : int, default=1
     noise : {"secure", "float"}, default=DEFAULT_NOISE
         ``"secure"``: the centre is rounded to the grid ``gamma`` (the
-        largest power of two ``<= b 2^-40``), exact discrete Laplace noise
+        largest power of two ``<= b 2^-48``), exact discrete Laplace noise
         of integer scale ``t = ceil(S / epsilon)`` is added in grid units,
         where ``S = floor(sensitivity / gamma) + d`` bounds the l1 distance
         of rounded neighbouring centres, and the sum is scaled back.
@@ -306,7 +307,7 @@ class L2LaplaceMechanism:
             object.__setattr__(self, "grid", 0.0)
             object.__setattr__(self, "noise_sensitivity", self.sensitivity)
             return
-        gamma = _sn.power_of_two_at_most(math.ldexp(base, -_sn.LAPLACE_GRID_BITS))
+        gamma = _sn.power_of_two_at_most(math.ldexp(base, -_sn.L2_LAPLACE_GRID_BITS))
         # why: rounded neighbouring centres differ by <= D2 + sqrt(d) gamma in l2.
         inflated = _float_up(Fraction(self.sensitivity) + _sn.sqrt_upper(self.dimension) * Fraction(gamma))
         object.__setattr__(self, "scale", _float_up(Fraction(inflated) / Fraction(self.epsilon)))

@@ -3,7 +3,8 @@
 The construction (doc/privacy/secure_noise.rst):
 
 1. pick a power-of-two grid ``gamma`` from *public* quantities only
-   (``gamma <= scale * 2^-40`` for Laplace noise, ``gamma <= sigma * 2^-30``
+   (``gamma <= b 2^-48`` for the coordinate Laplace of scale ``b``,
+   ``gamma <= b 2^-40`` for the hardened l2-Laplace, ``gamma <= sigma 2^-30``
    for Gaussian noise);
 2. round the centre coordinate-wise to the grid: ``k = rint(x / gamma)``,
    an integer vector with ``|k_i - x_i / gamma| <= 1/2``;
@@ -31,6 +32,7 @@ from ._fast._discrete import MAX_INT, as_rational, discrete_gaussian, discrete_l
 
 __all__ = [
     "LAPLACE_GRID_BITS",
+    "L2_LAPLACE_GRID_BITS",
     "GAUSSIAN_GRID_BITS",
     "power_of_two_at_most",
     "sqrt_upper",
@@ -44,11 +46,17 @@ __all__ = [
     "discrete_gaussian",
 ]
 
-#: Laplace grids: ``gamma <= scale * 2^-LAPLACE_GRID_BITS``. The discrete
-#: Laplace scale in grid units is then about 2^40 (fits int64 with room),
-#: and the rounding inflation of the sensitivity is ``d * gamma``, relative
-#: size ``<= d * 2^-40 / epsilon``.
-LAPLACE_GRID_BITS = 40
+#: Coordinate Laplace grids: ``gamma <= b 2^-LAPLACE_GRID_BITS`` (so also
+#: ``<= b 2^-40``). The discrete Laplace scale in grid units is then
+#: ``t < 2^49 + d / epsilon`` (below 2^53, so events record exact floats),
+#: and the rounding inflation of the sensitivity, ``d gamma``, grows the
+#: noise scale by a relative ``(d / epsilon + 1) 2^-48`` at most.
+LAPLACE_GRID_BITS = 48
+
+#: Hardened l2-Laplace grids: ``gamma <= b 2^-L2_LAPLACE_GRID_BITS``. Coarser
+#: than the coordinate Laplace on purpose: the hardening argument needs every
+#: grid cell in the bulk of the noise to hold many floats.
+L2_LAPLACE_GRID_BITS = 40
 
 #: Gaussian grids: ``gamma <= sigma * 2^-GAUSSIAN_GRID_BITS``. sigma^2 in
 #: grid units is then below 2^62 (the exact sampler takes 63-bit rationals);

@@ -116,8 +116,8 @@ def test_discrete_laplace_exact_pmf_and_mutants(scale):
 
 @pytest.mark.statistical
 def test_discrete_laplace_large_scale_and_parity():
-    """At the mechanisms' scales (t ~ 2^40) check the law of y / t and its low bits."""
-    t = 2**40 + 12345
+    """At the mechanisms' scales (t ~ 2^48) check the law of y / t and its low bits."""
+    t = 2**48 + 12345
     x = _discrete.discrete_laplace(np.random.default_rng(8), (t, 1), size=300_000)
     u = x / t
     assert ks_pvalue(u, stats.laplace().cdf) > ALPHA
