@@ -156,8 +156,10 @@ def scale_back(k, n, gamma):
 
     The result depends on the exact integer ``k + n`` only: when ``|n| <=
     2^53`` both summands are exact floats and IEEE addition rounds their
-    exact sum once; larger ``n`` (probability below exp(-2^12) at the grids
-    used here) go through Python integers, whose conversion to float rounds
+    exact sum once; larger ``n`` (probability about ``exp(-2^53 / t)`` per
+    coordinate for a discrete Laplace of scale ``t``, e.g. 1e-7 at the
+    coordinate Laplace's ``t ~ 2^49``; nil for the Gaussian's ``sigma <
+    2^32``) go through Python integers, whose conversion to float rounds
     the same way (to nearest, ties to even).
     """
     n = np.asarray(n)

@@ -21,7 +21,7 @@ fixed-width unsigned integer (``NLIMBS`` 64-bit limbs) with overflow checks.
 Limits: every numerator and denominator must lie in ``[1, 2^63)``. A draw
 whose magnitude would not fit in an int64 raises ``OverflowError`` instead
 of returning a wrong value; for the scales used by the mechanisms
-(``t, sigma < 2^42``) its probability is below ``exp(-2^20)``.
+(``t < 2^53``, ``sigma < 2^32``) its probability is below ``exp(-2^10)``.
 
 The generator's lock is held for the whole fill and the GIL is released.
 """
@@ -437,7 +437,7 @@ def discrete_laplace(rng, scale, size=None):
                     break
             bits.word = 0
     if err != ST_OK:
-        raise OverflowError("discrete Laplace draw does not fit in int64 (probability < exp(-2^20) at supported scales).")
+        raise OverflowError("discrete Laplace draw does not fit in int64 (probability < exp(-2^10) for scales below 2^53).")
     return out.reshape(shape) if size is not None else int(out[0])
 
 
@@ -482,7 +482,7 @@ def discrete_gaussian(rng, sigma2, size=None):
                     break
             bits.word = 0
     if err != ST_OK:
-        raise OverflowError("discrete Gaussian draw does not fit in int64 (probability < exp(-2^20) at supported scales).")
+        raise OverflowError("discrete Gaussian draw does not fit in int64 (probability < exp(-2^10) for sigma below 2^32).")
     return out.reshape(shape) if size is not None else int(out[0])
 
 
