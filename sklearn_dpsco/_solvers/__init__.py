@@ -20,6 +20,7 @@ from ._localization import (
 )
 from ._output_perturbation import (
     erm_sensitivity,
+    float_floor,
     output_perturbation,
     output_perturbation_plan,
     run_output_perturbation,
@@ -41,6 +42,7 @@ __all__ = [
     "ald_growth_epochs",
     "ald_localization",
     "erm_sensitivity",
+    "float_floor",
     "output_perturbation",
     "phased_erm",
     "solve_certified",
