@@ -68,6 +68,8 @@ __all__ = [
     "record_diagnostics",
     "release_at_level",
     "run_deletion_mechanism",
+    "certificate_value",
+    "deletion_centre",
 ]
 
 #: Default compute budget of the exhaustive test, in certified solves.
@@ -457,7 +459,7 @@ def release_at_level(plan, level, centre, rng, size=None):
     released = np.asarray(ell) >= level
     if size is None:
         return bool(released), (np.asarray(centre, dtype=float) + noise if released else None)
-    points = np.asarray(centre, dtype=float) + noise
+    points = (np.zeros(plan.n_coef) if centre is None else np.asarray(centre, dtype=float)) + noise
     points[~released] = np.nan
     return released, points
 
@@ -475,21 +477,26 @@ def _user_sum_norms(data, users, w, lam, center, max_items):
     return sums, np.linalg.norm(sums, axis=1)
 
 
-def run_deletion_mechanism(data, plan, rng, *, lam, center, users=None, n_jobs=None, force_exhaustive=False):
-    """One call of the planned mechanism on ``users`` of ``data``; returns the released vector or None (⊥).
+def deletion_centre(data, plan, *, lam, center, users=None, n_jobs=None, force_exhaustive=False):
+    """The deterministic part of one call: the level ``L(x)`` and the centre ``A(x - S(x))``.
+
+    Returns ``(level, centre)``; ``centre`` is None when ``level > 2k`` (every
+    draw is refused). For the exhaustive test, ``L(x)`` is the size of the
+    smallest good set and the centre is ``A`` on the data without the
+    canonically first good set of that size — exactly what G-Alg 1 releases
+    for every ``l >= L(x)``.
 
     Parameters
     ----------
     data : UserData
     plan : DeletionPlan
         From :func:`deletion_plan` with ``n_users == len(users)`` and ``lam``.
-    rng : numpy.random.Generator
     lam : float
         Strong convexity of the regulariser (must equal ``plan.lam``).
     center : ndarray
         Regularisation centre (public or an earlier private output).
     users : array of int, optional
-        The users of this call (default: all); sorted.
+        The users of this call (default: all), sorted.
     n_jobs : int, optional
         Threads for the exhaustive test's independent solves.
     force_exhaustive : bool, default=False
@@ -500,35 +507,40 @@ def run_deletion_mechanism(data, plan, rng, *, lam, center, users=None, n_jobs=N
     if len(users) != plan.n_users or lam != plan.lam:
         raise ValueError("the plan was made for another number of users or another lambda.")
     center = np.asarray(center, dtype=float)
-    # randomness first: l and Z never depend on the data or on the branch taken
-    ell = int(plan.tdlap.sample(rng))
-    noise = plan.mechanism.sample(rng)
-
     w = _solve(data, users, plan, lam, center)
     sums, norms = _user_sum_norms(data, users, w, lam, center, plan.max_items)
     if plan.test == "graded":
         level = graded_level(norms, plan.thresholds)
-        removed = np.zeros(0, dtype=np.intp)
-        if ell >= level and level <= 2 * plan.k:
-            removed = np.flatnonzero(norms > plan.thresholds[level])
+        if level > 2 * plan.k:
+            _record(test="graded", level=level, removed=None, fast=False)
+            return level, None
+        removed = np.flatnonzero(norms > plan.thresholds[level])
         centre = w if removed.size == 0 else _solve(data, np.delete(users, removed), plan, lam, center)
-        _record(test="graded", level=level, removed=int(removed.size), ell=ell, fast=level == 0)
-        if ell < level:
-            return None
-        return centre + noise
-
-    fast, centre = False, None
-    if not force_exhaustive:
-        fast, _ = _certificate_fires(sums, norms, plan)
+        _record(test="graded", level=level, removed=int(removed.size), fast=level == 0)
+        return level, centre
+    fast = False if force_exhaustive else certificate_value(sums, norms, plan) <= plan.delta_cert
     if fast:
-        centre = w
-        set_size = 0
-    else:
-        chosen = _exhaustive_search(data, users, plan, lam, center, ell, n_jobs)
-        set_size = None if chosen is None else len(chosen[0])
-        centre = None if chosen is None else chosen[1]
-    _record(test="exhaustive", fast=fast, ell=ell, set_size=set_size)
-    return None if centre is None else centre + noise
+        _record(test="exhaustive", level=0, fast=True)
+        return 0, w
+    chosen = _exhaustive_search(data, users, plan, lam, center, n_jobs)
+    if chosen is None:
+        _record(test="exhaustive", level=2 * plan.k + 1, fast=False)
+        return 2 * plan.k + 1, None
+    _record(test="exhaustive", level=len(chosen[0]), fast=False)
+    return len(chosen[0]), chosen[1]
+
+
+def run_deletion_mechanism(data, plan, rng, *, lam, center, users=None, n_jobs=None, force_exhaustive=False):
+    """One call of the planned mechanism; returns the released vector, or None (⊥).
+
+    ``l`` and Z are drawn by :func:`release_at_level` whatever the data, so
+    the random stream (and the number of draws) never depends on the data.
+    Parameters as :func:`deletion_centre`, plus ``rng`` (numpy Generator).
+    """
+    level, centre = deletion_centre(data, plan, lam=lam, center=center, users=users, n_jobs=n_jobs,
+                                    force_exhaustive=force_exhaustive)
+    _, point = release_at_level(plan, level, centre, rng)
+    return point
 
 
 def certificate_value(sums, norms, plan):
@@ -545,13 +557,11 @@ def certificate_value(sums, norms, plan):
     return value * (1.0 + 1e-12)
 
 
-def _certificate_fires(sums, norms, plan):
-    value = certificate_value(sums, norms, plan)
-    return value <= plan.delta_cert, value
+def _exhaustive_search(data, users, plan, lam, center, n_jobs):
+    """G-Alg 1 steps 2-3: the canonically first good set of the smallest size <= 2k, or None.
 
-
-def _exhaustive_search(data, users, plan, lam, center, ell, n_jobs):
-    """G-Alg 1 steps 2-3: the canonical first good set of size <= ell, or None.
+    G-Alg 1 scans sizes 0..l in order, so for every ``l`` it returns this set
+    when ``l`` is at least its size and ⊥ otherwise.
 
     Memoises ``f(U) = A(x - U)`` for every U of at most K + 1 (local) users,
     computed through joblib (deterministic solves, no randomness). A set S is
@@ -580,7 +590,7 @@ def _exhaustive_search(data, users, plan, lam, center, ell, n_jobs):
         s = frozenset(S)
         return not any(s <= B for B in bad)
 
-    for size in range(0, ell + 1):
+    for size in range(0, 2 * plan.k + 1):
         for S in itertools.combinations(range(n), size):
             if good(S):
                 return S, f[S]
