@@ -172,7 +172,8 @@ def deletion_budget(epsilon, delta, epsilon1_fraction=0.5, delta1_fraction=0.5):
     delta / 2`` and ``delta2 = (delta - 2 delta1) e^-epsilon1`` so that ``2
     delta1 + e^epsilon1 delta2 = delta`` (rounded down). With f = g = 1/2
     this is ALGORITHMS.md's split (delta1 = delta/4, delta2 = delta/(2
-    e^(eps/2))). ``k`` is the smallest half-width whose TDLap end atom has
+    e^(eps/2))); ``epsilon1`` is capped at ``ln(1/delta1) + 1``, where k is already
+    1. ``k`` is the smallest half-width whose TDLap end atom has
     mass <= delta1 (never more than ALGORITHMS.md's ceil(ln(1/delta1)/eps1)).
     """
     epsilon = check_epsilon(epsilon)
@@ -184,9 +185,11 @@ def deletion_budget(epsilon, delta, epsilon1_fraction=0.5, delta1_fraction=0.5):
         )
     if not (0 < epsilon1_fraction < 1 and 0 < delta1_fraction < 1):
         raise ValueError("epsilon1_fraction and delta1_fraction must lie in (0, 1).")
-    eps1 = epsilon * epsilon1_fraction
-    eps2 = epsilon - eps1
     delta1 = delta1_fraction * delta / 2.0
+    # beyond ln(1/delta1) + 1 the level already has k = 1 (end mass e^-eps1 / Z <= delta1): a larger
+    # share would buy nothing and, for huge epsilon, make e^-eps1 delta2 underflow.
+    eps1 = min(epsilon * epsilon1_fraction, math.log(1.0 / delta1) + 1.0)
+    eps2 = epsilon - eps1
     delta2 = (delta - 2.0 * delta1) * math.exp(-eps1) * (1.0 - 1e-12)
     budget = DeletionBudget(eps1, eps2, delta1, delta2, _tdlap_k(eps1, delta1))
     assert budget.epsilon <= epsilon * (1 + 1e-12) and budget.delta <= delta

@@ -140,8 +140,10 @@ def group_privacy_item_budget(epsilon, delta, max_items):
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     m = int(max_items)
-    eps_i = epsilon / m
-    delta_i = delta / (m * math.exp((m - 1) * eps_i)) * (1.0 - 1e-12)
+    # any eps_i <= eps/m works; past (m - 1) eps_i = 30 the conversion's e^((m-1) eps_i) would make
+    # delta_i underflow for no gain, so very large budgets are capped there.
+    eps_i = min(epsilon / m, 30.0 / max(m - 1, 1))
+    delta_i = delta / m * math.exp(-(m - 1) * eps_i) * (1.0 - 1e-12)
     return eps_i, delta_i
 
 
