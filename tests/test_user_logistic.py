@@ -132,7 +132,7 @@ def test_error_messages_carry_no_data():
 
 # --------------------------------------------------------------------------- budget and outputs
 @pytest.mark.parametrize("solver", ["sc_output_pert", "phased_sco", "sc_sco_two_step", "user_dp_sgd", "item_group",
-                                    "phased_erm", "sc_erm_two_step"])
+                                    "phased_erm", "sc_erm_two_step", "user_clip"])
 def test_fit_spends_the_budget_once(solver):
     X, y, g = _grouped(700, 2, seed=2)
     acc = BudgetAccountant(20.0, 0.1)
@@ -165,7 +165,7 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     assert epsilon_delta(sgd.privacy_event_, delta=1e-5)[0] == pytest.approx(3.0, rel=1e-6)  # Gaussian split
 
 
-@pytest.mark.parametrize("solver", ["item_group", "user_dp_sgd", "sc_output_pert"])
+@pytest.mark.parametrize("solver", ["item_group", "user_dp_sgd", "sc_output_pert", "user_clip"])
 def test_results_do_not_depend_on_n_jobs(solver):
     X, y, g = _grouped(400, 2, n_classes=3, seed=6)
     kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=11)
@@ -174,7 +174,7 @@ def test_results_do_not_depend_on_n_jobs(solver):
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
-@pytest.mark.parametrize("solver", ["sc_output_pert", "user_dp_sgd", "item_group"])
+@pytest.mark.parametrize("solver", ["sc_output_pert", "user_dp_sgd", "item_group", "user_clip"])
 def test_sparse_equals_dense(solver):
     X, y, g = _grouped(300, 2, seed=7)
     kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1)
@@ -193,7 +193,8 @@ def test_pandas_input_and_string_groups():
 
 
 # --------------------------------------------------------------------------- coupling
-@pytest.mark.parametrize("solver", ["sc_output_pert", "phased_sco", "sc_sco_two_step", "user_dp_sgd", "item_group"])
+@pytest.mark.parametrize("solver", ["sc_output_pert", "phased_sco", "sc_sco_two_step", "user_dp_sgd", "item_group",
+                                    "user_clip"])
 def test_coupling_neighbours_differ_only_in_private_outputs(solver):
     """User-level neighbours (one user's block replaced, with a different row count) fitted with the
     same seed: every public attribute, the event and the (absence of) warnings coincide."""
@@ -213,6 +214,15 @@ def test_coupling_neighbours_differ_only_in_private_outputs(solver):
     np.testing.assert_array_equal(a.classes_, b.classes_)
     assert a.coef_.shape == b.coef_.shape
     assert not np.array_equal(a.coef_, b.coef_)
+
+
+def test_auto_choice_follows_the_public_noise_proxy():
+    """m = 1: user_clip is item-level OP (C = R); DP-GD's noise proxy is lower. m >= 10: user_clip."""
+    picks = {}
+    for m in (1, 10, 100):
+        est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, alpha=0.05)
+        picks[m] = est._plan(1000, 11, 1).solver
+    assert picks == {1: "user_dp_sgd", 10: "user_clip", 100: "user_clip"}
 
 
 def test_auto_choice_uses_public_facts_only():

@@ -20,6 +20,7 @@ from .._solvers._user_baselines import (
     run_item_group,
     user_mean_gradients,
 )
+from .._solvers._user_clip import run_user_clip, user_clip_plan
 from .._solvers._user_data import make_user_data
 from .._solvers._user_level import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
 from ..accounting import ComposedEvent, get_accountant
@@ -27,9 +28,9 @@ from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan, split_budget
 
 __all__ = ["UserLevelDPLogistic"]
 
-_SOLVERS = GKKMMZ_SOLVERS + ("user_dp_sgd", "item_group")
+_SOLVERS = GKKMMZ_SOLVERS + ("user_clip", "user_dp_sgd", "item_group")
 # solver="auto" chooses among the solvers of the alpha-regularised objective
-_AUTO_CANDIDATES = ("sc_output_pert", "item_group", "user_dp_sgd")
+_AUTO_CANDIDATES = ("user_clip", "sc_output_pert", "item_group", "user_dp_sgd")
 
 
 class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
@@ -156,6 +157,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
         "max_exhaustive_solves": [Interval(numbers.Integral, 1, None, closed="left")],
         "beta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "user_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_iterations": [Interval(numbers.Integral, 1, None, closed="left")],
         "sgd_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_step": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -176,6 +178,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         deletion_test="graded",
         max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
         beta=0.05,
+        user_clip=None,
         sgd_iterations=50,
         sgd_clip=None,
         sgd_step=None,
@@ -199,6 +202,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.deletion_test = deletion_test
         self.max_exhaustive_solves = max_exhaustive_solves
         self.beta = beta
+        self.user_clip = user_clip
         self.sgd_iterations = sgd_iterations
         self.sgd_clip = sgd_clip
         self.sgd_step = sgd_step
@@ -234,6 +238,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 max_exhaustive_solves=self.max_exhaustive_solves, noise=self.noise,
             )
             return FitPlan(solver, sched.event, schedule=sched)
+        if solver == "user_clip":
+            sched = user_clip_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, clip=self.user_clip,
+                                   epsilon=epsilon, delta=delta, noise=self.noise)
+            return FitPlan(solver, sched.event, schedule=sched)
         if solver == "user_dp_sgd":
             clip, step = self._sgd_settings()
             sched = dp_sgd_plan(n_users, n_coef, epsilon=epsilon, delta=delta, iterations=self.sgd_iterations,
@@ -252,7 +260,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             contraction = (1.0 - sched.step * sched.lam) ** 2
             total = sum(contraction**t for t in range(sched.iterations))
             return sched.step * sched.sigma / sched.n_users * math.sqrt(total * sched.n_coef)
-        if plan.solver == "item_group":
+        if plan.solver in ("item_group", "user_clip"):
             return sched.mechanism.sigma * math.sqrt(sched.mechanism.dimension)
         return sched.info["sigma"] * math.sqrt(sched.stages[0].phases[0].plan.n_coef)
 
@@ -284,6 +292,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         if plan.solver in GKKMMZ_SOLVERS:
             coef, bottoms = run_user_level(data, sched, rng, n_jobs=n_jobs)
             info = dict(sched.info)
+        elif plan.solver == "user_clip":
+            coef = run_user_clip(data, sched, rng, radius=self.radius)
+            info = {"clip": sched.clip, "sensitivity": sched.sensitivity, "sigma": sched.mechanism.sigma}
         elif plan.solver == "user_dp_sgd":
             coef = run_dp_sgd(lambda W: user_mean_gradients(data, W), sched, rng)
             info = {"iterations": sched.iterations, "clip": sched.clip, "step": sched.step, "sigma": sched.sigma}
