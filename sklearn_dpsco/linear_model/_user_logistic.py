@@ -49,23 +49,28 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Privacy budget of the whole fit (all classes).
     delta : float, default=1e-6
         Must be > 0: every user-level solver is an approximate-DP mechanism.
-    solver : {"auto", "sc_output_pert", "phased_erm", "phased_sco", "sc_erm_two_step", \
-"sc_sco_two_step", "user_dp_sgd", "item_group"}, default="auto"
-        ``"sc_output_pert"`` (Ghazi et al. 2023, Alg. 2): deletion-sensitivity
-        output perturbation of the ``alpha``-regularised ERM.
-        ``"phased_erm"`` / ``"phased_sco"`` (Alg. 3 / Thm 5.1): localized phases
-        of the deletion mechanism for the convex problem (all users in every
-        phase / disjoint user batches). ``"sc_erm_two_step"`` /
-        ``"sc_sco_two_step"`` (App. B): output perturbation, then phases inside
-        a ball around it. ``"user_dp_sgd"``: user-level DP gradient descent
-        (per-user clipped average gradients, Gaussian noise, exact Gaussian
-        composition). ``"item_group"``: item-level output perturbation made
-        user-level by group privacy. ``"auto"``: among ``sc_output_pert``,
-        ``item_group`` and ``user_dp_sgd`` (the solvers of the same
-        ``alpha``-regularised objective) the feasible one whose planned noise
-        on the coefficients has the smallest expected norm — a function of
-        public facts only (users, cap, dimension, budget, parameters); the
-        choice is stored in ``solver_``.
+    solver : {"auto", "user_clip", "sc_output_pert", "phased_erm", "phased_sco", \
+"sc_erm_two_step", "sc_sco_two_step", "user_dp_sgd", "item_group"}, default="auto"
+        ``"user_clip"``: output perturbation of the ERM in which each user's
+        total loss is replaced by its ``user_clip``-Lipschitz extension
+        (sensitivity ``2 user_clip / (alpha n m)``; our construction, see
+        doc/privacy/user_level.rst). ``"sc_output_pert"`` (Ghazi et al. 2023,
+        Alg. 2): deletion-sensitivity output perturbation of the
+        ``alpha``-regularised ERM. ``"phased_erm"`` / ``"phased_sco"`` (Alg. 3 /
+        Thm 5.1): localized phases of the deletion mechanism for the convex
+        problem (all users in every phase / disjoint user batches).
+        ``"sc_erm_two_step"`` / ``"sc_sco_two_step"`` (App. B): output
+        perturbation, then phases inside a ball around it. ``"user_dp_sgd"``:
+        user-level DP gradient descent (per-user clipped average gradients,
+        Gaussian noise, exact Gaussian composition). ``"item_group"``:
+        item-level output perturbation made user-level by group privacy.
+        ``"auto"``: among ``user_clip``, ``sc_output_pert``, ``item_group`` and
+        ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
+        objective), the feasible one whose planned noise on the coefficients
+        has the smallest expected norm — a function of public facts only
+        (users, cap, dimension, budget, parameters; in practice ``user_dp_sgd``
+        at m = 1 and ``user_clip`` for m >= 10). The choice is stored in
+        ``solver_``.
     max_items_per_user : int, default=10
         Contribution bound m: a user keeps at most this many rows; the others
         are dropped by ``item_selection``, a rule that never looks at values.
@@ -93,6 +98,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     beta : float, default=0.05
         Utility failure probability used to set the deletion test's public
         thresholds and the two-step radii. Privacy does not depend on it.
+    user_clip : float, default=None
+        Lipschitz level C of each user's loss for ``solver="user_clip"``;
+        ``None`` is ``data_norm * sqrt(max_items_per_user)`` (the root-mean-square
+        norm of m independent zero-mean gradients of norm <= R).
     sgd_iterations : int, default=50
         Number of steps of ``user_dp_sgd`` (fixed in advance).
     sgd_clip : float, default=None
