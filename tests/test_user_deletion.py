@@ -442,3 +442,35 @@ def test_composite_release_audit_worst_case(mult, flagged):
     res = audit_epsilon(sa, sb, eps, delta)
     res_rev = audit_epsilon(sb, sa, eps, delta)
     assert (res.violation or res_rev.violation) is flagged, (res, res_rev)
+
+
+@pytest.mark.slow
+def test_graded_release_at_the_decision_boundary_end_to_end():
+    """T2 (PRIVACY_TESTING.md): real neighbours whose levels differ (a replaced user crosses a
+    threshold), centres from the real code path, 1e6 releases per side; ⊥ is an event too."""
+    data, base, lam = _graded_setup(1, (3,))
+    s = _scores(data, base, lam)
+    # public threshold just below the adversarial user's score: L(x) = 1 (it is removed); its
+    # neighbour, where that user is replaced by an ordinary one, has L(x') = 0
+    plan = deletion_plan(data.n_users, data.max_items, 2, data_norm=1.0, lam=lam, theta0=0.999 * s[3],
+                         tau=base.tau, **MEDIUM)
+    assert np.argmax(s) == 3 and np.sum(s > plan.thresholds[0]) == 1
+    L, c = deletion_centre(data, plan, lam=lam, center=np.zeros(2))
+    s0, e0 = data.indptr[0], data.indptr[1]
+    other = _replace_user(data, 3, data.X[s0:e0], data.y[s0:e0])
+    L2, c2 = deletion_centre(other, plan, lam=lam, center=np.zeros(2))
+    assert (L, L2) == (1, 0)
+    rng = np.random.default_rng(99)
+    ra, pa = release_at_level(plan, L, c, rng, size=1_000_000)
+    rb, pb = release_at_level(plan, L2, c2, rng, size=1_000_000)
+    for first, second in (((ra, pa), (rb, pb)), ((rb, pb), (ra, pa))):
+        sa = np.where(first[0], project_on(np.nan_to_num(first[1]), c, c2), -1e9)
+        sb = np.where(second[0], project_on(np.nan_to_num(second[1]), c, c2), -1e9)
+        res = audit_epsilon(sa, sb, 4.0, 0.05)
+        assert not res.violation, res
+    # the refusal event alone, pre-chosen: no calibration half needed
+    from sklearn_dpsco.testing import epsilon_lower_bound_from_counts
+
+    lb = epsilon_lower_bound_from_counts(int((~ra).sum()), ra.size, int((~rb).sum()), rb.size, delta=0.05)
+    lb_rev = epsilon_lower_bound_from_counts(int((~rb).sum()), rb.size, int((~ra).sum()), ra.size, delta=0.05)
+    assert max(lb, lb_rev) <= 4.0
