@@ -272,3 +272,32 @@ def test_replacing_a_user_changes_only_that_users_rows():
     victim = 0  # label g[0] is the smallest, first user
     other = slice(a.indptr[victim + 1], None)
     np.testing.assert_array_equal(a.X[other], b.X[other])
+
+
+# --------------------------------------------------------------------------- adversarial data
+def _adversarial(seed=0):
+    """Rows of norm up to 1e6, zero rows, duplicated rows, perfectly separable users, one user with
+    many rows: privacy does not care; the fit must neither warn nor raise (a data-dependent warning
+    or error would leak)."""
+    rng = np.random.default_rng(seed)
+    X, y, g = _grouped(700, 3, seed=seed)
+    X = X.copy()
+    X[:30] *= 1e6
+    X[30:60] = 0.0
+    X[60:90] = X[90]
+    y = y.copy()
+    y[120:300] = (X[120:300, 0] > 0).astype(int)  # separable block
+    g = g.copy()
+    g[300:400] = g[300]  # one user with 100 rows (capped)
+    return X, y, g
+
+
+@pytest.mark.parametrize("solver", ["user_clip", "sc_output_pert", "phased_sco", "sc_sco_two_step", "user_dp_sgd",
+                                    "item_group", "phased_erm"])
+def test_adversarial_data_neither_warns_nor_raises(solver):
+    X, y, g = _adversarial()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, random_state=0, data_norm=2.0,
+                                  user_clip=0.5).fit(X, y, g)
+    assert np.all(np.isfinite(est.coef_))

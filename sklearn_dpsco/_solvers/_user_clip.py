@@ -115,7 +115,10 @@ def _prox(batch, W, s, V0):
         g = grad + (V - W) / s[:, None]
         if np.all(np.linalg.norm(g, axis=1) <= 1e-13 * (1.0 + np.linalg.norm(grad, axis=1))):
             break  # converged to float precision
-        Hs = H + eye[None] / s[:, None, None]
+        # a relative ridge keeps every system solvable in float64 (a user with fewer rows than
+        # coefficients has a singular H); backtracking below keeps each step a descent step
+        ridge = 1.0 / s + 1e-12 * (1.0 + np.trace(H, axis1=1, axis2=2))
+        Hs = H + eye[None] * ridge[:, None, None]
         step = -np.linalg.solve(Hs, g[..., None])[..., 0]
         f0 = loss + np.sum((V - W) ** 2, axis=1) / (2 * s)
         t = np.ones(len(s))
@@ -131,13 +134,14 @@ def _prox(batch, W, s, V0):
     return V
 
 
-def _inner_points(batch, W, clip):
-    """v_u = argmin L_u(v) + C ||w_u - v|| for users with ||grad L_u(w_u)|| > C.
+def _inner_points(batch, W, clip, guess=None):
+    """v_u = argmin L_u(v) + C ||w_u - v|| for users with ||grad L_u(w_u)|| > C; returns (V, log s).
 
     On the Moreau path v(s) = prox_{s L_u}(w), ||grad L_u(v(s))|| decreases in s from
     ||grad L_u(w)|| to 0; the root of ||grad L_u(v(s))|| = C gives v_u (then
     w - v_u = s grad L_u(v_u), parallel to it, the optimality condition). Illinois
-    regula falsi on log s, a fixed number of steps, vectorised over users.
+    regula falsi on log s, at most a fixed number of steps, vectorised over users; ``guess``
+    (log s of an earlier call, NaN if none) is tried first.
     """
     n = W.shape[0]
     lo = np.full(n, -30.0)  # log s: ||g|| > C side
@@ -149,9 +153,14 @@ def _inner_points(batch, W, clip):
     f_hi = np.log(np.maximum(np.linalg.norm(g_hi, axis=1), 1e-300)) - math.log(clip)
     side = np.zeros(n)
     V_best = V_hi
-    for _ in range(_INNER_ROOT_STEPS):
+    mid = hi
+    for step in range(_INNER_ROOT_STEPS):
         denom = f_hi - f_lo  # < 0: f_lo > 0 > f_hi
         mid = np.where(denom < 0, hi - f_hi * (hi - lo) / np.where(denom < 0, denom, -1.0), 0.5 * (lo + hi))
+        if step == 0 and guess is not None:
+            mid = np.where(np.isfinite(guess), guess, mid)
+        elif step == 1 and guess is not None:  # bracket the earlier root from the other side
+            mid = np.where(np.isfinite(guess), np.where(side == 1, guess + 0.05, guess - 0.05), mid)
         mid = np.clip(mid, lo + 1e-3 * (hi - lo), hi - 1e-3 * (hi - lo))
         start = np.where((mid - lo < hi - mid)[:, None], V_lo, V_hi)
         Vm = _prox(batch, W, np.exp(mid), start)
@@ -171,7 +180,7 @@ def _inner_points(batch, W, clip):
         V_best = Vm
         if np.all(np.abs(fm) < 1e-13):
             break
-    return V_best
+    return V_best, mid
 
 
 # --------------------------------------------------------------------------- objective, gradient, gap
@@ -181,6 +190,8 @@ class _Problem:
         self.n_users, self.m, self.lam, self.clip = n_users, m, lam, clip
         self.N = n_users * m
         self.counts = np.diff(indptr)
+        self._log_s = np.full(n_users, np.nan)  # warm starts of the inner roots
+        self._curvature = None
 
     def user_grads(self, w):
         q = expit(-np.asarray(self.X @ w).ravel() * self.y)
@@ -198,15 +209,34 @@ class _Problem:
         if clipped.size:
             batch = _Batch(self.X, self.y, self.indptr, clipped, self.m)
             W = np.tile(w, (clipped.size, 1))
-            V = _inner_points(batch, W, self.clip)
-            lv, gv, _ = batch.loss_grad_hess(V, want_hess=False)
-            user_loss[clipped] = lv + self.clip * np.linalg.norm(W - V, axis=1)
+            V, log_s = _inner_points(batch, W, self.clip, self._log_s[clipped])
+            self._log_s[clipped] = log_s
+            lv, gv, HL = batch.loss_grad_hess(V)
+            t = np.linalg.norm(W - V, axis=1)
+            user_loss[clipped] = lv + self.clip * t
             gnorm = np.linalg.norm(gv, axis=1)
             with np.errstate(divide="ignore"):
                 G[clipped] = gv * np.where(gnorm > self.clip, self.clip / gnorm, 1.0)[:, None]
+            self._curvature = self._clipped_curvature(HL, W - V, t)
         value = user_loss.sum() / self.N + 0.5 * self.lam * float(w @ w)
         grad = G.sum(axis=0) / self.N + self.lam * w
         return value, grad, clipped, V, q
+
+    def _clipped_curvature(self, HL, Z, t):
+        """Sum over clipped users of the Hessian of h_u = L_u □ C||.|| (a preconditioner only).
+
+        Conjugates add (h* = L* + N*), so curvatures combine like resistors in parallel:
+        across the direction z = w - v_u, N = C||.|| has curvature C/t and the combination is
+        (H_L^-1 + (t/C) I)^-1; along z, h_u is linear (slope C): zero curvature.
+        """
+        p = HL.shape[1]
+        eye = np.eye(p)
+        ridge = 1e-12 * (1.0 + np.trace(HL, axis1=1, axis2=2))
+        inv = np.linalg.solve(HL + ridge[:, None, None] * eye, np.broadcast_to(eye, HL.shape))
+        K = np.linalg.solve(inv + (t / self.clip)[:, None, None] * eye, np.broadcast_to(eye, HL.shape))
+        zhat = Z / np.maximum(t, 1e-300)[:, None]
+        proj = eye[None] - np.einsum("uk,ul->ukl", zhat, zhat)
+        return np.einsum("ukl,ulm,umn->kn", proj, K, proj)
 
     def hessian(self, w, q, clipped):
         h = q * (1.0 - q)
@@ -219,6 +249,8 @@ class _Problem:
             H = np.asarray((self.X.T @ sp.diags(h) @ self.X).toarray())
         else:
             H = self.X.T @ (self.X * h[:, None])
+        if clipped.size and self._curvature is not None:
+            H = H + self._curvature
         H = H / self.N
         H[np.diag_indices_from(H)] += self.lam
         return H
@@ -255,9 +287,10 @@ def clipped_objective_gap(problem, w, clipped, V):
     a = a * np.repeat(scale, problem.counts)
     G = G * scale[:, None]
     w_t = -G.sum(axis=0) / (lam * N)  # primal point of the dual (float error covered below)
-    s_arg = -y * a  # in [0, 1): entropy argument
-    conj = np.where(s_arg > 0, s_arg * np.log(np.maximum(s_arg, 1e-300)), 0.0) + np.where(
-        s_arg < 1, (1 - s_arg) * np.log1p(-s_arg), 0.0)
+    s_arg = -y * a  # in [0, 1]: entropy argument
+    with np.errstate(divide="ignore", invalid="ignore"):  # both np.where branches are evaluated
+        conj = np.where(s_arg > 0, s_arg * np.log(np.maximum(s_arg, 1e-300)), 0.0) + np.where(
+            s_arg < 1, (1 - s_arg) * np.log1p(-np.where(s_arg < 1, s_arg, 0.0)), 0.0)
     # unclipped users (v = w~): Fenchel-Young terms psi(z) + psi*(a) - a z at z = <x, w~>
     z_t = np.asarray(X @ w_t).ravel()
     psi_t = np.logaddexp(0.0, -y * z_t)
@@ -293,17 +326,21 @@ def solve_user_clipped(X, y, indptr, n_users, *, max_items, data_norm, lam, clip
     p = X.shape[1]
     w = np.zeros(p)
     target_gap = 0.5 * lam * tau * tau
+    state = prob.evaluate(w)
     for _ in range(_MAX_OUTER):
-        value, grad, clipped, V, q = prob.evaluate(w)
+        value, grad, clipped, V, q = state
         w_t, gap = clipped_objective_gap(prob, w, clipped, V)
         if gap <= target_gap:
             return w_t, "newton"
-        H = prob.hessian(w, q, clipped)
-        step = -linalg.solve(H, grad, assume_a="pos")
+        H = prob.hessian(w, q, clipped)  # uses the curvature of the evaluation at w
+        try:
+            step = -linalg.solve(H, grad, assume_a="pos")
+        except (linalg.LinAlgError, ValueError):
+            break  # numerically singular: the public-count fallback below
         t, slope = 1.0, float(grad @ step)
-        for _ in range(40):
-            v_try, _, _, _, _ = prob.evaluate(w + t * step)
-            if v_try <= value + 1e-4 * t * slope:
+        for _ in range(40):  # Armijo backtracking, bounded
+            state = prob.evaluate(w + t * step)
+            if state[0] <= value + 1e-4 * t * slope:
                 break
             t *= 0.5
         w = w + t * step
