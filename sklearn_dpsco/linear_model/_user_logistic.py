@@ -149,10 +149,26 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     Multiclass problems are fitted one-vs-rest with the budget split evenly
     (basic composition; Gaussian composition for ``user_dp_sgd``).
 
+    ``groups`` is required, so scikit-learn's generic ``check_estimator``
+    (which calls ``fit(X, y)``) needs a wrapper that supplies it; the
+    test-suite runs the checks on a subclass making every row its own user.
+
     References
     ----------
     Ghazi, Kamath, Kumar, Meka, Manurangsi, Zhang. On user-level private
     convex optimization. ICML 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco import UserLevelDPLogistic
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((2000, 3))
+    >>> y = (X[:, 0] + 0.5 * rng.standard_normal(2000) > 0).astype(int)
+    >>> groups = np.repeat(np.arange(200), 10)  # 200 users, 10 rows each
+    >>> clf = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, random_state=0)
+    >>> clf.fit(X, y, groups).solver_
+    'user_clip'
     """
 
     _parameter_constraints = {
