@@ -29,7 +29,8 @@ from sklearn.base import BaseEstimator
 from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
-from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta, get_accountant
+from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting._context import AccountantMixin
 from ..accounting._calibration import gaussian_epsilon, gaussian_mu
 from .._solvers import GLMData
 
@@ -60,7 +61,7 @@ def split_budget(epsilon, delta, parts, kind):
     return epsilon / parts, delta / parts
 
 
-class DPLinearModelMixin(BaseEstimator):
+class DPLinearModelMixin(AccountantMixin, BaseEstimator):
     """Base of the private linear models: parameters, validation, the fit template.
 
     Subclasses define ``_plan(n, d, n_problems)`` (returns a plan object with
@@ -154,7 +155,9 @@ class DPLinearModelMixin(BaseEstimator):
         d_coef = d + (1 if self.fit_intercept else 0)
         plan = self._plan(n, d_coef, len(targets))
         event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
-        accountant = get_accountant(self.accountant)
+        # the parameter, else the budget block in force, else the ledger bound
+        # when this estimator was sent to a worker, else the session default
+        accountant = self._get_accountant()
         accountant.check(event)
 
         rng = check_random_state(self.random_state)
