@@ -71,6 +71,14 @@ def _fit_and_score_keep(est, X, y, train, test, scorer):
     return _fit_and_score(est, X, y, train, test, scorer), est
 
 
+def selection_mechanism(plan, rows, scorer):
+    """The exponential mechanism of a search: its epsilon share, on the mean validation score."""
+    # why: a replaced row moves each candidate's mean-over-splits score by at most
+    # rows.sensitivity (1 / (S m) for folds of m rows) times the per-row range
+    # width; candidates may move in opposite directions, so not monotone.
+    return ExponentialMechanism(plan.selection_epsilon, rows.sensitivity * scorer.width, monotone=False)
+
+
 def _estimator_has(attr):
     def check(self):
         if hasattr(self, "best_estimator_"):
@@ -208,7 +216,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         )
         K, S = len(candidates), len(splits)
         fit_states = _param_seeds(rng, K * S)
-        mech = ExponentialMechanism(plan.selection_epsilon, rows.sensitivity * scorer.width)
+        mech = selection_mechanism(plan, rows, scorer)
         refit_state = _param_seeds(rng, 1)[0]
 
         self._reserve(plan, f"{K} candidates x {S} splits, exponential selection" + (", refit" if plan.refit else ""))

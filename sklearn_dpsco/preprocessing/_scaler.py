@@ -42,6 +42,13 @@ def _check_bounds(bounds, n_features):
     return lower, upper
 
 
+def clipped_moments(X, lower, upper):
+    """The two non-private statistics: mean of the clipped values and of their squared distance to the centre."""
+    Xc = np.clip(X, lower, upper)
+    centre = (lower + upper) / 2.0
+    return Xc.mean(axis=0), ((Xc - centre) ** 2).mean(axis=0)
+
+
 class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardize features with differentially private means and standard deviations.
 
@@ -220,13 +227,13 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         rng = check_random_state(self.random_state)
         centre = (lower + upper) / 2.0
         half = (upper - lower) / 2.0
-        Xc = np.clip(X, lower, upper)
-        mean = np.where(half > 0, (lower + upper) / 2.0, lower)
+        exact_mean, exact_m2 = clipped_moments(X, lower, upper)
+        mean = centre
         var = np.zeros(d)
         if "mean" in mechs:
-            mean = np.clip(mechs["mean"].release(Xc.mean(axis=0), rng), lower, upper)
+            mean = np.clip(mechs["mean"].release(exact_mean, rng), lower, upper)
         if "second_moment" in mechs:
-            m2 = mechs["second_moment"].release(((Xc - centre) ** 2).mean(axis=0), rng)
+            m2 = mechs["second_moment"].release(exact_m2, rng)
             # post-processing: Var = E[(x - c)^2] - (E[x] - c)^2; a variance below
             # the noise level of its own estimate is not trusted (floor), and no
             # variance exceeds (r/2)^2 on [lower, upper] (ceiling).
