@@ -1,19 +1,25 @@
-"""Differentially private convex learning as scikit-learn estimators."""
+"""Differentially private convex learning as scikit-learn estimators.
 
-__version__ = "0.1.0.dev0"
+Public names only; see the API reference (doc/api.rst).
+"""
 
 from .accounting import BudgetAccountant, BudgetExceededError, budget
+from .linear_model import DPHingeClassifier
 from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from .preprocessing import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
+
+__version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
     "DPGridSearchCV",
+    "DPHingeClassifier",
     "DPPipeline",
     "DPRandomizedSearchCV",
     "DPStandardScaler",
     "RowNormClipper",
+    "__version__",
     "budget",
     "make_dp_pipeline",
 ]
