@@ -191,6 +191,9 @@ def test_search_refuses_before_spending(data):
         DPGridSearchCV(TinyDPClassifier(), grid, scoring="roc_auc", accountant=acc).fit(X, y)
     with pytest.raises(BudgetExceededError):
         DPGridSearchCV(TinyDPClassifier(), grid, epsilon=6.0, accountant=acc).fit(X, y)
+    for selection in ("exponential", "random_stopping"):  # a bad parameter name fails before the reservation
+        with pytest.raises(ValueError, match="Invalid parameter"):
+            DPGridSearchCV(TinyDPClassifier(), {"no_such": [1]}, selection=selection, accountant=acc).fit(X, y)
     assert acc.ledger == ()
 
 

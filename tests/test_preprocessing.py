@@ -239,6 +239,11 @@ def test_pipeline_checks_budget_and_input_before_any_step(data):
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         pipe.set_params(epsilon=0.5).fit(bad, y)
+    # a DP step's own delta does not matter: the dry run uses its share
+    DPPipeline(
+        [("sc", DPStandardScaler(bounds=(-3, 3), delta=1e-6)), ("clf", TinyDPClassifier())],
+        epsilon=0.5, accountant=BudgetAccountant(1.0),
+    ).fit(X, y)
     # a DP step with bad parameters fails in the dry run on synthetic rows
     pipe2 = DPPipeline([("sc", DPStandardScaler()), ("clf", TinyDPClassifier())], accountant=acc)
     with pytest.raises(ValueError, match="step 'sc'.*bounds is required"):

@@ -199,9 +199,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}")
         return accountant
 
-    def _refit(self, X, y, params, plan, seed, classes):
-        est = _configure(self.estimator, params, plan.refit, seed, classes)
-        return est.fit(X, y)
+    def _configure_refit(self, candidates, plan, seed, classes):
+        """The refit estimator of every candidate, configured up front (None entries without a refit)."""
+        if not self.refit or plan.refit is None:
+            return [None] * len(candidates)
+        return [_configure(self.estimator, params, plan.refit, seed, classes) for params in candidates]
 
     def _fit_exponential(self, X, y, n, rng, split_seed, refit_share, scorer, classes):
         candidates = self._candidates(rng)
@@ -218,20 +220,19 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         fit_states = _param_seeds(rng, K * S)
         mech = selection_mechanism(plan, rows, scorer)
         refit_state = _param_seeds(rng, 1)[0]
-
-        self._reserve(plan, f"{K} candidates x {S} splits, exponential selection" + (", refit" if plan.refit else ""))
-        jobs = (
-            delayed(_fit_and_score)(
-                _configure(self.estimator, params, plan.fit, fit_states[c * S + s], classes),
-                X,
-                y,
-                tr,
-                te,
-                scorer,
-            )
+        # every candidate is configured (bad parameter names fail here) before the reservation
+        fits = [
+            (_configure(self.estimator, params, plan.fit, fit_states[c * S + s], classes), tr, te)
             for c, params in enumerate(candidates)
             for s, (tr, te) in enumerate(splits)
+        ]
+        refit_est = self._configure_refit(candidates, plan, refit_state, classes)
+
+        self._reserve(
+            plan,
+            f"{K} candidates x {S} split{'s' if S > 1 else ''}, exponential selection" + (", refit" if plan.refit else ""),
         )
+        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer) for est, tr, te in fits)
         scores = np.asarray(Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs), dtype=float).reshape(K, S)
         # the exact validation scores never leave this function: only the selected index does
         best = int(mech.select(scores.mean(axis=1), rng))
@@ -248,7 +249,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             delta_spent_=plan.delta,
         )
         if self.refit:
-            state["best_estimator_"] = self._refit(X, y, candidates[best], plan, refit_state, classes)
+            state["best_estimator_"] = refit_est[best].fit(X, y)
         return state
 
     def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes):
@@ -265,14 +266,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         states = _param_seeds(rng, n_runs)
         noise = score_noise.sample(rng, size=n_runs)[:, 0]
         refit_state = _param_seeds(rng, 1)[0]
+        runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
+        refit_est = self._configure_refit(run_params, plan, refit_state, classes)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
-        jobs = (
-            delayed(_fit_and_score_keep)(
-                _configure(self.estimator, params, plan.fit, s, classes), X, y, train, val, scorer
-            )
-            for params, s in zip(run_params, states)
-        )
+        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer) for est in runs_est)
         runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
         noisy = np.array([score for score, _ in runs]) + noise
         best = int(np.argmax(noisy))  # first of ties
@@ -291,7 +289,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         )
         if self.refit:
             if plan.refit is not None:
-                state["best_estimator_"] = self._refit(X, y, run_params[best], plan, refit_state, classes)
+                state["best_estimator_"] = refit_est[best].fit(X, y)
             else:
                 state["best_estimator_"] = runs[best][1]
         return state

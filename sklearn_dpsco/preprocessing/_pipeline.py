@@ -4,6 +4,7 @@ Privacy argument: doc/privacy/preprocessing.rst ("Private pipelines").
 """
 
 import contextlib
+import math
 import numbers
 
 import numpy as np
@@ -132,7 +133,7 @@ class DPPipeline(AccountantMixin, Pipeline):
     transform_input = None
 
     _parameter_constraints = {
-        **Pipeline._parameter_constraints,
+        **getattr(Pipeline, "_parameter_constraints", {}),
         "epsilon": [numbers.Real],
         "delta": [numbers.Real],
         "weights": [dict, None],
@@ -207,10 +208,8 @@ class DPPipeline(AccountantMixin, Pipeline):
             out[step][param] = value
         return out
 
-    def _dry_run(self, classified, n_features):
+    def _dry_run(self, classified, shares, n_features):
         """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence."""
-        from ..accounting import BudgetAccountant as _Scratch
-
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
         for name, step, kind in classified[:-1]:
             if kind == "passthrough":
@@ -225,7 +224,9 @@ class DPPipeline(AccountantMixin, Pipeline):
                     )
             probe = clone(step)
             if kind == "private":
-                probe.set_params(accountant=_Scratch())  # synthetic rows: nothing private to charge
+                # synthetic rows: nothing private to charge; a ledger without ceiling records the probe
+                share = shares[name]
+                probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=BudgetAccountant(math.inf, 1.0))
             try:
                 Z = np.asarray(probe.fit_transform(Z), dtype=float)
             except Exception as exc:
@@ -244,7 +245,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         fit_params = self._split_fit_params(params, [name for name, _, _ in classified])
         # bad input fails here, before any step has spent
         X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
-        self._dry_run(classified, X_checked.shape[1])
+        self._dry_run(classified, shares, X_checked.shape[1])
 
         accountant = self._get_accountant()
         accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)))
