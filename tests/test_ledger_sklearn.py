@@ -374,7 +374,8 @@ def test_killed_worker_in_private_search_keeps_reservation(data, tmp_path):
     path = tmp_path / "ledger.sqlite"
     acc = BudgetAccountant(5.0, path=path)
     search = DPGridSearchCV(
-        TinyDPClassifier(), {"crash": ["never", "exit_after_spend"]}, epsilon=2.0, accountant=acc, random_state=0
+        TinyDPClassifier(), {"crash": ["never", "exit_after_spend"]}, epsilon=2.0, selection="exponential",
+        accountant=acc, random_state=0,
     )
     with joblib.parallel_backend("loky", n_jobs=2):
         with pytest.raises(TerminatedWorkerError):

@@ -133,7 +133,7 @@ def test_plan_gaussian_is_within_total():
 
 
 def test_plan_random_stopping():
-    stop = RandomStopping(10)
+    stop = RandomStopping(10, "logarithmic")
     plan = plan_random_stopping(2.0, 0.0, stop, refit_share=0.0)
     assert plan.fit.epsilon == pytest.approx(1.0) and plan.epsilon == pytest.approx(2.0)
     plan = plan_random_stopping(3.0, 0.0, RandomStopping(10, "geometric"), refit_share=0.0)
@@ -179,6 +179,8 @@ def test_search_refuses_before_spending(data):
     grid = {"shift": [0.0, 0.1]}
     with pytest.raises(ValueError, match="StratifiedKFold"):
         DPGridSearchCV(TinyDPClassifier(), grid, cv=StratifiedKFold(3), accountant=acc).fit(X, y)
+    with pytest.raises(ValueError, match="StratifiedKFold"):
+        DPGridSearchCV(TinyDPClassifier(), grid, cv=StratifiedKFold(3), selection="exponential", accountant=acc).fit(X, y)
     with pytest.raises(ValueError, match="owns 'epsilon'"):
         DPGridSearchCV(TinyDPClassifier(), {"epsilon": [0.1, 1.0]}, accountant=acc).fit(X, y)
     with pytest.raises(TypeError, match="private sklearn_dpsco estimator"):
@@ -217,21 +219,27 @@ def test_results_do_not_depend_on_n_jobs_or_backend(data):
     grid = {"shift": [-0.4, -0.1, 0.2, 0.5]}
     fits = []
     for backend, n_jobs in [("sequential", 1), ("threading", 2), ("loky", 2)]:
-        acc = BudgetAccountant.temporary()
-        with joblib.parallel_backend(backend, n_jobs=n_jobs):
-            s = DPGridSearchCV(TinyDPClassifier(), grid, epsilon=2.0, accountant=acc, random_state=5).fit(X, y)
-        fits.append((s.best_index_, s.best_estimator_.coef_.copy()))
-        assert acc.total()[0] == pytest.approx(2.0)
-    for best, coef in fits[1:]:
-        assert best == fits[0][0]
-        np.testing.assert_array_equal(coef, fits[0][1])
+        for selection in ("exponential", "random_stopping"):
+            acc = BudgetAccountant.temporary()
+            with joblib.parallel_backend(backend, n_jobs=n_jobs):
+                s = DPGridSearchCV(
+                    TinyDPClassifier(), grid, epsilon=2.0, selection=selection, accountant=acc, random_state=5
+                ).fit(X, y)
+            fits.append((selection, s.best_params_, s.best_estimator_.coef_.copy()))
+            assert acc.total()[0] == pytest.approx(2.0)
+    for selection, best, coef in fits[2:]:
+        ref = fits[0] if selection == "exponential" else fits[1]
+        assert best == ref[1]
+        np.testing.assert_array_equal(coef, ref[2])
 
 
 def test_randomized_search(data):
     X, y = data
     acc = BudgetAccountant(4.0)
     dist = {"shift": [-0.4, -0.2, 0.0, 0.2]}
-    s = DPRandomizedSearchCV(TinyDPClassifier(), dist, n_iter=3, epsilon=2.0, accountant=acc, random_state=0).fit(X, y)
+    s = DPRandomizedSearchCV(
+        TinyDPClassifier(), dist, n_iter=3, epsilon=2.0, selection="exponential", accountant=acc, random_state=0
+    ).fit(X, y)
     assert len(s.cv_results_["params"]) == 3
     s2 = DPRandomizedSearchCV(
         TinyDPClassifier(), dist, n_iter=6, epsilon=2.0, selection="random_stopping", accountant=acc, random_state=0
@@ -244,7 +252,8 @@ def test_dp_hinge_search_end_to_end(data):
     X, y = data
     acc = BudgetAccountant(2.0)
     s = DPGridSearchCV(
-        DPHingeClassifier(), {"alpha": [0.01, 0.1]}, epsilon=2.0, cv=2, accountant=acc, random_state=0, n_jobs=2
+        DPHingeClassifier(), {"alpha": [0.01, 0.1]}, epsilon=2.0, selection="exponential", cv=2, accountant=acc,
+        random_state=0, n_jobs=2,
     ).fit(X, y)
     assert s.best_estimator_.epsilon_spent_ == pytest.approx(1.0)  # the refit share
     assert acc.total()[0] == pytest.approx(2.0) and len(acc.ledger) == 1
@@ -427,7 +436,7 @@ def test_random_stopping_audit_with_fixed_t_mutant():
     """The best-of-T release on the worst-case pair, with T from the implemented sampler."""
     eps = 0.5
     q, qp = _worst_pairs(eps)[0]
-    stop = RandomStopping(10)
+    stop = RandomStopping(10, "logarithmic")
     rng = np.random.default_rng(5)
 
     def release(pmf, n_runs):

@@ -104,22 +104,32 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- checks -------------------------------------------------------------------------------
+    def _selection(self):
+        """The selection method; "auto": random stopping for pure DP, else the exponential mechanism."""
+        if self.selection == "auto":
+            # benchmarks/results/tuning.md: at equal total, random stopping (geometric) tuned best;
+            # it is proven here for pure DP only
+            return "random_stopping" if self.delta == 0 else "exponential"
+        return self.selection
+
     def _check_params(self):
         check_epsilon(self.epsilon)
         check_delta(self.delta)
-        if self.selection not in ("exponential", "random_stopping"):
-            raise ValueError(f"selection must be 'exponential' or 'random_stopping', got {self.selection!r}.")
+        if self.selection not in ("auto", "exponential", "random_stopping"):
+            raise ValueError(
+                f"selection must be 'auto', 'exponential' or 'random_stopping', got {self.selection!r}."
+            )
         if classify_step(self.estimator) != "private":
             raise TypeError(
                 f"estimator must be a private sklearn_dpsco estimator or DPPipeline (with epsilon, delta and "
                 f"accountant parameters), got {type(self.estimator).__name__}. Nothing was spent."
             )
-        if not (0 < self.selection_share < 1) and self.selection == "exponential":
+        if not (0 < self.selection_share < 1) and self._selection() == "exponential":
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
         refit_share = self._refit_share()
         if not (0 <= refit_share < 1):
             raise ValueError(f"refit_share must be in [0, 1), got {self.refit_share!r}.")
-        if self.selection == "exponential" and self.selection_share + refit_share >= 1:
+        if self._selection() == "exponential" and self.selection_share + refit_share >= 1:
             raise ValueError("selection_share + refit_share must be < 1. Nothing was spent.")
         return refit_share
 
@@ -131,7 +141,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 raise ValueError(f"refit_share must be a number or 'auto', got {self.refit_share!r}.")
             # exponential: the candidates saw folds only, so the chosen one is refitted on all rows;
             # random stopping: the winning run's model is part of the private release (no refit)
-            return 0.5 if self.selection == "exponential" else 0.0
+            return 0.5 if self._selection() == "exponential" else 0.0
         return float(self.refit_share)
 
     @staticmethod
@@ -182,8 +192,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         split_seed = int(rng.integers(_SEED_BOUND))
         n = X.shape[0]
-        if self.selection == "exponential":
-            state = self._fit_exponential(X, y, n, rng, split_seed, refit_share, scorer, classes)
+        # the splitter is checked in both modes: a data-dependent one is refused, never ignored
+        cv = check_private_cv(self.cv, split_seed)
+        if self._selection() == "exponential":
+            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes)
         else:
             state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes)
         # -- success: store everything at once
@@ -205,12 +217,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             return [None] * len(candidates)
         return [_configure(self.estimator, params, plan.refit, seed, classes) for params in candidates]
 
-    def _fit_exponential(self, X, y, n, rng, split_seed, refit_share, scorer, classes):
+    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes):
         candidates = self._candidates(rng)
         if not candidates:
             raise ValueError("the search has no candidate. Nothing was spent.")
         self._check_candidate_params(candidates)
-        cv = check_private_cv(self.cv, split_seed)
         splits = make_splits(cv, n)
         rows = row_classes(splits, n)
         plan = plan_exponential(
@@ -380,18 +391,22 @@ _COMMON_DOC = """
     delta : float, default=0.0
         The total delta (``selection="exponential"`` only when > 0; every
         private step must then release through Gaussian noise).
-    selection : {"exponential", "random_stopping"}, default="exponential"
+    selection : {"auto", "exponential", "random_stopping"}, default="auto"
         ``"exponential"``: fit every candidate on every split, select by the
         exponential mechanism on the mean validation score, refit the chosen
         one on all rows. ``"random_stopping"``: Liu-Talwar / Papernot-Steinke
         private selection from private candidates — a random, hidden number of
         runs, each a private fit plus a noisy holdout score; only the best
         run is released. Its cost does not grow with the number of
-        candidates. Pure DP only.
+        candidates. Pure DP only. ``"auto"``: random stopping when
+        ``delta == 0`` (it tuned best at equal budget,
+        benchmarks/results/tuning.md), else exponential.
     cv : int, KFold, ShuffleSplit, RepeatedKFold, PredefinedSplit or list, default=3
         Validation splits of the exponential selection; must not depend on
-        the data (stratified and group splitters are refused). An int uses
-        ``KFold(cv, shuffle=True)`` with a seed from ``random_state``.
+        the data (stratified and group splitters are refused, in both
+        modes). An int uses ``KFold(cv, shuffle=True)`` with a seed from
+        ``random_state``. Random stopping uses one holdout split of
+        ``validation_fraction`` instead.
     scoring : {"accuracy", "neg_mean_absolute_error", "neg_mean_squared_error"}, default=None
         None: accuracy (classifiers). Regression scores need ``loss_bound``.
     loss_bound : float, default=None
@@ -406,9 +421,12 @@ _COMMON_DOC = """
         model, trained on the training rows, is released with it).
     validation_fraction : float, default=0.25
         Holdout fraction of the random-stopping runs.
-    stopping : {"logarithmic", "geometric"}, default="logarithmic"
-        Distribution of the number of random-stopping runs: ``2 eps_run`` or
-        ``3 eps_run`` in total.
+    stopping : {"geometric", "logarithmic"}, default="geometric"
+        Distribution of the number of random-stopping runs: ``3 eps_run``
+        (geometric) or ``2 eps_run`` (logarithmic) in total. The logarithmic
+        law is cheaper but puts much of its mass on a single run; the
+        geometric one concentrates around ``expected_runs`` and tuned better
+        (benchmarks/results/tuning.md).
     accountant : BudgetAccountant, default=None
         The ledger charged (once, up front). None: the budget block in
         force, else the session default.
@@ -498,8 +516,8 @@ class DPGridSearchCV(_BaseDPSearchCV):
     >>> acc = BudgetAccountant(epsilon=2.0)
     >>> search = DPGridSearchCV(TinyDPClassifier(), {"shift": [-0.3, 0.0, 0.3]},
     ...                         epsilon=2.0, accountant=acc, random_state=0).fit(X, y)
-    >>> sorted(search.cv_results_)
-    ['param_shift', 'params', 'selected']
+    >>> sorted(search.cv_results_)  # the winning run only, with its noisy score
+    ['noisy_score', 'param_shift', 'params', 'selected']
     >>> acc.total()
     (2.0, 0.0)
     """
@@ -512,7 +530,7 @@ class DPGridSearchCV(_BaseDPSearchCV):
         *,
         epsilon=1.0,
         delta=0.0,
-        selection="exponential",
+        selection="auto",
         cv=3,
         scoring=None,
         loss_bound=None,
@@ -521,7 +539,7 @@ class DPGridSearchCV(_BaseDPSearchCV):
         refit_share="auto",
         validation_fraction=0.25,
         expected_runs=None,
-        stopping="logarithmic",
+        stopping="geometric",
         accountant=None,
         n_jobs=None,
         random_state=None,
@@ -597,7 +615,7 @@ class DPRandomizedSearchCV(_BaseDPSearchCV):
         n_iter=10,
         epsilon=1.0,
         delta=0.0,
-        selection="exponential",
+        selection="auto",
         cv=3,
         scoring=None,
         loss_bound=None,
@@ -605,7 +623,7 @@ class DPRandomizedSearchCV(_BaseDPSearchCV):
         refit=True,
         refit_share="auto",
         validation_fraction=0.25,
-        stopping="logarithmic",
+        stopping="geometric",
         accountant=None,
         n_jobs=None,
         random_state=None,

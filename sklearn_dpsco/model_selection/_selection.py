@@ -86,11 +86,11 @@ class RandomStopping:
     ----------
     expected_runs : float
         E[T] (> 1).
-    distribution : {"logarithmic", "geometric"}, default="logarithmic"
+    distribution : {"geometric", "logarithmic"}, default="geometric"
     """
 
     expected_runs: float
-    distribution: str = "logarithmic"
+    distribution: str = "geometric"
     gamma: float = field(init=False)
     factor: int = field(init=False)
 
