@@ -96,10 +96,10 @@ def run_arm(name, Xtr, ytr, Xte, yte, seed, n_jobs):
     else:
         kwargs = dict(epsilon=EPSILON, accountant=acc, random_state=seed, n_jobs=n_jobs)
         if name == "exponential (3-fold)":
-            search = DPGridSearchCV(base, grid(), cv=3, **kwargs)
+            search = DPGridSearchCV(base, grid(), selection="exponential", cv=3, **kwargs)
         elif name == "exponential (holdout)":
             split = ShuffleSplit(1, test_size=0.3, random_state=seed)
-            search = DPGridSearchCV(base, grid(), cv=split, selection_share=0.4, **kwargs)
+            search = DPGridSearchCV(base, grid(), selection="exponential", cv=split, selection_share=0.4, **kwargs)
         elif name == "random stopping (logarithmic)":
             search = DPGridSearchCV(base, grid(), selection="random_stopping", stopping="logarithmic", **kwargs)
         elif name == "random stopping (geometric; the default)":
@@ -110,6 +110,8 @@ def run_arm(name, Xtr, ytr, Xte, yte, seed, n_jobs):
         else:
             raise ValueError(name)
         model = search.fit(Xtr, ytr)
+        expected = "exponential" if name.startswith("exponential") else "random_stopping"
+        assert search.budget_["selection_method"] == expected, (name, search.budget_)
         chosen = {k.split("__")[1]: v for k, v in search.best_params_.items()}
     return model.score(Xte, yte), chosen, acc
 

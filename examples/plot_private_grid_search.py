@@ -48,7 +48,7 @@ def pipeline(seed, **svm):
     )
 
 
-grid = {"svm__alpha": [0.01, 0.1, 1.0], "svm__clip": [0.1, 0.3, 1.0]}
+grid = {"svm__alpha": [0.01, 0.1, 1.0], "svm__clip": [0.3, 1.0]}
 
 # %%
 # Three ways to spend epsilon = 2

@@ -178,7 +178,9 @@ def test_search_refuses_before_spending(data):
     acc = BudgetAccountant(5.0)
     grid = {"shift": [0.0, 0.1]}
     with pytest.raises(ValueError, match="StratifiedKFold"):
-        DPGridSearchCV(TinyDPClassifier(), grid, cv=StratifiedKFold(3), accountant=acc).fit(X, y)
+        DPGridSearchCV(TinyDPClassifier(), grid, cv=StratifiedKFold(3), selection="random_stopping", accountant=acc).fit(
+            X, y
+        )
     with pytest.raises(ValueError, match="StratifiedKFold"):
         DPGridSearchCV(TinyDPClassifier(), grid, cv=StratifiedKFold(3), selection="exponential", accountant=acc).fit(X, y)
     with pytest.raises(ValueError, match="owns 'epsilon'"):
@@ -197,6 +199,21 @@ def test_search_refuses_before_spending(data):
         with pytest.raises(ValueError, match="Invalid parameter"):
             DPGridSearchCV(TinyDPClassifier(), {"no_such": [1]}, selection=selection, accountant=acc).fit(X, y)
     assert acc.ledger == ()
+
+
+def test_auto_selection_warns_about_ignored_parameters(data):
+    X, y = data
+    with pytest.warns(UserWarning, match="does not use cv, selection_share"):
+        s = DPGridSearchCV(
+            TinyDPClassifier(), {"shift": [0.0, 0.2]}, cv=5, selection_share=0.3, accountant=BudgetAccountant(),
+            random_state=0,
+        ).fit(X, y)
+    assert s.budget_["selection_method"] == "random_stopping"
+    s = DPGridSearchCV(
+        TinyDPClassifier(), {"shift": [0.0, 0.2]}, delta=1e-6, epsilon=1.0, cv=5, accountant=BudgetAccountant(1.0, 1e-6),
+        random_state=0,
+    ).fit(X, y)
+    assert s.budget_["selection_method"] == "exponential"
 
 
 class _OverspendingClassifier(TinyDPClassifier):

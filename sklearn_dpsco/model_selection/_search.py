@@ -4,6 +4,7 @@ Privacy arguments: doc/privacy/model_selection.rst.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -126,6 +127,20 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             )
         if not (0 < self.selection_share < 1) and self._selection() == "exponential":
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
+        if self.selection == "auto" and self._selection() == "random_stopping":
+            ignored = [
+                name
+                for name, value, default in (("cv", self.cv, 3), ("selection_share", self.selection_share, 0.1))
+                if not (isinstance(value, type(default)) and value == default)
+            ]
+            if ignored:
+                warnings.warn(
+                    f"selection='auto' chose random stopping (delta=0), which does not use {', '.join(ignored)}: "
+                    "it scores each run on one holdout split of validation_fraction. Pass "
+                    "selection='exponential' to use them, or selection='random_stopping' to silence this.",
+                    UserWarning,
+                    stacklevel=3,
+                )
         refit_share = self._refit_share()
         if not (0 <= refit_share < 1):
             raise ValueError(f"refit_share must be in [0, 1), got {self.refit_share!r}.")
