@@ -3,9 +3,24 @@
 Public names only; see the API reference (doc/api.rst).
 """
 
-from .accounting import BudgetAccountant, BudgetExceededError
+from .accounting import BudgetAccountant, BudgetExceededError, budget
 from .linear_model import DPHingeClassifier, UserLevelDPLogistic
+from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from .preprocessing import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["BudgetAccountant", "BudgetExceededError", "DPHingeClassifier", "UserLevelDPLogistic", "__version__"]
+__all__ = [
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "DPGridSearchCV",
+    "DPHingeClassifier",
+    "DPPipeline",
+    "DPRandomizedSearchCV",
+    "DPStandardScaler",
+    "RowNormClipper",
+    "UserLevelDPLogistic",
+    "__version__",
+    "budget",
+    "make_dp_pipeline",
+]

@@ -6,6 +6,7 @@ future release moves one of these, this is the only file to change.
 
 from sklearn.base import _fit_context  # noqa: F401  (private in every release so far)
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions  # noqa: F401
+from sklearn.pipeline import _name_estimators  # noqa: F401  (make_pipeline's step naming)
 from sklearn.utils.validation import validate_data  # noqa: F401  (public since 1.6)
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "validate_data"]
+__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "_name_estimators", "validate_data"]

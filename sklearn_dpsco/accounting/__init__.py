@@ -4,6 +4,7 @@ See doc/privacy/composition.rst and doc/privacy/accounting.rst.
 """
 
 from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
+from ._allowance import FitAllowance
 from ._calibration import (
     gaussian_delta,
     gaussian_epsilon,
@@ -16,6 +17,7 @@ from ._calibration import (
     zcdp_rho,
 )
 from ._composition import PrivacyProfile, epsilon_delta, profile_of
+from ._context import AmbiguousAccountantError, active_accountant, budget
 from ._default import default_accountant, get_accountant
 from ._events import (
     ApproxDPEvent,
@@ -30,10 +32,12 @@ from ._events import (
 )
 
 __all__ = [
+    "AmbiguousAccountantError",
     "ApproxDPEvent",
     "BudgetAccountant",
     "BudgetExceededError",
     "ComposedEvent",
+    "FitAllowance",
     "GaussianEvent",
     "LaplaceEvent",
     "LedgerEntry",
@@ -43,6 +47,8 @@ __all__ = [
     "PureDPEvent",
     "SelfComposedEvent",
     "ZCDPEvent",
+    "active_accountant",
+    "budget",
     "default_accountant",
     "epsilon_delta",
     "gaussian_delta",

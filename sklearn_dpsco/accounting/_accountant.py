@@ -15,6 +15,10 @@ Semantics (doc/privacy/accounting.rst):
   raises with a message pointing to the process-safe SQLite ledger
   (``BudgetAccountant(..., path="ledger.sqlite")``), instead of letting a
   worker spend into a copy that is then thrown away.
+* ``with accountant:`` makes it the ledger of every fit given
+  ``accountant=None`` inside the block (doc/privacy/accounting.rst,
+  "Budget blocks"); :meth:`BudgetAccountant.temporary` makes a process-safe
+  ledger in a session file.
 """
 
 import math
@@ -148,6 +152,42 @@ class BudgetAccountant:
             from ._sqlite_ledger import SQLiteLedger
 
             self._ledger = SQLiteLedger(path, self.epsilon, self.delta)
+
+    @classmethod
+    def temporary(cls, epsilon=math.inf, delta=0.0):
+        """A process-safe ledger in a temporary file of this session.
+
+        The file lives in a private directory removed when this process
+        exits; worker processes (joblib's loky backend, multiprocessing)
+        reopen it by path, so their spends land in this ledger and the
+        ceiling holds across all of them.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The ceiling, as in the constructor.
+
+        Returns
+        -------
+        BudgetAccountant
+        """
+        from ._session import session_file
+
+        return cls(epsilon, delta, path=session_file("ledger"))
+
+    # -- budget blocks ------------------------------------------------------------------
+    def __enter__(self):
+        """Charge fits given ``accountant=None`` to this ledger until the block ends."""
+        from ._context import enter_block
+
+        enter_block(self)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        from ._context import exit_block
+
+        exit_block(self)
+        return False
 
     # -- identity under copy / clone -------------------------------------------------
     def __copy__(self):

@@ -54,10 +54,17 @@ class SQLiteLedger:
         pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None or self._local.pid != pid:
-            conn = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.executescript(_SCHEMA)
+            try:
+                conn = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.executescript(_SCHEMA)
+            except sqlite3.OperationalError as exc:
+                raise OSError(
+                    f"cannot open the privacy ledger {self.path!r} from process {pid} ({exc}). A "
+                    "process-safe ledger must be a file every worker process can reach (same machine, "
+                    "existing directory); nothing was spent."
+                ) from exc
             self._local.conn, self._local.pid = conn, pid
         return conn
 

@@ -29,7 +29,8 @@ from sklearn.base import BaseEstimator
 from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
-from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta, get_accountant
+from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting._context import AccountantMixin
 from ..accounting._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
 from .._solvers import GLMData
 
@@ -65,7 +66,7 @@ def split_budget(epsilon, delta, parts, kind):
     return epsilon / parts, delta / parts
 
 
-class DPLinearModelMixin(BaseEstimator):
+class DPLinearModelMixin(AccountantMixin, BaseEstimator):
     """Base of the private linear models: parameters, validation, the fit template.
 
     Subclasses define ``_plan(n, d, n_problems)`` (returns a plan object with
@@ -170,7 +171,9 @@ class DPLinearModelMixin(BaseEstimator):
         plan = self._plan(n, d_coef, len(targets))
         event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
         self._check_within_budget(event)
-        accountant = get_accountant(self.accountant)
+        # the parameter, else the budget block in force, else the ledger bound
+        # when this estimator was sent to a worker, else the session default
+        accountant = self._get_accountant()
         accountant.check(event)
 
         rng = check_random_state(self.random_state)

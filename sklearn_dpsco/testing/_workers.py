@@ -2,7 +2,7 @@
 
 from ..accounting import BudgetAccountant, BudgetExceededError, PureDPEvent
 
-__all__ = ["spend_repeatedly"]
+__all__ = ["fit_with_default_ledger", "spend_repeatedly"]
 
 
 def spend_repeatedly(path, epsilon_ceiling, n_spends, epsilon_each, queue=None):
@@ -18,3 +18,18 @@ def spend_repeatedly(path, epsilon_ceiling, n_spends, epsilon_each, queue=None):
     if queue is not None:
         queue.put(ok)
     return ok
+
+
+def fit_with_default_ledger(queue):
+    """In a child process: fit a TinyDPClassifier with ``accountant=None``; report the ledger or the refusal."""
+    import numpy as np
+
+    from ._estimators import TinyDPClassifier
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    y = np.array([1, 1, 0, 0])
+    try:
+        est = TinyDPClassifier(0.5, random_state=0).fit(X, y)
+        queue.put(("ok", est._get_accountant().path))
+    except RuntimeError as exc:
+        queue.put(("error", str(exc)))

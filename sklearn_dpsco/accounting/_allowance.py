@@ -1,0 +1,140 @@
+"""Per-fit allowances: a cap, stated as a privacy event, in front of a ledger.
+
+A meta-estimator that splits one budget between fits it runs (a private
+pipeline's steps, a private search's candidate fits) proves its total from
+the *allowance* of each fit, and must make sure no fit consumes more. A
+:class:`FitAllowance` is passed to the fit as its ``accountant``: the
+estimator's own template calls ``check(event)`` before touching data and
+``spend(event)`` after success, and the allowance refuses any event whose
+composition profile is not dominated, field by field, by the allowance's
+(doc/privacy/composition.rst: every reading of a profile is monotone in each
+field, so dominance implies every guarantee of the allowance). Accepted
+spends are forwarded to the ``parent`` ledger, if any.
+
+An allowance is not a ledger of its own: with no parent it only enforces
+(the meta-estimator charged its whole budget up front).
+"""
+
+import math
+import threading
+from dataclasses import fields
+
+from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
+from ._composition import PrivacyProfile, profile_epsilon, profile_of
+from ._events import PrivacyEvent
+
+__all__ = ["FitAllowance", "dominates"]
+
+# Relative slack of the dominance test: k Gaussian parts of mu / sqrt(k) add up
+# to mu^2 up to rounding (the same slack as the ledger's ceiling test).
+_REL_TOL = 1e-9
+
+
+def dominates(cap, profile):
+    """True when ``profile`` is field-wise <= ``cap`` (both :class:`PrivacyProfile`)."""
+    for f in fields(PrivacyProfile):
+        if getattr(profile, f.name) > getattr(cap, f.name) * (1 + _REL_TOL) + 1e-300:
+            return False
+    return True
+
+
+class FitAllowance(BudgetAccountant):
+    """A cap on what one fit may consume, optionally forwarding to a ledger.
+
+    Parameters
+    ----------
+    allowance : PrivacyEvent
+        The most the fit may consume, as an event (e.g. ``PureDPEvent(0.2)``,
+        or ``GaussianEvent(mu, 1.0)`` for a Gaussian-DP allowance of ``mu``).
+    parent : BudgetAccountant, default=None
+        Ledger to which accepted spends are forwarded (with ``label_prefix``).
+        None: enforce only.
+    label_prefix : str, default=""
+    delta : float, default=0.0
+        The delta at which ``epsilon`` (for display) is read from the allowance.
+    """
+
+    def __init__(self, allowance, parent=None, label_prefix="", delta=0.0):
+        if not isinstance(allowance, PrivacyEvent):
+            raise TypeError(f"allowance must be a PrivacyEvent, got {type(allowance).__name__}.")
+        if parent is not None and not isinstance(parent, BudgetAccountant):
+            raise TypeError(f"parent must be a BudgetAccountant or None, got {type(parent).__name__}.")
+        self.allowance = allowance
+        self.parent = parent
+        self.label_prefix = str(label_prefix)
+        self._cap = profile_of(allowance)
+        self.delta = float(delta)
+        self.epsilon = profile_epsilon(self._cap, self.delta) if (self.delta > 0 or not self._cap.needs_delta) else math.inf
+        self._spent = PrivacyProfile()
+        self._entries = []
+        self._lock = threading.RLock()
+
+    # -- pickling: the cap and what was spent so far travel; the parent pickles itself
+    def __reduce__(self):
+        return (_restore, (self.allowance, self.parent, self.label_prefix, self.delta, self._spent))
+
+    @property
+    def ledger(self):
+        with self._lock:
+            return tuple(self._entries)
+
+    @property
+    def path(self):
+        return None if self.parent is None else self.parent.path
+
+    @property
+    def spent_profile(self):
+        """The composition profile of the spends accepted so far."""
+        with self._lock:
+            return self._spent
+
+    def total(self, delta=None):
+        delta = self.delta if delta is None else delta
+        return profile_epsilon(self._spent, delta), delta
+
+    def remaining(self):
+        return max(self.epsilon - self.total()[0], 0.0), self.delta
+
+    def _refuse(self, event):
+        return BudgetExceededError(
+            f"this fit's allowance is {self.allowance} and it already consumed a profile of {self._spent}; "
+            f"{event} does not fit under it (a meta-estimator composes its fits from their allowances, so no "
+            "fit may consume more, or a different kind of privacy loss). Nothing was spent.",
+            requested=event,
+            ceiling=(self.epsilon, self.delta),
+        )
+
+    def check(self, event):
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        with self._lock:
+            if not dominates(self._cap, self._spent + profile_of(event)):
+                raise self._refuse(event)
+        if self.parent is not None:
+            self.parent.check(event)
+
+    def spend(self, event, label=""):
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        label = f"{self.label_prefix}{label}"
+        with self._lock:
+            new = self._spent + profile_of(event)
+            if not dominates(self._cap, new):
+                raise self._refuse(event)
+            entry = self.parent.spend(event, label=label) if self.parent is not None else None
+            if entry is None:
+                import time
+
+                entry = LedgerEntry(event=event, label=label, timestamp=time.time())
+            self._spent = new
+            self._entries.append(entry)
+            return entry
+
+    def __repr__(self):
+        return f"FitAllowance({self.allowance!r}, parent={self.parent!r})"
+
+
+def _restore(allowance, parent, label_prefix, delta, spent):
+    out = FitAllowance(allowance, parent, label_prefix, delta)
+    out._spent = spent
+    return out

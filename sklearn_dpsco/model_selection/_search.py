@@ -1,0 +1,681 @@
+"""Private hyperparameter search: one total budget, private selection, no raw scores released.
+
+Privacy arguments: doc/privacy/model_selection.rst.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.model_selection import ParameterGrid, ParameterSampler
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._mechanisms import LaplaceMechanism
+from .._param_checks import check_delta, check_epsilon
+from .._rng import check_random_state, is_cryptographic, noise_source
+from ..accounting import FitAllowance
+from ..accounting._context import AccountantMixin
+from ..preprocessing._steps import classify_step
+from ._budget import plan_exponential, plan_random_stopping
+from ._scoring import get_scorer
+from ._selection import ExponentialMechanism, RandomStopping
+from ._splits import check_private_cv, holdout_split, make_splits, row_classes
+
+__all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
+
+# Parameters a search owns: the budget, the ledger and the noise seeds of its fits.
+_OWNED = ("epsilon", "delta", "accountant", "random_state")
+_SEED_BOUND = 2**32  # seeds for splitters, samplers and estimators' random_state (sklearn's int range)
+
+
+def _param_seeds(rng, n):
+    """``n`` random_state values for sub-fits, drawn up front (None: each opens its own CSPRNG)."""
+    if is_cryptographic(rng):
+        return [None] * n
+    return [int(s) for s in rng.integers(_SEED_BOUND, size=n)]
+
+
+def _index(X, idx):
+    return X[idx]
+
+
+def _configure(estimator, params, share, seed, classes):
+    """A clone with the candidate's hyperparameters, its budget share under an allowance, and its seed."""
+    est = clone(estimator).set_params(**params)
+    est.set_params(
+        epsilon=share.epsilon,
+        delta=share.delta,
+        accountant=FitAllowance(share.allowance, parent=None, delta=share.delta),
+    )
+    # every random_state of the candidate (a pipeline's steps too) gets its own seed,
+    # derived from the one drawn up front: independent noise in every step
+    keys = sorted(k for k in est.get_params(deep=True) if k == "random_state" or k.endswith("__random_state"))
+    if keys:
+        sub = [None] * len(keys) if seed is None else _param_seeds(np.random.default_rng(seed), len(keys))
+        est.set_params(**dict(zip(keys, sub)))
+    if classes is not None:
+        keys = [k for k, v in est.get_params(deep=True).items() if (k == "classes" or k.endswith("__classes"))]
+        est.set_params(**{k: classes for k in keys if est.get_params(deep=True)[k] is None})
+    return est
+
+
+def _fit_and_score(est, X, y, train, test, scorer):
+    est.fit(_index(X, train), y[train])
+    return scorer(est, _index(X, test), y[test])
+
+
+def _fit_and_score_keep(est, X, y, train, test, scorer):
+    return _fit_and_score(est, X, y, train, test, scorer), est
+
+
+def selection_mechanism(plan, rows, scorer):
+    """The exponential mechanism of a search: its epsilon share, on the mean validation score."""
+    # why: a replaced row moves each candidate's mean-over-splits score by at most
+    # rows.sensitivity (1 / (S m) for folds of m rows) times the per-row range
+    # width; candidates may move in opposite directions, so not monotone.
+    return ExponentialMechanism(plan.selection_epsilon, rows.sensitivity * scorer.width, monotone=False)
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
+    """Shared fit logic of :class:`DPGridSearchCV` and :class:`DPRandomizedSearchCV`."""
+
+    # -- candidates -----------------------------------------------------------------------------
+    def _candidates(self, rng):
+        """The list of candidate parameter dicts (exponential selection), drawn up front."""
+        raise NotImplementedError
+
+    def _draw_run_params(self, rng, n_runs):
+        """Parameters of each random-stopping run, drawn independently of the data."""
+        raise NotImplementedError
+
+    def _expected_runs(self):
+        raise NotImplementedError
+
+    # -- checks -------------------------------------------------------------------------------
+    def _selection(self):
+        """The selection method; "auto": random stopping for pure DP, else the exponential mechanism."""
+        if self.selection == "auto":
+            # benchmarks/results/tuning.md: at equal total, random stopping (geometric) tuned best;
+            # it is proven here for pure DP only
+            return "random_stopping" if self.delta == 0 else "exponential"
+        return self.selection
+
+    def _check_params(self):
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        if self.selection not in ("auto", "exponential", "random_stopping"):
+            raise ValueError(
+                f"selection must be 'auto', 'exponential' or 'random_stopping', got {self.selection!r}."
+            )
+        if classify_step(self.estimator) != "private":
+            raise TypeError(
+                f"estimator must be a private sklearn_dpsco estimator or DPPipeline (with epsilon, delta and "
+                f"accountant parameters), got {type(self.estimator).__name__}. Nothing was spent."
+            )
+        if not (0 < self.selection_share < 1) and self._selection() == "exponential":
+            raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
+        if self.selection == "auto" and self._selection() == "random_stopping":
+            ignored = [
+                name
+                for name, value, default in (("cv", self.cv, 3), ("selection_share", self.selection_share, 0.1))
+                if not (isinstance(value, type(default)) and value == default)
+            ]
+            if ignored:
+                warnings.warn(
+                    f"selection='auto' chose random stopping (delta=0), which does not use {', '.join(ignored)}: "
+                    "it scores each run on one holdout split of validation_fraction. Pass "
+                    "selection='exponential' to use them, or selection='random_stopping' to silence this.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        refit_share = self._refit_share()
+        if not (0 <= refit_share < 1):
+            raise ValueError(f"refit_share must be in [0, 1), got {self.refit_share!r}.")
+        if self._selection() == "exponential" and self.selection_share + refit_share >= 1:
+            raise ValueError("selection_share + refit_share must be < 1. Nothing was spent.")
+        return refit_share
+
+    def _refit_share(self):
+        if not self.refit:
+            return 0.0
+        if isinstance(self.refit_share, str):
+            if self.refit_share != "auto":
+                raise ValueError(f"refit_share must be a number or 'auto', got {self.refit_share!r}.")
+            # exponential: the candidates saw folds only, so the chosen one is refitted on all rows;
+            # random stopping: the winning run's model is part of the private release (no refit)
+            return 0.5 if self._selection() == "exponential" else 0.0
+        return float(self.refit_share)
+
+    @staticmethod
+    def _check_candidate_params(candidates):
+        for params in candidates:
+            for key in params:
+                name = key.rsplit("__", 1)[-1]
+                if name in _OWNED:
+                    raise ValueError(
+                        f"the search owns {name!r} (it splits its one budget and draws every seed up front); "
+                        f"remove {key!r} from the grid. Nothing was spent."
+                    )
+
+    def _check_data(self, X, y):
+        X = check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite=True)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        if np.issubdtype(y.dtype, np.number) and not np.all(np.isfinite(y)):
+            raise ValueError("y must be finite. Nothing was spent.")
+        return X, y
+
+    def _classes(self, y):
+        if not is_classifier(self.estimator):
+            return None
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError("y must contain at least 2 classes. Nothing was spent.")
+        return classes
+
+    # -- fit ------------------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Search privately; charge the whole search to the ledger before the first fit.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        refit_share = self._check_params()
+        X, y = self._check_data(X, y)
+        scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
+        classes = self._classes(y)
+        rng = check_random_state(self.random_state)
+        split_seed = int(rng.integers(_SEED_BOUND))
+        n = X.shape[0]
+        # the splitter is checked in both modes: a data-dependent one is refused, never ignored
+        cv = check_private_cv(self.cv, split_seed)
+        if self._selection() == "exponential":
+            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes)
+        else:
+            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes)
+        # -- success: store everything at once
+        for key, value in state.items():
+            setattr(self, key, value)
+        self.noise_source_ = noise_source(rng)
+        return self
+
+    def _reserve(self, plan, what):
+        accountant = self._get_accountant()
+        # one atomic check-and-spend, committed before any candidate touches data:
+        # a crash later never loses it (doc/privacy/accounting.rst)
+        accountant.spend(plan.event, label=f"{type(self).__name__}: {what}")
+        return accountant
+
+    def _configure_refit(self, candidates, plan, seed, classes):
+        """The refit estimator of every candidate, configured up front (None entries without a refit)."""
+        if not self.refit or plan.refit is None:
+            return [None] * len(candidates)
+        return [_configure(self.estimator, params, plan.refit, seed, classes) for params in candidates]
+
+    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes):
+        candidates = self._candidates(rng)
+        if not candidates:
+            raise ValueError("the search has no candidate. Nothing was spent.")
+        self._check_candidate_params(candidates)
+        splits = make_splits(cv, n)
+        rows = row_classes(splits, n)
+        plan = plan_exponential(
+            self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share
+        )
+        K, S = len(candidates), len(splits)
+        fit_states = _param_seeds(rng, K * S)
+        mech = selection_mechanism(plan, rows, scorer)
+        refit_state = _param_seeds(rng, 1)[0]
+        # every candidate is configured (bad parameter names fail here) before the reservation
+        fits = [
+            (_configure(self.estimator, params, plan.fit, fit_states[c * S + s], classes), tr, te)
+            for c, params in enumerate(candidates)
+            for s, (tr, te) in enumerate(splits)
+        ]
+        refit_est = self._configure_refit(candidates, plan, refit_state, classes)
+
+        self._reserve(
+            plan,
+            f"{K} candidates x {S} split{'s' if S > 1 else ''}, exponential selection" + (", refit" if plan.refit else ""),
+        )
+        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer) for est, tr, te in fits)
+        scores = np.asarray(Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs), dtype=float).reshape(K, S)
+        # the exact validation scores never leave this function: only the selected index does
+        best = int(mech.select(scores.mean(axis=1), rng))
+        state = dict(
+            best_index_=best,
+            best_params_=dict(candidates[best]),
+            best_score_=None,
+            cv_results_=self._results(candidates, best),
+            n_splits_=S,
+            selection_sensitivity_=mech.sensitivity,
+            budget_=self._budget_table(plan, K, S, "exponential"),
+            privacy_event_=plan.event,
+            epsilon_spent_=plan.epsilon,
+            delta_spent_=plan.delta,
+        )
+        if self.refit:
+            state["best_estimator_"] = refit_est[best].fit(X, y)
+        return state
+
+    def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes):
+        stopping = RandomStopping(self._expected_runs(), self.stopping)
+        plan = plan_random_stopping(self.epsilon, self.delta, stopping, refit_share)
+        train, val = holdout_split(n, self.validation_fraction, split_seed)
+        # why: accuracy-type scores on the m validation rows move by <= width / m
+        # when one validation row is replaced (doc/privacy/model_selection.rst)
+        score_noise = LaplaceMechanism(scorer.width / val.size, plan.fit.epsilon)
+        # all randomness of the runs is drawn up front, independently of the data
+        n_runs = stopping.sample(rng)
+        run_params = self._draw_run_params(rng, n_runs)
+        self._check_candidate_params(run_params)
+        states = _param_seeds(rng, n_runs)
+        noise = score_noise.sample(rng, size=n_runs)[:, 0]
+        refit_state = _param_seeds(rng, 1)[0]
+        runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
+        refit_est = self._configure_refit(run_params, plan, refit_state, classes)
+
+        self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
+        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer) for est in runs_est)
+        runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
+        noisy = np.array([score for score, _ in runs]) + noise
+        best = int(np.argmax(noisy))  # first of ties
+        # only the winning run (its parameters, model and noisy score) is released
+        state = dict(
+            best_index_=0,
+            best_params_=dict(run_params[best]),
+            best_score_=float(noisy[best]),
+            cv_results_=self._results([run_params[best]], 0, noisy_score=float(noisy[best])),
+            n_splits_=1,
+            selection_sensitivity_=score_noise.sensitivity,
+            budget_=self._budget_table(plan, None, 1, "random_stopping", stopping=stopping),
+            privacy_event_=plan.event,
+            epsilon_spent_=plan.epsilon,
+            delta_spent_=plan.delta,
+        )
+        if self.refit:
+            if plan.refit is not None:
+                state["best_estimator_"] = refit_est[best].fit(X, y)
+            else:
+                state["best_estimator_"] = runs[best][1]
+        return state
+
+    # -- released summaries ---------------------------------------------------------------------
+    @staticmethod
+    def _results(candidates, best, noisy_score=None):
+        """``cv_results_``: candidate parameters and which was selected; no raw score, rank or time."""
+        names = sorted({k for p in candidates for k in p})
+        results = {"params": [dict(p) for p in candidates]}
+        for name in names:
+            values = [p.get(name, None) for p in candidates]
+            results[f"param_{name}"] = np.ma.MaskedArray(
+                np.array(values, dtype=object), mask=[name not in p for p in candidates]
+            )
+        results["selected"] = np.arange(len(candidates)) == best
+        if noisy_score is not None:
+            results["noisy_score"] = np.array([noisy_score])
+        return results
+
+    def _budget_table(self, plan, n_candidates, n_splits, selection, stopping=None):
+        table = {
+            "total": (self.epsilon, self.delta),
+            "spent": (plan.epsilon, plan.delta),
+            "candidate_fit": (plan.fit.epsilon, plan.fit.delta),
+            "selection": plan.selection_epsilon,
+            "refit": None if plan.refit is None else (plan.refit.epsilon, plan.refit.delta),
+            "selection_method": selection,
+        }
+        if selection == "exponential":
+            table["candidate_fits"] = n_candidates * n_splits
+        else:
+            table["run_distribution"] = stopping.distribution
+            table["expected_runs"] = stopping.expected_runs
+        return table
+
+    # -- delegation to the selected estimator -------------------------------------------------
+    @property
+    def classes_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.classes_
+
+    @property
+    def n_features_in_(self):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.n_features_in_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with the selected, refitted estimator."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("transform"))
+    def transform(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.transform(X)
+
+    def score(self, X, y):
+        """The selected estimator's ``score`` on (X, y) (on your test data; not private)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score(X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = self.estimator.__sklearn_tags__()
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = sub.classifier_tags
+        tags.regressor_tags = sub.regressor_tags
+        tags.input_tags.sparse = sub.input_tags.sparse
+        return tags
+
+
+_COMMON_DOC = """
+    epsilon : float, default=1.0
+        The TOTAL epsilon of the whole search: candidate fits, selection and
+        refit together.
+    delta : float, default=0.0
+        The total delta (``selection="exponential"`` only when > 0; every
+        private step must then release through Gaussian noise).
+    selection : {"auto", "exponential", "random_stopping"}, default="auto"
+        ``"exponential"``: fit every candidate on every split, select by the
+        exponential mechanism on the mean validation score, refit the chosen
+        one on all rows. ``"random_stopping"``: Liu-Talwar / Papernot-Steinke
+        private selection from private candidates — a random, hidden number of
+        runs, each a private fit plus a noisy holdout score; only the best
+        run is released. Its cost does not grow with the number of
+        candidates. Pure DP only. ``"auto"``: random stopping when
+        ``delta == 0`` (it tuned best at equal budget,
+        benchmarks/results/tuning.md), else exponential.
+    cv : int, KFold, ShuffleSplit, RepeatedKFold, PredefinedSplit or list, default=3
+        Validation splits of the exponential selection; must not depend on
+        the data (stratified and group splitters are refused, in both
+        modes). An int uses ``KFold(cv, shuffle=True)`` with a seed from
+        ``random_state``. Random stopping uses one holdout split of
+        ``validation_fraction`` instead.
+    scoring : {"accuracy", "neg_mean_absolute_error", "neg_mean_squared_error"}, default=None
+        None: accuracy (classifiers). Regression scores need ``loss_bound``.
+    loss_bound : float, default=None
+        Public bound to which each row's regression loss is clipped.
+    selection_share : float, default=0.1
+        Fraction of epsilon for the exponential selection.
+    refit : bool, default=True
+        Fit ``best_estimator_``.
+    refit_share : float or "auto", default="auto"
+        Fraction of epsilon for the refit on all rows. "auto": 0.5 for
+        exponential selection; 0 for random stopping (the winning run's
+        model, trained on the training rows, is released with it).
+    validation_fraction : float, default=0.25
+        Holdout fraction of the random-stopping runs.
+    stopping : {"geometric", "logarithmic"}, default="geometric"
+        Distribution of the number of random-stopping runs: ``3 eps_run``
+        (geometric) or ``2 eps_run`` (logarithmic) in total. The logarithmic
+        law is cheaper but puts much of its mass on a single run; the
+        geometric one concentrates around ``expected_runs`` and tuned better
+        (benchmarks/results/tuning.md).
+    accountant : BudgetAccountant, default=None
+        The ledger charged (once, up front). None: the budget block in
+        force, else the session default.
+    n_jobs : int, default=None
+        Parallel fits (joblib, threads preferred). Results do not depend on it.
+    random_state : int, Generator or None, default=None
+        None: OS entropy for every noise draw and split.
+    verbose : int, default=0
+        Unused.
+"""
+
+_ATTRIBUTES_DOC = """
+    Attributes
+    ----------
+    best_params_ : dict
+        The privately selected parameters.
+    best_estimator_ : estimator
+        Refitted on all rows (exponential), or the winning run (random stopping).
+    best_score_ : float or None
+        Random stopping: the winning run's NOISY validation score (part of
+        the private release). Exponential: None (not released: it would cost
+        budget).
+    best_index_ : int
+    cv_results_ : dict
+        ``params``, ``param_<name>`` and ``selected``; random stopping also
+        ``noisy_score`` — for the winning run only. No exact validation
+        score, rank or fit time is ever released (each is a function of the
+        private data).
+    budget_ : dict
+        The public split of the total: per-fit, selection and refit budgets.
+    privacy_event_ : PrivacyEvent
+        The event charged to the ledger (once, before the first fit).
+    epsilon_spent_, delta_spent_ : float
+        Its guarantee; never above (epsilon, delta).
+    selection_sensitivity_ : float
+        Sensitivity of the score the selection uses.
+    n_splits_ : int
+    noise_source_ : str
+"""
+
+
+class DPGridSearchCV(_BaseDPSearchCV):
+    __doc__ = (
+        """Private exhaustive search over a parameter grid under ONE total (epsilon, delta).
+
+    The search charges its whole budget to the ledger in one atomic spend
+    before the first fit, runs every candidate fit under an allowance of its
+    share (so none can consume more), selects privately, and releases only
+    privatized quantities.
+
+    Parameters
+    ----------
+    estimator : private estimator or DPPipeline
+        Its ``epsilon``, ``delta``, ``accountant`` and ``random_state``
+        parameters are set by the search.
+    param_grid : dict or list of dicts
+        As in :class:`sklearn.model_selection.GridSearchCV`."""
+        + _COMMON_DOC
+        + """    expected_runs : float, default=None
+        Random stopping: E[number of runs]; None -> twice the grid size.
+"""
+        + _ATTRIBUTES_DOC
+        + """
+    See Also
+    --------
+    DPRandomizedSearchCV, sklearn_dpsco.preprocessing.DPPipeline
+
+    Notes
+    -----
+    Budget rule, proofs and tests: doc/privacy/model_selection.rst. In short,
+    with K candidates, S splits and a row in ``t`` training sets, the row's
+    privacy loss composes ``K t`` candidate fits, the selection (if it is in a
+    validation set) and the refit; the per-fit share is the largest for which
+    every row's composition stays within the total. The selection is the
+    exponential mechanism on the mean validation score, whose replace-one
+    sensitivity is computed exactly from the split indices (1 / (S m) for
+    accuracy with folds of m rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco.accounting import BudgetAccountant
+    >>> from sklearn_dpsco.model_selection import DPGridSearchCV
+    >>> from sklearn_dpsco.testing._estimators import TinyDPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(600, 2)); y = (X[:, 0] > 0.3).astype(int)
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> search = DPGridSearchCV(TinyDPClassifier(), {"shift": [-0.3, 0.0, 0.3]},
+    ...                         epsilon=2.0, accountant=acc, random_state=0).fit(X, y)
+    >>> sorted(search.cv_results_)  # the winning run only, with its noisy score
+    ['noisy_score', 'param_shift', 'params', 'selected']
+    >>> acc.total()
+    (2.0, 0.0)
+    """
+    )
+
+    def __init__(
+        self,
+        estimator,
+        param_grid,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        selection="auto",
+        cv=3,
+        scoring=None,
+        loss_bound=None,
+        selection_share=0.1,
+        refit=True,
+        refit_share="auto",
+        validation_fraction=0.25,
+        expected_runs=None,
+        stopping="geometric",
+        accountant=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.selection = selection
+        self.cv = cv
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.selection_share = selection_share
+        self.refit = refit
+        self.refit_share = refit_share
+        self.validation_fraction = validation_fraction
+        self.expected_runs = expected_runs
+        self.stopping = stopping
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _grid(self):
+        return list(ParameterGrid(self.param_grid))
+
+    def _candidates(self, rng):
+        return self._grid()
+
+    def _expected_runs(self):
+        if self.expected_runs is not None:
+            return self.expected_runs
+        return max(2.0 * len(self._grid()), 2.0)
+
+    def _draw_run_params(self, rng, n_runs):
+        grid = self._grid()
+        if not grid:
+            raise ValueError("the search has no candidate. Nothing was spent.")
+        return [dict(grid[i]) for i in rng.integers(len(grid), size=n_runs)]
+
+
+class DPRandomizedSearchCV(_BaseDPSearchCV):
+    __doc__ = (
+        """Private search over sampled parameter settings under ONE total (epsilon, delta).
+
+    Like :class:`DPGridSearchCV`, with candidates drawn from distributions
+    (public randomness, drawn before any data is touched).
+
+    Parameters
+    ----------
+    estimator : private estimator or DPPipeline
+    param_distributions : dict or list of dicts
+        As in :class:`sklearn.model_selection.RandomizedSearchCV`.
+    n_iter : int, default=10
+        Exponential selection: the number of candidates sampled. Random
+        stopping: the expected number of runs (each samples its own
+        setting)."""
+        + _COMMON_DOC
+        + _ATTRIBUTES_DOC
+        + """
+    See Also
+    --------
+    DPGridSearchCV
+    """
+    )
+
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        n_iter=10,
+        epsilon=1.0,
+        delta=0.0,
+        selection="auto",
+        cv=3,
+        scoring=None,
+        loss_bound=None,
+        selection_share=0.1,
+        refit=True,
+        refit_share="auto",
+        validation_fraction=0.25,
+        stopping="geometric",
+        accountant=None,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.epsilon = epsilon
+        self.delta = delta
+        self.selection = selection
+        self.cv = cv
+        self.scoring = scoring
+        self.loss_bound = loss_bound
+        self.selection_share = selection_share
+        self.refit = refit
+        self.refit_share = refit_share
+        self.validation_fraction = validation_fraction
+        self.stopping = stopping
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_n_iter(self):
+        if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, numbers.Integral) or self.n_iter < 1:
+            raise ValueError(f"n_iter must be an integer >= 1, got {self.n_iter!r}.")
+
+    def _candidates(self, rng):
+        self._check_n_iter()
+        sampler = ParameterSampler(self.param_distributions, self.n_iter, random_state=int(rng.integers(_SEED_BOUND)))
+        return [dict(p) for p in sampler]
+
+    def _expected_runs(self):
+        self._check_n_iter()
+        return float(self.n_iter)
+
+    def _draw_run_params(self, rng, n_runs):
+        seeds = rng.integers(_SEED_BOUND, size=n_runs)
+        return [dict(next(iter(ParameterSampler(self.param_distributions, 1, random_state=int(s))))) for s in seeds]

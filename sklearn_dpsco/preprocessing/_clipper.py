@@ -1,0 +1,104 @@
+"""RowNormClipper: scale each row into a public norm ball (stateless, data-independent)."""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+
+from .._compat import Interval, StrOptions, _fit_context, validate_data
+
+__all__ = ["RowNormClipper"]
+
+
+class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Scale every row with norm above ``max_norm`` down to norm ``max_norm``.
+
+    ``x -> x * min(1, max_norm / ||x||)``. Each output row depends only on its
+    own input row and on the public ``max_norm``: the transformer learns
+    nothing from the data, costs no privacy budget, and may precede a private
+    estimator in a :class:`~sklearn_dpsco.preprocessing.DPPipeline`. Rows
+    already inside the ball are unchanged.
+
+    Parameters
+    ----------
+    max_norm : float, default=1.0
+        The public radius.
+    norm : {"l2", "l1", "max"}, default="l2"
+        The norm of the ball.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when ``X`` has feature names that are all strings.
+
+    See Also
+    --------
+    sklearn.preprocessing.Normalizer : scales *every* row to norm 1.
+
+    Notes
+    -----
+    After clipping, replacing one row changes a sum of rows by at most
+    ``2 * max_norm`` in the chosen norm: the bound private estimators use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco.preprocessing import RowNormClipper
+    >>> RowNormClipper(max_norm=1.0).fit_transform(np.array([[3.0, 4.0], [0.3, 0.4]]))
+    array([[0.6, 0.8],
+           [0.3, 0.4]])
+    """
+
+    _parameter_constraints = {
+        "max_norm": [Interval(numbers.Real, 0, None, closed="neither")],
+        "norm": [StrOptions({"l2", "l1", "max"})],
+    }
+
+    def __init__(self, max_norm=1.0, *, norm="l2"):
+        self.max_norm = max_norm
+        self.norm = norm
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate ``X`` (only its shape is kept); learns nothing from the values."""
+        validate_data(self, X, accept_sparse="csr", ensure_all_finite=True)
+        return self
+
+    def _row_norms(self, X):
+        if sp.issparse(X):
+            A = abs(X)
+            if self.norm == "l2":
+                return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+            if self.norm == "l1":
+                return np.asarray(A.sum(axis=1)).ravel()
+            return A.max(axis=1).toarray().ravel()
+        order = {"l2": 2, "l1": 1, "max": np.inf}[self.norm]
+        return np.linalg.norm(X, ord=order, axis=1)
+
+    def transform(self, X, copy=None):
+        """Clip the rows of ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        copy : bool, default=None
+            Unused (a new array is always returned); kept for API symmetry.
+
+        Returns
+        -------
+        X_clipped : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        """
+        X = validate_data(self, X, accept_sparse="csr", ensure_all_finite=True, reset=False, dtype=np.float64)
+        norms = self._row_norms(X)
+        factor = np.minimum(1.0, self.max_norm / np.maximum(norms, np.finfo(float).tiny))
+        if sp.issparse(X):
+            return sp.diags(factor) @ X
+        return X * factor[:, None]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,328 @@
+"""DPPipeline: one privacy budget for a whole pipeline, split across its private steps.
+
+Privacy argument: doc/privacy/preprocessing.rst ("Private pipelines").
+"""
+
+import contextlib
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_array
+
+from .._compat import _name_estimators
+from .._param_checks import check_delta, check_epsilon
+from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
+from ..accounting._context import AccountantMixin
+from ..accounting._shares import split_by_weights
+from ._steps import classify_step, probe_row_wise
+
+__all__ = ["DPPipeline", "make_dp_pipeline"]
+
+_PROBE_ROWS = 7
+
+
+def _refusal(name, step):
+    return ValueError(
+        f"Pipeline step {name!r} ({type(step).__name__}) learns from the data it is fitted on and is not "
+        "differentially private: its fitted state, and every later step trained on its output, would expose "
+        "the private data without noise. Use a private transformer (e.g. "
+        "sklearn_dpsco.preprocessing.DPStandardScaler with public bounds), a data-independent one "
+        "(FunctionTransformer, Normalizer, Binarizer, PolynomialFeatures, RowNormClipper), or pass "
+        "allow_non_private_steps=True if this data is not private. Nothing was spent."
+    )
+
+
+@contextlib.contextmanager
+def _budgeted(step, share, accountant):
+    """Fit ``step`` with ``share`` under an allowance; restore its parameters afterwards."""
+    keys = ("epsilon", "delta", "accountant")
+    old = {k: v for k, v in step.get_params(deep=False).items() if k in keys}
+    step.set_params(epsilon=share.epsilon, delta=share.delta, accountant=accountant)
+    try:
+        yield step
+    finally:
+        step.set_params(**old)
+
+
+class DPPipeline(AccountantMixin, Pipeline):
+    """A pipeline with one privacy budget, split across its private steps.
+
+    Every step that touches the data must be *private* (a sklearn_dpsco
+    estimator or transformer with a budget) or *stateless* (learns nothing
+    from the data and maps each row using that row only). The pipeline's
+    ``(epsilon, delta)`` is split across the private steps by ``weights``;
+    each step is fitted with its share, under an allowance that refuses any
+    step consuming more, and charges the ledger in force. Data-dependent
+    non-private transformers (a plain ``StandardScaler``, ``PCA``...) are
+    refused with an error naming the step, unless
+    ``allow_non_private_steps=True``.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        As in :class:`sklearn.pipeline.Pipeline`; the last step is the
+        (private) final estimator.
+    epsilon : float, default=1.0
+        Total epsilon of one fit of the whole pipeline.
+    delta : float, default=0.0
+        Total delta. 0: every private step runs pure DP. > 0: every private
+        step must release through Gaussian noise (all of ours do); shares
+        compose exactly in Gaussian DP.
+    weights : dict of str -> float, default=None
+        Relative share of each private step (by name). None: equal shares.
+    accountant : BudgetAccountant, default=None
+        The ledger charged by the steps. None: the budget block in force,
+        else the session default.
+    allow_non_private_steps : bool, default=False
+        Accept data-dependent non-private steps. Only for data that is not
+        private: the guarantee then no longer holds.
+    verbose : bool, default=False
+        Unused; kept for API symmetry with Pipeline.
+
+    Attributes
+    ----------
+    budget_shares_ : dict of str -> (float, float)
+        ``(epsilon, delta)`` each private step was fitted with.
+    privacy_event_ : PrivacyEvent
+        Composition of the private steps' events.
+    epsilon_spent_, delta_spent_ : float
+
+    See Also
+    --------
+    make_dp_pipeline, DPStandardScaler, RowNormClipper
+
+    Notes
+    -----
+    A private step's own ``epsilon`` / ``delta`` / ``accountant`` parameters
+    are set from the pipeline for the duration of its fit and restored
+    afterwards (``get_params`` is unchanged by ``fit``); its fitted
+    attributes (``epsilon_spent_``...) record what it consumed. Shares: pure
+    ``epsilon * w_i / sum(w)``; Gaussian ``mu_i = mu sqrt(w_i / sum(w))`` with
+    ``mu = gaussian_mu(epsilon, delta)``, so the composition is exactly
+    ``(epsilon, delta)`` (doc/privacy/preprocessing.rst). Before any step
+    sees the data, the pipeline checks the whole budget against the ledger
+    and dry-runs its transformers on synthetic rows (shapes, parameters,
+    and a row-independence probe of every ``FunctionTransformer``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco.accounting import BudgetAccountant
+    >>> from sklearn_dpsco.preprocessing import DPPipeline, DPStandardScaler, RowNormClipper
+    >>> from sklearn_dpsco.testing._estimators import TinyDPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 10, size=(500, 3)); y = (X[:, 0] > 5).astype(int)
+    >>> acc = BudgetAccountant(epsilon=2.0)
+    >>> pipe = DPPipeline([("scale", DPStandardScaler(bounds=(0, 10))),
+    ...                    ("clip", RowNormClipper(1.0)),
+    ...                    ("clf", TinyDPClassifier())],
+    ...                   epsilon=1.0, weights={"scale": 1, "clf": 3}, accountant=acc,
+    ... ).fit(X, y)
+    >>> pipe.budget_shares_
+    {'scale': (0.25, 0.0), 'clf': (0.75, 0.0)}
+    >>> acc.total()
+    (1.0, 0.0)
+    """
+
+    # Pipeline's methods read these; a private pipeline has no cache (a cached
+    # step would skip its spend) and does not route metadata.
+    memory = None
+    transform_input = None
+
+    _parameter_constraints = {
+        **getattr(Pipeline, "_parameter_constraints", {}),
+        "epsilon": [numbers.Real],
+        "delta": [numbers.Real],
+        "weights": [dict, None],
+        "accountant": [BudgetAccountant, None],
+        "allow_non_private_steps": ["boolean"],
+    }
+    _parameter_constraints.pop("memory", None)
+    _parameter_constraints.pop("transform_input", None)
+
+    def __init__(
+        self,
+        steps,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        weights=None,
+        accountant=None,
+        allow_non_private_steps=False,
+        verbose=False,
+    ):
+        self.steps = steps
+        self.epsilon = epsilon
+        self.delta = delta
+        self.weights = weights
+        self.accountant = accountant
+        self.allow_non_private_steps = allow_non_private_steps
+        self.verbose = verbose
+
+    # -- validation (public facts only, before anything is spent) -----------------------------
+    def _classified_steps(self):
+        self.steps = list(self.steps)
+        self._validate_steps()
+        out = []
+        for name, step in self.steps:
+            kind = classify_step(step)
+            if kind == "non_private" and not self.allow_non_private_steps:
+                raise _refusal(name, step)
+            out.append((name, step, kind))
+        if not any(kind == "private" for _, _, kind in out):
+            raise ValueError(
+                "DPPipeline has no private step (a sklearn_dpsco estimator with a budget); use "
+                "sklearn.pipeline.Pipeline for data that is not private. Nothing was spent."
+            )
+        return out
+
+    def _shares(self, private_names):
+        weights = self.weights
+        if weights is None:
+            weights = {name: 1.0 for name in private_names}
+        unknown = set(weights) - set(private_names)
+        missing = set(private_names) - set(weights)
+        if unknown or missing:
+            raise ValueError(
+                f"weights must name exactly the private steps {private_names}; unknown: {sorted(unknown)}, "
+                f"missing: {sorted(missing)}. Nothing was spent."
+            )
+        for name, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (w > 0) or not np.isfinite(w):
+                raise ValueError(f"weight of step {name!r} must be a finite number > 0, got {w!r}.")
+        shares = split_by_weights(self.epsilon, self.delta, [weights[n] for n in private_names])
+        return dict(zip(private_names, shares))
+
+    @staticmethod
+    def _split_fit_params(params, names):
+        out = {name: {} for name in names}
+        for key, value in params.items():
+            step, sep, param = key.partition("__")
+            if not sep or step not in out:
+                raise ValueError(
+                    f"fit parameter {key!r} must be of the form '<step>__<param>' with a step of this pipeline."
+                )
+            out[step][param] = value
+        return out
+
+    def _dry_run(self, classified, shares, n_features):
+        """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence."""
+        Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
+        for name, step, kind in classified[:-1]:
+            if kind == "passthrough":
+                continue
+            if kind == "stateless" and type(step).__name__ == "FunctionTransformer":
+                reason = probe_row_wise(step, Z.shape[1])
+                if reason is not None and not self.allow_non_private_steps:
+                    raise ValueError(
+                        f"Pipeline step {name!r} (FunctionTransformer) is accepted only if its function maps "
+                        f"each row using that row only, but {reason}. Rewrite it row-wise or pass "
+                        "allow_non_private_steps=True if this data is not private. Nothing was spent."
+                    )
+            probe = clone(step)
+            if kind == "private":
+                # synthetic rows: nothing private to charge; a ledger without ceiling records the probe
+                share = shares[name]
+                probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=BudgetAccountant(math.inf, 1.0))
+            try:
+                Z = np.asarray(probe.fit_transform(Z), dtype=float)
+            except Exception as exc:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
+                    f"shape before any private data was used: {type(exc).__name__}: {exc}. Nothing was spent."
+                ) from exc
+
+    # -- fitting -------------------------------------------------------------------------------
+    def _fit_private(self, X, y, params, last):
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        classified = self._classified_steps()
+        private_names = [name for name, _, kind in classified if kind == "private"]
+        shares = self._shares(private_names)
+        fit_params = self._split_fit_params(params, [name for name, _, _ in classified])
+        # bad input fails here, before any step has spent
+        X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
+        self._dry_run(classified, shares, X_checked.shape[1])
+
+        accountant = self._get_accountant()
+        accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)))
+
+        Xt = X
+        label = type(self).__name__
+        for i, (name, step, kind) in enumerate(classified):
+            is_last = i == len(classified) - 1
+            if kind == "passthrough":
+                continue
+            guard = None
+            if kind == "private":
+                guard = FitAllowance(
+                    shares[name].allowance, parent=accountant, label_prefix=f"{label}[{name}] ", delta=self.delta
+                )
+            ctx = _budgeted(step, shares[name], guard) if guard is not None else contextlib.nullcontext(step)
+            with ctx:
+                if not is_last:
+                    if hasattr(step, "fit_transform"):
+                        Xt = step.fit_transform(Xt, y, **fit_params[name])
+                    else:
+                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt)
+                elif last == "fit_transform":
+                    if hasattr(step, "fit_transform"):
+                        Xt = step.fit_transform(Xt, y, **fit_params[name])
+                    else:
+                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt)
+                else:
+                    step.fit(Xt, y, **fit_params[name])
+
+        events = tuple(step.privacy_event_ for _, step, kind in classified if kind == "private")
+        self.budget_shares_ = {n: (shares[n].epsilon, shares[n].delta) for n in private_names}
+        self.privacy_event_ = ComposedEvent(events)
+        self.epsilon_spent_, self.delta_spent_ = epsilon_delta(
+            self.privacy_event_, delta=self.delta if self.delta > 0 else None
+        )
+        return Xt
+
+    def fit(self, X, y=None, **params):
+        """Fit every step with its share of the budget.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,), default=None
+        **params : dict
+            Fit parameters ``<step>__<param>`` (e.g. ``clf__sample_weight``).
+
+        Returns
+        -------
+        self
+        """
+        self._fit_private(X, y, params, last="fit")
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        """Fit, then return the last step's transform of ``X``."""
+        return self._fit_private(X, y, params, last="fit_transform")
+
+    def fit_predict(self, X, y=None, **params):
+        """Fit, then predict ``X``."""
+        self._fit_private(X, y, params, last="fit")
+        return self.predict(X)
+
+
+def make_dp_pipeline(*steps, epsilon=1.0, delta=0.0, weights=None, accountant=None, allow_non_private_steps=False):
+    """Construct a :class:`DPPipeline` from estimators, naming steps like ``make_pipeline``.
+
+    Returns
+    -------
+    DPPipeline
+    """
+    return DPPipeline(
+        _name_estimators(steps),
+        epsilon=epsilon,
+        delta=delta,
+        weights=weights,
+        accountant=accountant,
+        allow_non_private_steps=allow_non_private_steps,
+    )

@@ -1,0 +1,284 @@
+"""DPStandardScaler: feature means and standard deviations from public bounds, privately.
+
+Privacy argument: doc/privacy/preprocessing.rst.
+"""
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._mechanisms import GaussianMechanism, LaplaceMechanism
+from .._param_checks import check_delta, check_epsilon
+from .._rng import check_random_state, noise_source
+from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ..accounting._context import AccountantMixin
+
+__all__ = ["DPStandardScaler"]
+
+
+def _check_bounds(bounds, n_features):
+    if bounds is None:
+        raise ValueError(
+            "bounds is required: a public (lower, upper) range per feature, known without looking at the "
+            "private data (a domain range, a sensor's spec, a public dataset). Bounds are never derived from "
+            "the data. Nothing was spent."
+        )
+    try:
+        lower, upper = bounds
+    except (TypeError, ValueError):
+        raise ValueError("bounds must be a pair (lower, upper) of scalars or arrays of shape (n_features,).") from None
+    lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
+    upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        raise ValueError("bounds must be finite. Nothing was spent.")
+    if np.any(upper < lower):
+        raise ValueError("bounds must satisfy lower <= upper for every feature. Nothing was spent.")
+    return lower, upper
+
+
+def clipped_moments(X, lower, upper):
+    """The two non-private statistics: mean of the clipped values and of their squared distance to the centre."""
+    Xc = np.clip(X, lower, upper)
+    centre = (lower + upper) / 2.0
+    return Xc.mean(axis=0), ((Xc - centre) ** 2).mean(axis=0)
+
+
+class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Standardize features with differentially private means and standard deviations.
+
+    Each feature j is clipped to its public range ``[lower_j, upper_j]``;
+    the mean of the clipped values and the mean of their squared distance to
+    the range's centre are released with noise calibrated to their exact
+    replace-one sensitivity (``r_j / n`` and ``(r_j / 2)^2 / n``, with
+    ``r_j = upper_j - lower_j``). The variance is post-processed from the two.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+    delta : float, default=0.0
+        0: Laplace noise (pure DP). > 0: Gaussian noise, (epsilon, delta)-DP.
+    bounds : tuple (lower, upper), default=None
+        Public range of every feature: scalars or arrays of shape
+        (n_features,). Required.
+    with_mean : bool, default=True
+        Centre the data (costs nothing extra when ``with_std`` is True: the
+        mean is needed for the variance anyway).
+    with_std : bool, default=True
+        Scale to unit variance.
+    clip : bool, default=True
+        Clip features to ``bounds`` in :meth:`transform` too (recommended:
+        the statistics describe the clipped data).
+    accountant : BudgetAccountant, default=None
+    random_state : int, Generator or None, default=None
+        None draws noise from the OS CSPRNG.
+    noise : {"float"}, default="float"
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Private estimate of the clipped means (within the bounds).
+    var_ : ndarray of shape (n_features,)
+        Private estimate of the clipped variances, clamped to
+        ``[noise floor, (r_j / 2)^2]``.
+    scale_ : ndarray of shape (n_features,)
+        ``sqrt(var_)``, or 1 where ``with_std`` is False or ``r_j == 0``.
+    privacy_event_ : PrivacyEvent
+    epsilon_spent_, delta_spent_ : float
+    noise_source_ : str
+    n_features_in_ : int
+
+    See Also
+    --------
+    RowNormClipper : stateless row clipping, no budget.
+    DPPipeline : splits one budget across private steps.
+
+    Notes
+    -----
+    Replace-one neighbouring rows, ``n`` public. Pure DP: l1-sensitivities
+    ``||r||_1 / n`` (mean) and ``||(r / 2)^2||_1 / n`` (second moment), each
+    released with Laplace noise at ``epsilon / 2``. Gaussian: l2
+    sensitivities and Gaussian-DP parameter ``mu / sqrt(2)`` each, ``mu =
+    gaussian_mu(epsilon, delta)``. With ``with_std=False`` only the mean is
+    released, at the full budget. Full argument: doc/privacy/preprocessing.rst.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco.accounting import BudgetAccountant
+    >>> from sklearn_dpsco.preprocessing import DPStandardScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(1000, 2))
+    >>> sc = DPStandardScaler(epsilon=1.0, bounds=(0, 10), random_state=0,
+    ...                       accountant=BudgetAccountant()).fit(X)
+    >>> np.round(sc.mean_)
+    array([5., 5.])
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        "bounds": [tuple, list, None],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "clip": ["boolean"],
+        "accountant": [BudgetAccountant, None],
+        "random_state": ["random_state"],
+        "noise": [StrOptions({"float"})],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=0.0,
+        *,
+        bounds=None,
+        with_mean=True,
+        with_std=True,
+        clip=True,
+        accountant=None,
+        random_state=None,
+        noise="float",
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.clip = clip
+        self.accountant = accountant
+        self.random_state = random_state
+        self.noise = noise
+
+    # -- plan: public facts only --------------------------------------------------------
+    def _mechanisms(self, n, lower, upper):
+        """The mechanisms the fit runs, from n, the bounds and the budget (never from data)."""
+        d = lower.size
+        r = upper - lower
+        queries = []
+        if self.with_mean or self.with_std:
+            # why: clipped values lie in [lower, upper]; replacing one row moves
+            # the mean of feature j by at most r_j / n (doc/privacy/preprocessing.rst)
+            queries.append(("mean", r / n))
+        if self.with_std:
+            # why: (x - centre)^2 lies in [0, (r/2)^2]; the mean moves by <= (r_j/2)^2 / n
+            queries.append(("second_moment", (r / 2.0) ** 2 / n))
+        mechanisms = {}
+        k = len(queries)
+        for name, sens in queries:
+            if self.delta == 0:
+                mechanisms[name] = LaplaceMechanism(float(np.sum(sens)), self.epsilon / k, d, noise=self.noise)
+            else:
+                # k Gaussian releases of mu / sqrt(k) compose to exactly mu (composition.rst)
+                eps_part = gaussian_epsilon(gaussian_mu(self.epsilon, self.delta) / math.sqrt(k), self.delta)
+                mechanisms[name] = GaussianMechanism(
+                    float(np.linalg.norm(sens)), eps_part, self.delta, d, noise=self.noise
+                )
+        return mechanisms
+
+    @staticmethod
+    def _noise_sd(mech):
+        return mech.scale * math.sqrt(2.0) if isinstance(mech, LaplaceMechanism) else mech.sigma
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Compute the private statistics; check the budget first, spend once after.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Dense only.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        check_epsilon(self.epsilon)
+        check_delta(self.delta)
+        saved = dict(self.__dict__)
+        try:
+            self._fit(X)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def _fit(self, X):
+        if sp.issparse(X):
+            raise TypeError(
+                "DPStandardScaler does not accept sparse input (centring would densify it); use "
+                "RowNormClipper or MaxAbs-style public scaling. Nothing was spent."
+            )
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        n, d = X.shape
+        lower, upper = _check_bounds(self.bounds, d)
+        mechs = self._mechanisms(n, lower, upper)
+        event = ComposedEvent(tuple(m.event for m in mechs.values())) if mechs else ComposedEvent(())
+        accountant = self._get_accountant()
+        accountant.check(event)
+
+        rng = check_random_state(self.random_state)
+        centre = (lower + upper) / 2.0
+        half = (upper - lower) / 2.0
+        exact_mean, exact_m2 = clipped_moments(X, lower, upper)
+        mean = centre
+        var = np.zeros(d)
+        if "mean" in mechs:
+            mean = np.clip(mechs["mean"].release(exact_mean, rng), lower, upper)
+        if "second_moment" in mechs:
+            m2 = mechs["second_moment"].release(exact_m2, rng)
+            # post-processing: Var = E[(x - c)^2] - (E[x] - c)^2; a variance below
+            # the noise level of its own estimate is not trusted (floor), and no
+            # variance exceeds (r/2)^2 on [lower, upper] (ceiling).
+            floor = np.minimum(self._noise_sd(mechs["second_moment"]), half**2)
+            var = np.clip(m2 - (mean - centre) ** 2, floor, half**2)
+
+        accountant.spend(event, label=type(self).__name__)
+        self.lower_, self.upper_ = lower, upper
+        self.mean_ = mean
+        self.var_ = var if self.with_std else None
+        scale = np.sqrt(var) if self.with_std else np.ones(d)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        self.privacy_event_ = event
+        self.epsilon_spent_, self.delta_spent_ = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
+        self.noise_source_ = noise_source(rng)
+
+    def transform(self, X, copy=None):
+        """Clip (if ``clip``), centre (if ``with_mean``) and scale (if ``with_std``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        copy : bool, default=None
+            Unused (a new array is always returned).
+
+        Returns
+        -------
+        X_tr : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        if self.clip:
+            X = np.clip(X, self.lower_, self.upper_)
+        if self.with_mean:
+            X = X - self.mean_
+        if self.with_std:
+            X = X / self.scale_
+        return X
+
+    def inverse_transform(self, X):
+        """Undo the centring and scaling (not the clipping)."""
+        check_is_fitted(self)
+        X = np.asarray(X, dtype=np.float64)
+        if self.with_std:
+            X = X * self.scale_
+        if self.with_mean:
+            X = X + self.mean_
+        return X

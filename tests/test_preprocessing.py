@@ -1,0 +1,293 @@
+"""Private preprocessing and pipelines (doc/privacy/preprocessing.rst).
+
+T0: the DP scaler's sensitivities on worst-case neighbours through its real
+statistics, the budget split and its enforcement, refusals naming the step.
+T1: audit of the scaler's releases with a 2x-sensitivity-underestimate mutant.
+"""
+
+import doctest
+import importlib
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
+
+from sklearn_dpsco import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
+from sklearn_dpsco.accounting import (
+    BudgetAccountant,
+    BudgetExceededError,
+    GaussianEvent,
+    LaplaceEvent,
+    epsilon_delta,
+    gaussian_mu,
+)
+from sklearn_dpsco.accounting._composition import profile_of
+from sklearn_dpsco.linear_model import DPHingeClassifier
+from sklearn_dpsco.preprocessing._scaler import clipped_moments
+from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp
+from sklearn_dpsco.testing._estimators import TinyDPClassifier
+
+ALPHA = 1e-6
+N_DRAWS = 100_000
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-3, 3, size=(200, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    return X, y
+
+
+# ------------------------------------------------------------------ RowNormClipper
+@pytest.mark.parametrize("norm,order", [("l2", 2), ("l1", 1), ("max", np.inf)])
+def test_row_norm_clipper(norm, order):
+    rng = np.random.default_rng(0)
+    X = rng.normal(scale=3, size=(50, 4))
+    out = RowNormClipper(max_norm=2.0, norm=norm).fit_transform(X)
+    norms_in = np.linalg.norm(X, ord=order, axis=1)
+    norms_out = np.linalg.norm(out, ord=order, axis=1)
+    assert np.all(norms_out <= 2.0 + 1e-12)
+    inside = norms_in <= 2.0
+    np.testing.assert_allclose(out[inside], X[inside])
+    np.testing.assert_allclose(norms_out[~inside], 2.0)
+    # sparse == dense; stateless: fit on other data changes nothing
+    np.testing.assert_allclose(
+        RowNormClipper(2.0, norm=norm).fit(X[:3]).transform(sp.csr_matrix(X)).toarray(), out
+    )
+
+
+# ------------------------------------------------------------------ DPStandardScaler
+def test_scaler_exact_sensitivity_on_worst_case_neighbours():
+    lower, upper = np.array([-1.0, 0.0, 5.0]), np.array([3.0, 1.0, 5.0])  # last feature: zero range
+    n = 40
+    rng = np.random.default_rng(0)
+    X = rng.uniform(lower, upper, size=(n, 3))
+    centre = (lower + upper) / 2
+    D, Dp = X.copy(), X.copy()
+    D[0], Dp[0] = lower, upper  # mean: one row from one end of the range to the other
+    mean_d, _ = clipped_moments(D, lower, upper)
+    mean_dp, _ = clipped_moments(Dp, lower, upper)
+    D[0], Dp[0] = centre, upper  # second moment: from 0 to (r/2)^2
+    _, m2_d = clipped_moments(D, lower, upper)
+    _, m2_dp = clipped_moments(Dp, lower, upper)
+    # values beyond the bounds are clipped: a far outlier moves nothing further
+    Dfar = Dp.copy()
+    Dfar[0] = upper + 1e6
+    np.testing.assert_allclose(clipped_moments(Dfar, lower, upper)[1], m2_dp)
+
+    mechs = DPStandardScaler(epsilon=1.0, bounds=(lower, upper))._mechanisms(n, lower, upper)
+    r = upper - lower
+    assert np.abs(mean_dp - mean_d).sum() == pytest.approx(mechs["mean"].sensitivity)
+    assert np.abs(mean_dp - mean_d).sum() == pytest.approx(r.sum() / n)
+    assert np.abs(m2_dp - m2_d).sum() == pytest.approx(mechs["second_moment"].sensitivity)
+    assert mechs["mean"].epsilon == mechs["second_moment"].epsilon == pytest.approx(0.5)
+    # Gaussian: l2 sensitivities, the two parts compose to exactly mu(eps, delta)
+    g = DPStandardScaler(epsilon=1.0, delta=1e-6, bounds=(lower, upper))._mechanisms(n, lower, upper)
+    assert np.linalg.norm(mean_dp - mean_d) == pytest.approx(g["mean"].sensitivity)
+    mu2 = sum(profile_of(m.event).gauss_mu2 for m in g.values())
+    assert math.sqrt(mu2) == pytest.approx(gaussian_mu(1.0, 1e-6), rel=1e-9)
+
+
+def test_scaler_fit_spends_once_and_reports(data):
+    X, _ = data
+    acc = BudgetAccountant(1.0)
+    sc = DPStandardScaler(epsilon=0.6, bounds=(-3, 3), accountant=acc, random_state=0).fit(X)
+    assert len(acc.ledger) == 1 and acc.total()[0] == pytest.approx(0.6)
+    assert sc.epsilon_spent_ == pytest.approx(0.6)
+    assert np.all((sc.mean_ >= -3) & (sc.mean_ <= 3))
+    assert np.all(sc.var_ <= 9.0)
+    Xt = sc.transform(X)
+    # Laplace scale of each mean coordinate: (3 * 6 / 200) / 0.3 = 0.3; allow 5 scales
+    assert np.all(np.abs(sc.mean_ - X.mean(axis=0)) < 1.5)
+    np.testing.assert_allclose(sc.inverse_transform(Xt), np.clip(X, -3, 3))
+    # only the mean: full budget on one query
+    sc2 = DPStandardScaler(epsilon=0.4, bounds=(-3, 3), with_std=False, accountant=acc, random_state=0).fit(X)
+    assert isinstance(sc2.privacy_event_.events[0], LaplaceEvent) and len(sc2.privacy_event_.events) == 1
+    with pytest.raises(BudgetExceededError):
+        DPStandardScaler(epsilon=0.1, bounds=(-3, 3), accountant=acc).fit(X)
+
+
+@pytest.mark.parametrize(
+    "kwargs,X,match",
+    [
+        ({}, np.ones((5, 2)), "bounds is required"),
+        ({"bounds": (1, 0)}, np.ones((5, 2)), "lower <= upper"),
+        ({"bounds": (0, np.inf)}, np.ones((5, 2)), "finite"),
+        ({"bounds": (0, 1)}, np.array([[np.nan, 1.0]]), "NaN"),
+        ({"bounds": (0, 1)}, sp.csr_matrix(np.ones((5, 2))), "sparse"),
+    ],
+)
+def test_scaler_bad_input_spends_nothing(kwargs, X, match):
+    acc = BudgetAccountant(1.0)
+    with pytest.raises((ValueError, TypeError), match=match):
+        DPStandardScaler(accountant=acc, **kwargs).fit(X)
+    assert acc.ledger == ()
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_scaler_mean_release_audit_and_mutant(delta):
+    """Releases of the scaler's mean query on worst-case neighbours (1 feature), as the fit makes them."""
+    eps, n, lower, upper = 1.0, 20, np.array([0.0]), np.array([1.0])
+    X = np.full((n, 1), 0.5)
+    D, Dp = X.copy(), X.copy()
+    D[0], Dp[0] = lower, upper
+    rng = np.random.default_rng(7)
+
+    def releases(sensitivity_factor):
+        scaler = DPStandardScaler(epsilon=eps, delta=delta, bounds=(lower, upper), with_std=False)
+        mech = scaler._mechanisms(n, lower, upper)["mean"]
+        if sensitivity_factor != 1:  # mutant: the plan underestimates the sensitivity
+            mech = type(mech)(**{**_fields(mech), "sensitivity": mech.sensitivity * sensitivity_factor})
+        a = mech.release(clipped_moments(D, lower, upper)[0], rng, size=N_DRAWS)[:, 0]
+        b = mech.release(clipped_moments(Dp, lower, upper)[0], rng, size=N_DRAWS)[:, 0]
+        return a, b
+
+    audit = audit_epsilon if delta == 0 else audit_gaussian_dp
+    a, b = releases(1)
+    res = audit(a, b, eps, delta, alpha=ALPHA)
+    assert not res.violation, str(res)
+    a, b = releases(0.5)
+    mutant = audit(a, b, eps, delta, alpha=ALPHA)
+    assert mutant.violation, f"the 2x sensitivity underestimate was not caught: {mutant}"
+
+
+def _fields(mech):
+    from dataclasses import fields
+
+    return {f.name: getattr(mech, f.name) for f in fields(mech) if f.init}
+
+
+# ------------------------------------------------------------------ DPPipeline
+def test_pipeline_splits_by_weights_and_restores_params(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    scaler = DPStandardScaler(epsilon=7.0, bounds=(-3, 3), random_state=0)
+    clf = TinyDPClassifier(epsilon=9.0, random_state=0)
+    pipe = DPPipeline(
+        [("sc", scaler), ("clip", RowNormClipper()), ("clf", clf)], epsilon=1.2, weights={"sc": 1, "clf": 2}, accountant=acc
+    )
+    params_before = clone(pipe).get_params(deep=True)
+    pipe.fit(X, y)
+    assert pipe.budget_shares_ == {"sc": (pytest.approx(0.4), 0.0), "clf": (pytest.approx(0.8), 0.0)}
+    assert [e.label for e in acc.ledger] == ["DPPipeline[sc] DPStandardScaler", "DPPipeline[clf] TinyDPClassifier"]
+    assert acc.total()[0] == pytest.approx(1.2) and pipe.epsilon_spent_ == pytest.approx(1.2)
+    # fitted in place with the shares; parameters unchanged by fit
+    assert scaler.epsilon_spent_ == pytest.approx(0.4) and scaler.epsilon == 7.0 and scaler.accountant is None
+    after = pipe.get_params(deep=True)
+    assert {k: v for k, v in after.items() if k not in ("steps", "sc", "clip", "clf")} == {
+        k: v for k, v in params_before.items() if k not in ("steps", "sc", "clip", "clf")
+    }
+    assert pipe.score(X, y) > 0.5
+
+
+def test_pipeline_gaussian_shares_compose_exactly(data):
+    X, y = data
+    acc = BudgetAccountant(5.0, 1e-6)
+    pipe = make_dp_pipeline(
+        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1)), TinyDPClassifier(), epsilon=1.0, delta=1e-6,
+        accountant=acc,
+    ).fit(X, y)
+    mu2 = profile_of(pipe.privacy_event_).gauss_mu2
+    assert mu2 <= gaussian_mu(1.0, 1e-6) ** 2
+    assert mu2 == pytest.approx(gaussian_mu(1.0, 1e-6) ** 2, rel=1e-8)
+    eps, delta = epsilon_delta(pipe.privacy_event_, 1e-6)
+    assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-8)
+
+
+@pytest.mark.parametrize(
+    "step,name",
+    [(StandardScaler(), "StandardScaler"), (PCA(2), "PCA")],
+)
+def test_pipeline_refuses_data_dependent_step_naming_it(data, step, name):
+    X, y = data
+    acc = BudgetAccountant(1.0)
+    pipe = DPPipeline([("prep", step), ("clf", TinyDPClassifier())], accountant=acc)
+    with pytest.raises(ValueError, match=rf"step 'prep' \({name}\).*not differentially private"):
+        pipe.fit(X, y)
+    assert acc.ledger == ()
+    # the explicit opt-out
+    DPPipeline([("prep", clone(step)), ("clf", TinyDPClassifier())], accountant=acc, allow_non_private_steps=True).fit(
+        X, y
+    )
+    assert len(acc.ledger) == 1
+
+
+def test_pipeline_refuses_non_private_final_and_cross_row_function(data):
+    X, y = data
+    with pytest.raises(ValueError, match="step 'lr' \\(LogisticRegression\\)"):
+        DPPipeline([("n", Normalizer()), ("lr", LogisticRegression())]).fit(X, y)
+    with pytest.raises(ValueError, match="step 'center'.*depend on other rows"):
+        DPPipeline([("center", FunctionTransformer(lambda Z: Z - Z.mean(0))), ("clf", TinyDPClassifier())]).fit(X, y)
+    with pytest.raises(ValueError, match="no private step"):
+        DPPipeline([("n", Normalizer()), ("p", "passthrough")]).fit(X, y)
+
+
+def test_pipeline_checks_budget_and_input_before_any_step(data):
+    X, y = data
+    acc = BudgetAccountant(1.0)
+    pipe = DPPipeline([("sc", DPStandardScaler(bounds=(-3, 3))), ("clf", TinyDPClassifier())], epsilon=1.5, accountant=acc)
+    with pytest.raises(BudgetExceededError):
+        pipe.fit(X, y)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        pipe.set_params(epsilon=0.5).fit(bad, y)
+    # a DP step's own delta does not matter: the dry run uses its share
+    DPPipeline(
+        [("sc", DPStandardScaler(bounds=(-3, 3), delta=1e-6)), ("clf", TinyDPClassifier())],
+        epsilon=0.5, accountant=BudgetAccountant(1.0),
+    ).fit(X, y)
+    # a DP step with bad parameters fails in the dry run on synthetic rows
+    pipe2 = DPPipeline([("sc", DPStandardScaler()), ("clf", TinyDPClassifier())], accountant=acc)
+    with pytest.raises(ValueError, match="step 'sc'.*bounds is required"):
+        pipe2.fit(X, y)
+    assert acc.ledger == ()
+
+
+class _OverspendingClassifier(TinyDPClassifier):
+    """A mutant private step that spends twice its epsilon."""
+
+    def _mechanism(self, n, d):
+        from sklearn_dpsco._mechanisms import L2LaplaceMechanism
+
+        return L2LaplaceMechanism(2.0 / n, 2 * self.epsilon, d)
+
+
+def test_pipeline_allowance_refuses_a_step_that_overspends(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    pipe = DPPipeline([("clf", _OverspendingClassifier())], epsilon=1.0, accountant=acc)
+    with pytest.raises(BudgetExceededError, match="allowance"):
+        pipe.fit(X, y)
+    assert acc.ledger == ()
+
+
+def test_pipeline_with_dp_hinge(data):
+    X, y = data
+    acc = BudgetAccountant(3.0)
+    pipe = DPPipeline(
+        [("sc", DPStandardScaler(bounds=(-3, 3), random_state=0)), ("clip", RowNormClipper()),
+         ("svm", DPHingeClassifier(random_state=0))],
+        epsilon=2.0, weights={"sc": 1, "svm": 3}, accountant=acc,
+    ).fit(X, y)
+    assert acc.total()[0] == pytest.approx(2.0)
+    assert pipe.named_steps["svm"].epsilon_spent_ == pytest.approx(1.5)
+
+
+def test_docstring_examples_run():
+    for name in (
+        "sklearn_dpsco.preprocessing._pipeline",
+        "sklearn_dpsco.preprocessing._scaler",
+        "sklearn_dpsco.preprocessing._clipper",
+        "sklearn_dpsco.model_selection._search",
+        "sklearn_dpsco.accounting._context",
+    ):
+        failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert failures == 0, name
