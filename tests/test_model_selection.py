@@ -24,6 +24,7 @@ from sklearn_dpsco.accounting import (
     GaussianEvent,
     ParallelComposedEvent,
     PureDPEvent,
+    ZCDPEvent,
     epsilon_delta,
 )
 from sklearn_dpsco.linear_model import DPHingeClassifier
@@ -121,14 +122,15 @@ def test_plan_pure_kfold_and_holdout():
         plan_exponential(2.0, 0.0, K, row_classes(make_splits(KFold(3), n), n), 0.5, 0.5)
 
 
-def test_plan_gaussian_is_within_total():
+@pytest.mark.parametrize("kind,event", [("gaussian", GaussianEvent), ("zcdp", ZCDPEvent)])
+def test_plan_curve_shares_are_within_total(kind, event):
     n, K = 90, 6
     rows = row_classes(make_splits(KFold(3), n), n)
-    plan = plan_exponential(2.0, 1e-6, K, rows, selection_share=0.1, refit_share=0.4)
+    plan = plan_exponential(2.0, 1e-6, K, rows, selection_share=0.1, refit_share=0.4, kind=kind)
     eps, delta = epsilon_delta(plan.event, 1e-6)
     assert delta == 1e-6 and eps <= 2.0 and eps == pytest.approx(2.0, rel=1e-9)
-    assert isinstance(plan.fit.allowance, GaussianEvent)
-    # Gaussian composition: far more per fit than basic composition would give
+    assert isinstance(plan.fit.allowance, event)
+    # curve composition: far more per fit than basic composition would give
     assert plan.fit.epsilon > 3 * (2.0 * 0.5 / (K * 2))
 
 
@@ -161,16 +163,31 @@ def test_search_charges_its_total_once(data, selection):
     assert 0.5 < search.score(X, y) <= 1.0
 
 
-def test_search_with_pipeline_and_gaussian_budget(data):
+@pytest.mark.parametrize("noise", ["float", "secure"])
+def test_search_with_pipeline_and_gaussian_budget(data, noise):
+    # float Gaussian fits compose in Gaussian DP, secure ones in zCDP: both within the budget
     X, y = data
     acc = BudgetAccountant(2.0, 1e-6)
-    pipe = DPPipeline([("clip", RowNormClipper()), ("clf", TinyDPClassifier())])
+    pipe = DPPipeline([("clip", RowNormClipper()), ("clf", TinyDPClassifier(noise=noise))])
     search = DPGridSearchCV(
         pipe, {"clf__shift": [-0.4, 0.0]}, epsilon=2.0, delta=1e-6, accountant=acc, random_state=0
     ).fit(X, y)
     eps, delta = acc.total()
     assert eps <= 2.0 + 1e-9 and delta == 1e-6
     assert search.best_estimator_.budget_shares_["clf"][1] == 1e-6
+
+
+def test_zcdp_allowance_accepts_gaussian_and_pure_through_their_zcdp_reading():
+    from sklearn_dpsco.accounting._allowance import dominates
+    from sklearn_dpsco.accounting._composition import profile_of
+
+    cap = profile_of(ZCDPEvent(0.5))
+    assert dominates(cap, profile_of(GaussianEvent(1.0, 1.0)))  # mu = 1 -> rho = 1/2
+    assert not dominates(cap, profile_of(GaussianEvent(1.01, 1.0)))
+    assert dominates(cap, profile_of(PureDPEvent(1.0)))  # eps^2 / 2 = 1/2
+    assert not dominates(cap, profile_of(PureDPEvent(1.0)) + profile_of(ZCDPEvent(0.01)))
+    # a Gaussian cap does not accept zCDP (zCDP does not imply Gaussian DP)
+    assert not dominates(profile_of(GaussianEvent(1.0, 1.0)), profile_of(ZCDPEvent(0.01)))
 
 
 def test_search_refuses_before_spending(data):

@@ -191,14 +191,28 @@ def test_pipeline_gaussian_shares_compose_exactly(data):
     X, y = data
     acc = BudgetAccountant(5.0, 1e-6)
     pipe = make_dp_pipeline(
-        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1)), TinyDPClassifier(), epsilon=1.0, delta=1e-6,
-        accountant=acc,
+        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1)), TinyDPClassifier(noise="float"),
+        epsilon=1.0, delta=1e-6, accountant=acc,
     ).fit(X, y)
     mu2 = profile_of(pipe.privacy_event_).gauss_mu2
     assert mu2 <= gaussian_mu(1.0, 1e-6) ** 2
     assert mu2 == pytest.approx(gaussian_mu(1.0, 1e-6) ** 2, rel=1e-8)
     eps, delta = epsilon_delta(pipe.privacy_event_, 1e-6)
     assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-8)
+
+
+def test_pipeline_zcdp_shares_compose_within_budget(data):
+    # secure (discrete) Gaussian steps spend zCDP: the shares split rho, and
+    # the composed release is still within (epsilon, delta)
+    X, y = data
+    acc = BudgetAccountant(5.0, 1e-6)
+    pipe = make_dp_pipeline(
+        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1)), TinyDPClassifier(noise="secure"),
+        epsilon=1.0, delta=1e-6, accountant=acc,
+    ).fit(X, y)
+    eps, delta = epsilon_delta(pipe.privacy_event_, 1e-6)
+    assert delta <= 1e-6 and eps <= 1.0 + 1e-12
+    assert eps > 0.9  # the split wastes little against the whole budget
 
 
 @pytest.mark.parametrize(

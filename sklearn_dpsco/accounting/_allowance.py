@@ -30,12 +30,25 @@ __all__ = ["FitAllowance", "dominates"]
 _REL_TOL = 1e-9
 
 
+def _le(a, b):
+    return a <= b * (1 + _REL_TOL) + 1e-300
+
+
 def dominates(cap, profile):
-    """True when ``profile`` is field-wise <= ``cap`` (both :class:`PrivacyProfile`)."""
-    for f in fields(PrivacyProfile):
-        if getattr(profile, f.name) > getattr(cap, f.name) * (1 + _REL_TOL) + 1e-300:
-            return False
-    return True
+    """True when every guarantee of the ``cap`` profile also holds for ``profile``.
+
+    Field-wise ``profile <= cap`` suffices. A cap that is pure zCDP (only its
+    ``rho`` field is non-zero) also accepts Gaussian and pure parts through
+    their zCDP readings: a mu-GDP mechanism is ``mu^2/2``-zCDP and an eps-DP
+    one ``eps^2/2``-zCDP (Bun and Steinke 2016), so the spend is
+    ``rho + gauss_mu2/2 + pure_rho``-zCDP and every reading of the cap bounds it.
+    """
+    if all(_le(getattr(profile, f.name), getattr(cap, f.name)) for f in fields(PrivacyProfile)):
+        return True
+    zcdp_only = cap.rho > 0 and cap.pure_eps == cap.pure_rho == cap.approx_eps == cap.approx_delta == cap.gauss_mu2 == 0
+    if zcdp_only and profile.approx_eps == 0 and profile.approx_delta == 0:
+        return _le(profile.rho + profile.gauss_mu2 / 2.0 + profile.pure_rho, cap.rho)
+    return False
 
 
 class FitAllowance(BudgetAccountant):

@@ -14,16 +14,25 @@ consume more. Two kinds:
   shares compose exactly as ``mu^2 = sum mu_i^2`` (Dong, Roth, Su 2019).
   Estimators whose events under ``delta > 0`` are not Gaussian are refused by
   the allowance (their loss would not compose this way).
+* ``"zcdp"`` (``delta > 0``, estimators on the secure noise path, whose
+  discrete Gaussian is calibrated through zCDP): fitted with
+  ``(zcdp_epsilon(rho_i, delta), delta)``, so its zCDP parameter is ``rho_i``;
+  allowance ``ZCDPEvent(rho_i)``; shares compose as ``rho = sum rho_i``. A
+  Gaussian or pure part also fits such an allowance through its zCDP reading
+  (``mu^2/2``, ``eps^2/2``).
+
+:func:`curve_kind` picks ``"zcdp"`` unless every private step of an estimator
+uses the float Gaussian (``noise="float"``).
 """
 
 import math
 from dataclasses import dataclass
 
 from .._param_checks import check_delta, check_epsilon
-from ._calibration import gaussian_epsilon, gaussian_mu
-from ._events import GaussianEvent, PrivacyEvent, PureDPEvent
+from ._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
+from ._events import GaussianEvent, PrivacyEvent, PureDPEvent, ZCDPEvent
 
-__all__ = ["Share", "pure_share", "gaussian_share", "split_by_weights"]
+__all__ = ["Share", "curve_kind", "curve_share", "gaussian_share", "pure_share", "split_by_weights", "zcdp_share"]
 
 _CALIBRATION_SLACK = 1e-9
 
@@ -38,7 +47,9 @@ class Share:
 
     @property
     def kind(self):
-        return "pure" if self.delta == 0 else "gaussian"
+        if self.delta == 0:
+            return "pure"
+        return "zcdp" if isinstance(self.allowance, ZCDPEvent) else "gaussian"
 
     @property
     def mu(self):
@@ -63,11 +74,38 @@ def gaussian_share(mu, delta):
     return Share(gaussian_epsilon(mu * (1.0 - _CALIBRATION_SLACK), delta), delta, GaussianEvent(mu, 1.0))
 
 
-def split_by_weights(epsilon, delta, weights):
-    """Shares proportional to ``weights`` whose composition is exactly (epsilon, delta).
+def zcdp_share(rho, delta):
+    if not (rho > 0 and math.isfinite(rho)):
+        raise ValueError(f"a zCDP share needs a finite rho > 0, got {rho!r}.")
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("a zCDP share needs delta > 0.")
+    # the estimator calibrates rho = zcdp_rho(eps, delta): slack as for Gaussian shares
+    return Share(zcdp_epsilon(rho * (1.0 - _CALIBRATION_SLACK), delta), delta, ZCDPEvent(rho))
 
-    Pure: ``eps_i = epsilon w_i / W``. Gaussian: ``mu_i = mu sqrt(w_i / W)``
-    with ``mu = gaussian_mu(epsilon, delta)``, so ``sum mu_i^2 = mu^2``.
+
+def curve_share(value, delta, kind):
+    """A ``"gaussian"`` share of Gaussian-DP ``value`` or a ``"zcdp"`` share of rho ``value``."""
+    return gaussian_share(value, delta) if kind == "gaussian" else zcdp_share(value, delta)
+
+
+def curve_kind(estimator):
+    """``"gaussian"`` when every ``noise`` parameter of ``estimator`` is ``"float"``, else ``"zcdp"``."""
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
+    noises = [v for k, v in params.items() if k == "noise" or k.endswith("__noise")]
+    return "gaussian" if noises and all(v == "float" for v in noises) else "zcdp"
+
+
+def split_by_weights(epsilon, delta, weights, kinds=None):
+    """Shares proportional to ``weights`` whose composition is within (epsilon, delta).
+
+    ``kinds`` gives each part's calibration (``"gaussian"`` or ``"zcdp"``,
+    default all Gaussian). Pure: ``eps_i = epsilon w_i / W``. All Gaussian:
+    ``mu_i = mu sqrt(w_i / W)`` with ``mu = gaussian_mu(epsilon, delta)``, so
+    ``sum mu_i^2 = mu^2`` exactly. Otherwise zCDP: ``rho_i = rho w_i / W``
+    with ``rho = zcdp_rho(epsilon, delta)``; a zCDP part is fitted at
+    ``zcdp_epsilon(rho_i, delta)``, a Gaussian part at the epsilon whose
+    Gaussian has ``mu = sqrt(2 rho_i)`` (so its zCDP reading is ``rho_i``).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -77,5 +115,17 @@ def split_by_weights(epsilon, delta, weights):
     total = sum(weights)
     if delta == 0:
         return [pure_share(epsilon * w / total) for w in weights]
+    kinds = ["gaussian"] * len(weights) if kinds is None else list(kinds)
+    if any(k == "zcdp" for k in kinds):
+        rho = zcdp_rho(epsilon, delta)
+        shares = []
+        for w, k in zip(weights, kinds):
+            rho_i = rho * w / total
+            if k == "zcdp":
+                shares.append(zcdp_share(rho_i, delta))
+            else:
+                mu_i = math.sqrt(2.0 * rho_i) * (1.0 - _CALIBRATION_SLACK)
+                shares.append(Share(gaussian_epsilon(mu_i, delta), delta, ZCDPEvent(rho_i)))
+        return shares
     mu = gaussian_mu(epsilon, delta)
     return [gaussian_share(mu * math.sqrt(w / total), delta) for w in weights]

@@ -19,9 +19,9 @@ from ..accounting import (
     SelfComposedEvent,
     epsilon_delta,
 )
-from ..accounting._calibration import gaussian_mu
+from ..accounting._calibration import gaussian_mu, zcdp_rho
 from ..accounting._composition import PrivacyProfile, profile_epsilon, profile_of
-from ..accounting._shares import Share, gaussian_share, pure_share
+from ..accounting._shares import Share, curve_share, pure_share
 
 __all__ = ["SearchBudget", "plan_exponential", "plan_random_stopping"]
 
@@ -82,19 +82,22 @@ def _largest_mu(feasible, hi=64.0):
     return math.exp(lo_log)
 
 
-def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_share):
+def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_share, kind="zcdp"):
     """Budget of a search that fits every candidate on every split and selects by the exponential mechanism.
 
     Rule (per row class ``(t, v)``: ``K t`` candidate fits, the selection if
     ``v``, the refit): every class's composition must be within
     ``(epsilon, delta)``. The selection gets ``selection_share * epsilon``;
-    the refit gets ``refit_share * epsilon`` (pure) or Gaussian-DP
-    ``gaussian_mu(refit_share * epsilon, delta)``; each candidate fit gets
+    the refit gets ``refit_share * epsilon`` (pure) or the curve share worth
+    ``(refit_share * epsilon, delta)`` on its own; each candidate fit gets
     the largest share for which the worst class still fits.
 
     Parameters
     ----------
     rows : RowClasses
+    kind : {"gaussian", "zcdp"}
+        How fits with ``delta > 0`` are calibrated (:func:`~sklearn_dpsco.accounting._shares.curve_kind`):
+        Gaussian-DP shares compose in ``gauss_mu2``, zCDP shares in ``rho``.
     """
     K = int(n_candidates)
     eps_sel = selection_share * epsilon
@@ -112,12 +115,15 @@ def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_
             )
         fit = pure_share(eps_fit)
     else:
-        refit = gaussian_share(gaussian_mu(refit_share * epsilon, delta), delta) if refit_share > 0 else None
-        mu_ref2 = refit.mu**2 if refit else 0.0
+        value_of = (lambda e: gaussian_mu(e, delta)) if kind == "gaussian" else (lambda e: zcdp_rho(e, delta))
+        refit = curve_share(value_of(refit_share * epsilon), delta, kind) if refit_share > 0 else None
+        ref_part = profile_of(refit.allowance) if refit else PrivacyProfile()
 
-        def class_profile(mu, t, v):
+        def class_profile(x, t, v):
+            # x is the fit's Gaussian-DP mu or its rho, by kind
             pure = v * eps_sel
-            return PrivacyProfile(pure_eps=pure, pure_rho=pure * pure / 2.0, gauss_mu2=K * t * mu * mu + mu_ref2)
+            fits = PrivacyProfile(gauss_mu2=K * t * x * x) if kind == "gaussian" else PrivacyProfile(rho=K * t * x)
+            return PrivacyProfile(pure_eps=pure, pure_rho=pure * pure / 2.0) + fits + ref_part
 
         def feasible(mu):
             return all(profile_epsilon(class_profile(mu, t, v), delta) <= epsilon for t, v in rows.classes)
@@ -127,7 +133,7 @@ def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_
             raise ValueError(
                 "selection_share and refit_share leave no budget for the candidate fits. Nothing was spent."
             )
-        fit = gaussian_share(mu, delta)
+        fit = curve_share(mu, delta, kind)
 
     events = tuple(_class_event(fit, K * t, selection if v else None, refit) for t, v in rows.classes)
     event = events[0] if len(events) == 1 else ParallelComposedEvent(events)

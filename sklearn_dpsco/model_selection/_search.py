@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._mechanisms import LaplaceMechanism
 from .._param_checks import check_delta, check_epsilon
+from ..accounting._shares import curve_kind
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
 from ..accounting._context import AccountantMixin
@@ -240,7 +241,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         splits = make_splits(cv, n)
         rows = row_classes(splits, n)
         plan = plan_exponential(
-            self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share
+            self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share,
+            kind=curve_kind(self.estimator),
         )
         K, S = len(candidates), len(splits)
         fit_states = _param_seeds(rng, K * S)

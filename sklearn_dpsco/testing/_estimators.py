@@ -13,7 +13,7 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._mechanisms import GaussianMechanism, L2LaplaceMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, L2LaplaceMechanism
 from .._rng import check_random_state
 from ..accounting._context import AccountantMixin
 
@@ -27,6 +27,9 @@ class TinyDPClassifier(AccountantMixin, ClassifierMixin, BaseEstimator):
     ----------
     epsilon, delta : float
         ``delta=0``: isotropic l2-Laplace noise; else Gaussian.
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
+        Sampling path of the mechanism (doc/privacy/secure_noise.rst): the
+        secure Gaussian spends zCDP, the float one a Gaussian-DP event.
     shift : float, default=0.0
         A hyperparameter for the search tests (public offset of the decision).
     classes : array-like of 2 labels, default=None
@@ -45,6 +48,7 @@ class TinyDPClassifier(AccountantMixin, ClassifierMixin, BaseEstimator):
         delta=0.0,
         *,
         shift=0.0,
+        noise=DEFAULT_NOISE,
         classes=None,
         accountant=None,
         random_state=None,
@@ -54,6 +58,7 @@ class TinyDPClassifier(AccountantMixin, ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.delta = delta
         self.shift = shift
+        self.noise = noise
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
@@ -63,8 +68,8 @@ class TinyDPClassifier(AccountantMixin, ClassifierMixin, BaseEstimator):
     def _mechanism(self, n, d):
         sensitivity = 2.0 / n  # replace-one: y_i clip(x_i) has norm <= 1, the mean moves by <= 2/n
         if self.delta == 0:
-            return L2LaplaceMechanism(sensitivity, self.epsilon, d)
-        return GaussianMechanism(sensitivity, self.epsilon, self.delta, d)
+            return L2LaplaceMechanism(sensitivity, self.epsilon, d, noise=self.noise)
+        return GaussianMechanism(sensitivity, self.epsilon, self.delta, d, noise=self.noise)
 
     def fit(self, X, y):
         X = np.asarray(X, dtype=float)
