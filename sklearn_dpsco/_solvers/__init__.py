@@ -7,6 +7,19 @@ point and the privacy event it consumed.
 
 from ._data import GLMData
 from ._erm import CertificationError, solve_certified
+from ._interpolation import (
+    AdaptiveInterpolationSchedule,
+    ExtensionPlan,
+    InterpolationSchedule,
+    adaptive_interpolation,
+    adaptive_interpolation_schedule,
+    extension_plan,
+    interpolation_epochs,
+    interpolation_schedule,
+    run_adaptive_interpolation,
+    run_extension,
+    run_interpolation,
+)
 from ._localization import (
     PhaseSchedule,
     ald_growth_epochs,
@@ -27,6 +40,17 @@ from ._output_perturbation import (
 from ._result import PrivateFit
 
 __all__ = [
+    "AdaptiveInterpolationSchedule",
+    "ExtensionPlan",
+    "InterpolationSchedule",
+    "adaptive_interpolation",
+    "adaptive_interpolation_schedule",
+    "extension_plan",
+    "interpolation_epochs",
+    "interpolation_schedule",
+    "run_adaptive_interpolation",
+    "run_extension",
+    "run_interpolation",
     "PhaseSchedule",
     "ald_growth_schedule",
     "ald_schedule",
