@@ -20,6 +20,13 @@ from ._interpolation import (
     run_extension,
     run_interpolation,
 )
+from ._inverse_sensitivity import (
+    InverseSensitivityPlan,
+    inverse_sensitivity,
+    inverse_sensitivity_log_pmf,
+    inverse_sensitivity_plan,
+    run_inverse_sensitivity,
+)
 from ._localization import (
     PhaseSchedule,
     ald_growth_epochs,
@@ -40,6 +47,11 @@ from ._output_perturbation import (
 from ._result import PrivateFit
 
 __all__ = [
+    "InverseSensitivityPlan",
+    "inverse_sensitivity",
+    "inverse_sensitivity_log_pmf",
+    "inverse_sensitivity_plan",
+    "run_inverse_sensitivity",
     "AdaptiveInterpolationSchedule",
     "ExtensionPlan",
     "InterpolationSchedule",

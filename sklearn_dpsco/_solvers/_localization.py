@@ -107,12 +107,14 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise="float"):
+                 noise="float", decay=16.0):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
     failure probability) to ``1 / (n + d)``; ``scale`` (size of the outermost
-    domain, for dropping unresolvable phases) to ``radius``.
+    domain, for dropping unresolvable phases) to ``radius``. Phase i uses
+    ``eta_i = decay^-i step`` (ALD: ``decay = 2^4``; any public ``decay > 1``
+    is private — each phase's sensitivity is computed from its own step).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     k = max(1, math.ceil(math.log(n)))
@@ -121,7 +123,8 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
         raise ValueError(f"ALD localization needs at least {k} rows, got {n}.")
     beta = 1.0 / (n + d) if beta is None else beta
     eta = ald_step(radius, clip, n, d, epsilon, delta, beta) if step is None else check_positive(step, "step")
-    blocks = [(start + (i - 1) * n0, start + i * n0, 2.0 ** (-4 * i) * eta) for i in range(1, k + 1)]
+    decay = _check_decay(decay)
+    blocks = [(start + (i - 1) * n0, start + i * n0, decay ** (-i) * eta) for i in range(1, k + 1)]
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise,
         scale=radius if scale is None else scale, info={"block_size": n0, "step": eta},
@@ -169,14 +172,21 @@ def _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b):
     )
 
 
-def _resolvable_epochs(eta0, clip, scale):
-    """Epochs whose first ALD-1 phase (step ``2^-4 2^-i eta0``) float64 can still certify."""
-    ratio = clip * eta0 / (16.0 * _MIN_STEP_FRACTION * scale)
+def _check_decay(decay):
+    decay = check_positive(decay, "decay")
+    if not decay > 1:
+        raise ValueError(f"decay must be > 1, got {decay}.")
+    return decay
+
+
+def _resolvable_epochs(eta0, clip, scale, decay=16.0):
+    """Epochs whose first ALD-1 phase (step ``decay^-1 2^-i eta0``) float64 can still certify."""
+    ratio = clip * eta0 / (decay * _MIN_STEP_FRACTION * scale)
     return 0 if ratio < 1.0 else 1 + math.floor(math.log2(ratio))
 
 
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise="float", scale=None):
+                        noise="float", scale=None, step=None, decay=16.0):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
@@ -189,6 +199,9 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
     in float64. When the cap binds, the rows are re-split over the fewer
     epochs (still disjoint blocks; parallel composition is unchanged) and
     ``info["epochs_uncapped"]`` records the paper's T.
+
+    ``step`` overrides ALD's ``eta_0`` and ``decay`` the inner ALD-1 phase
+    ratio (both public, utility only; see :func:`ald_schedule`).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
@@ -205,22 +218,29 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
             f"ALD growth epochs with kappa_lower={kappa_lower} need T={T_paper} epochs of at least {k} rows each; "
             f"got {n} rows. Use more data or a larger kappa_lower."
         )
+    decay = _check_decay(decay)
+    if step is not None:
+        step = check_positive(step, "step")
+
+    def base_step(n0):
+        return _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b) if step is None else step
+
     T = T_paper
     while True:  # eta_0 shrinks as the epochs grow: iterate the (monotone) cap to its fixed point
-        cap = _resolvable_epochs(_ald_growth_step(radius, clip, max(n // T, 1), d, epsilon, delta, log_b), clip, scale)
+        cap = _resolvable_epochs(base_step(max(n // T, 1)), clip, scale, decay)
         if cap >= T or T == 1:
             break
         T = max(1, cap)
     n0 = n // T
     D0 = 2.0 * radius
-    eta0 = _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b)
+    eta0 = base_step(n0)
     epochs, radii, steps = [], [], []
     for i in range(T):
         D_i, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
         epochs.append(
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
-                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise,
+                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay,
             )
         )
         radii.append(D_i)
