@@ -39,7 +39,8 @@ import numpy as np
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._balls import project_balls
-from ._localization import _MIN_STEP_FRACTION, _ald_growth_step, _dimension_term, ald_growth_schedule
+from ._growth import PRACTICAL_RESOLUTION, growth_epochs_schedule
+from ._localization import _MIN_STEP_FRACTION, _ald_growth_step, _dimension_term
 from ._output_perturbation import run_output_perturbation
 from ._result import PrivateFit
 
@@ -144,7 +145,7 @@ class ExtensionPlan:
 
 
 def extension_plan(n, d, *, lipschitz, radius, epsilon, delta, kappa_lower=2.0, start=0, beta=None, scale=None,
-                   tolerance=0.1, noise="float"):
+                   schedule="practical", tolerance=0.1, noise="float"):
     """Plan A-Alg 1 (ALD-2 on the ``lipschitz``-extension) on ``n`` rows from ``start``.
 
     Parameters
@@ -164,6 +165,8 @@ def extension_plan(n, d, *, lipschitz, radius, epsilon, delta, kappa_lower=2.0, 
     scale : float, optional
         Size of the outermost domain (float64 resolution floor); default
         ``radius``.
+    schedule : {"practical", "paper"}, default="practical"
+        ALD-2's utility constants (:mod:`._growth`; privacy is the same).
 
     Returns
     -------
@@ -172,12 +175,13 @@ def extension_plan(n, d, *, lipschitz, radius, epsilon, delta, kappa_lower=2.0, 
     lipschitz = check_positive(lipschitz, "lipschitz")
     radius = check_positive(radius, "radius")
     scale = radius if scale is None else check_positive(scale, "scale")
-    sched = ald_growth_schedule(
+    sched = growth_epochs_schedule(
         n, d, clip=lipschitz, radius=radius, kappa_lower=kappa_lower, epsilon=epsilon, delta=delta, start=start,
-        beta=beta, tolerance=tolerance, noise=noise, scale=scale,
+        beta=beta, tolerance=tolerance, noise=noise, scale=scale, schedule=schedule,
     )
     first_step = sched.phases[0].info["steps"][0]
-    if lipschitz * first_step < _MIN_STEP_FRACTION * scale:
+    floor = PRACTICAL_RESOLUTION if schedule == "practical" else _MIN_STEP_FRACTION
+    if lipschitz * first_step < floor * scale:
         raise ValueError(
             f"radius {radius:.3g} is too small relative to the domain scale {scale:.3g} for float64: "
             "no phase could be certified."
@@ -225,8 +229,12 @@ class InterpolationSchedule:
     info: dict
 
 
-def _inner_floor(n0, d, epsilon, delta, beta, scale):
+def _inner_floor(n0, d, epsilon, delta, beta, scale, schedule):
     """Smallest epoch radius whose inner ALD-2 keeps ``2^_MIN_INNER_HALVINGS`` resolvable halvings."""
+    if schedule == "practical":
+        # the first phase moves by L eta_0 = radius eps / (dim log(1/beta))
+        unit = epsilon / (_dimension_term(d, delta) * math.log(1.0 / beta))
+        return 2.0**_MIN_INNER_HALVINGS * PRACTICAL_RESOLUTION * scale / unit
     T_inner = max(1, math.ceil(2.0 * math.log(n0)))
     m = max(n0 // T_inner, 1)
     # clip * eta_0 = radius * step(radius=1, clip=1): the step scales with radius / clip
@@ -261,7 +269,7 @@ def _min_rows_for_ald2():
 
 def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, kappa=2.0, lipschitz=None, start=0,
                            c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None, max_epochs=128, scale=None,
-                           inner_kappa_lower=2.0, tolerance=0.1, noise="float"):
+                           inner_kappa_lower=2.0, schedule="practical", tolerance=0.1, noise="float"):
     """Plan ACCD Algorithm 2 (``kappa = 2``) / Algorithm 6 (``kappa > 2``) on ``n`` rows from ``start``.
 
     Parameters
@@ -293,6 +301,8 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
         Size of the outermost domain (float64 floor); default ``radius``.
     inner_kappa_lower : float, default=2.0
         ALD-2's ``kappa_lower`` inside each epoch (ACCD: 2).
+    schedule : {"practical", "paper"}, default="practical"
+        The inner ALD-2's utility constants (:mod:`._growth`).
 
     Returns
     -------
@@ -314,7 +324,7 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
     def plan_for(T):
         n0 = n // T
         rate = accd_error_rate(n0, d, epsilon=epsilon, delta=delta, beta=beta)
-        floor = _inner_floor(n0, d, epsilon, delta, beta, scale)
+        floor = _inner_floor(n0, d, epsilon, delta, beta, scale, schedule)
         return n0, rate, _radius_recursion(
             T, L0, radius, rate, smoothness=smoothness, growth=growth, kappa=kappa, c=c, floor=floor
         )
@@ -335,13 +345,13 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
     epochs = tuple(
         extension_plan(
             n0, d, lipschitz=lips[i], radius=radii[i], epsilon=epsilon, delta=delta, kappa_lower=inner_kappa_lower,
-            start=start + i * n0, beta=beta, scale=scale, tolerance=tolerance, noise=noise,
+            start=start + i * n0, beta=beta, scale=scale, schedule=schedule, tolerance=tolerance, noise=noise,
         )
         for i in range(T)
     )
     info = {
         "epochs": T, "epoch_size": n0, "radii": radii, "lipschitz": lips, "predicted_excess": excess,
-        "error_rate": rate, "kappa": kappa, "utility_constant": c,
+        "error_rate": rate, "kappa": kappa, "utility_constant": c, "schedule": schedule,
     }
     return InterpolationSchedule(epochs, ParallelComposedEvent(tuple(e.event for e in epochs)), info)
 
@@ -374,7 +384,7 @@ class AdaptiveInterpolationSchedule:
 
 def adaptive_interpolation_schedule(n, d, *, smoothness, growth, lipschitz, radius, epsilon, delta, kappa=2.0,
                                     start=0, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None, max_epochs=128,
-                                    tolerance=0.1, noise="float"):
+                                    schedule="practical", tolerance=0.1, noise="float"):
     """Plan ACCD Algorithm 3 on ``n`` rows from ``start`` over ``X = B(centre, radius)``.
 
     1. A-Alg 1 (ALD-2, ``kappa_lower = 2``) at Lipschitz level ``lipschitz``
@@ -401,17 +411,17 @@ def adaptive_interpolation_schedule(n, d, *, smoothness, growth, lipschitz, radi
     n1 = n // 2
     first = extension_plan(
         n1, d, lipschitz=lipschitz, radius=radius, epsilon=epsilon, delta=delta, kappa_lower=2.0, start=start,
-        beta=beta, scale=radius, tolerance=tolerance, noise=noise,
+        beta=beta, scale=radius, schedule=schedule, tolerance=tolerance, noise=noise,
     )
     rho1 = growth_excess(
         lipschitz, accd_error_rate(n1, d, epsilon=epsilon, delta=delta, beta=beta), growth=growth, kappa=kappa, c=c
     )
     r_loc = min(2.0 * radius, _radius_from_excess(rho1, growth, kappa))
-    r_loc = max(r_loc, _inner_floor(n - n1, d, epsilon, delta, beta, radius))
+    r_loc = max(r_loc, _inner_floor(n - n1, d, epsilon, delta, beta, radius, schedule))
     second = interpolation_schedule(
         n - n1, d, smoothness=smoothness, growth=growth, radius=r_loc, epsilon=epsilon, delta=delta, kappa=kappa,
         lipschitz=min(lipschitz, 2.0 * smoothness * r_loc), start=start + n1, c=c, beta=beta, n_epochs=n_epochs,
-        max_epochs=max_epochs, scale=radius, tolerance=tolerance, noise=noise,
+        max_epochs=max_epochs, scale=radius, schedule=schedule, tolerance=tolerance, noise=noise,
     )
     info = {
         "first_stage": first.info, "first_excess": rho1, "localized_radius": r_loc,
@@ -437,12 +447,12 @@ def _n_rows(data, start, stop):
 
 def interpolation_epochs(data, loss, *, smoothness, growth, center, radius, epsilon, delta, rng, kappa=2.0,
                          lipschitz=None, start=0, stop=None, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None,
-                         tolerance=0.1, noise="float"):
+                         schedule="practical", tolerance=0.1, noise="float"):
     """ACCD Algorithm 2/6 on rows [start, stop) over ``B(center, radius)``: plan, then run."""
     sched = interpolation_schedule(
         _n_rows(data, start, stop), data.n_features, smoothness=smoothness, growth=growth, radius=radius,
         epsilon=epsilon, delta=delta, kappa=kappa, lipschitz=lipschitz, start=start, c=c, beta=beta,
-        n_epochs=n_epochs, tolerance=tolerance, noise=noise,
+        n_epochs=n_epochs, schedule=schedule, tolerance=tolerance, noise=noise,
     )
     x = run_interpolation(data, loss, sched, center=center, rng=rng)
     return PrivateFit(coef=x, event=sched.event, info=dict(sched.info))
@@ -450,12 +460,12 @@ def interpolation_epochs(data, loss, *, smoothness, growth, center, radius, epsi
 
 def adaptive_interpolation(data, loss, *, smoothness, growth, lipschitz, center, radius, epsilon, delta, rng,
                            kappa=2.0, start=0, stop=None, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None,
-                           tolerance=0.1, noise="float"):
+                           schedule="practical", tolerance=0.1, noise="float"):
     """ACCD Algorithm 3 on rows [start, stop) over ``B(center, radius)``: plan, then run."""
     sched = adaptive_interpolation_schedule(
         _n_rows(data, start, stop), data.n_features, smoothness=smoothness, growth=growth, lipschitz=lipschitz,
         radius=radius, epsilon=epsilon, delta=delta, kappa=kappa, start=start, c=c, beta=beta, n_epochs=n_epochs,
-        tolerance=tolerance, noise=noise,
+        schedule=schedule, tolerance=tolerance, noise=noise,
     )
     x = run_adaptive_interpolation(data, loss, sched, center=center, rng=rng)
     return PrivateFit(coef=x, event=sched.event, info=dict(sched.info))

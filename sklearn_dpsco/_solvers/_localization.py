@@ -107,7 +107,7 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise="float", decay=16.0):
+                 noise="float", decay=16.0, phases=None):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
@@ -115,9 +115,12 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     domain, for dropping unresolvable phases) to ``radius``. Phase i uses
     ``eta_i = decay^-i step`` (ALD: ``decay = 2^4``; any public ``decay > 1``
     is private — each phase's sensitivity is computed from its own step).
+    ``phases`` overrides ALD's phase count ``k = ceil(log n)``.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
-    k = max(1, math.ceil(math.log(n)))
+    k = max(1, math.ceil(math.log(n))) if phases is None else int(phases)
+    if k < 1:
+        raise ValueError(f"phases must be >= 1, got {phases!r}.")
     n0 = n // k
     if n0 < 1:
         raise ValueError(f"ALD localization needs at least {k} rows, got {n}.")
@@ -186,7 +189,7 @@ def _resolvable_epochs(eta0, clip, scale, decay=16.0):
 
 
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise="float", scale=None, step=None, decay=16.0):
+                        noise="float", scale=None, step=None, decay=16.0, phases=None, max_epochs=None):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
@@ -200,8 +203,9 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
     epochs (still disjoint blocks; parallel composition is unchanged) and
     ``info["epochs_uncapped"]`` records the paper's T.
 
-    ``step`` overrides ALD's ``eta_0`` and ``decay`` the inner ALD-1 phase
-    ratio (both public, utility only; see :func:`ald_schedule`).
+    ``step`` overrides ALD's ``eta_0``, ``decay`` the inner ALD-1 phase
+    ratio and ``phases`` its phase count (all public, utility only; see
+    :func:`ald_schedule`); ``max_epochs`` caps T before anything else.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
@@ -210,9 +214,11 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
     beta = 1.0 / (n + d) if beta is None else beta
     log_b = math.log(1.0 / beta)
     T_paper = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
+    if max_epochs is not None:
+        T_paper = max(1, min(T_paper, int(max_epochs)))
     # data sufficiency is judged on the paper's T (the cap below only re-splits rows)
     n0 = n // T_paper
-    k = max(1, math.ceil(math.log(max(n0, 2))))
+    k = max(1, math.ceil(math.log(max(n0, 2)))) if phases is None else int(phases)
     if n0 < k:
         raise ValueError(
             f"ALD growth epochs with kappa_lower={kappa_lower} need T={T_paper} epochs of at least {k} rows each; "
@@ -240,7 +246,7 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
         epochs.append(
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
-                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay,
+                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay, phases=phases,
             )
         )
         radii.append(D_i)
