@@ -62,12 +62,13 @@ __all__ = [
 ]
 
 #: ACCD's utility constant ``c`` (ALGORITHMS.md A-Alg 2: "not recoverable").
-#: It scales the public radius recursion only — never a noise scale. The value
-#: is calibrated empirically (benchmarks/calibrate_accd.py, results in
-#: benchmarks/results/growth.md): the largest observed ratio of ALD-2's excess
-#: risk to ``lambda^-1 (L r(m))^2`` on interpolating least-squares instances,
-#: times a safety factor of 2 on the radius.
-DEFAULT_UTILITY_CONSTANT = 1.0
+#: It scales the public radius recursion only — never a noise scale. Calibrated
+#: empirically (benchmarks/calibrate_accd.py, benchmarks/results/growth.md):
+#: the largest implied ``c = sqrt(lambda excess) / (L r(m))`` of A-Alg 1
+#: (practical ALD-2) on noiseless least squares, d in {2, 5, 10}, m in
+#: {500, 2000, 8000}, epsilon in {0.5, 1, 4}, was 0.168; twice that, for
+#: safety (a c too small lets the radii shrink past x*).
+DEFAULT_UTILITY_CONSTANT = 0.34
 
 # Inner ALD-2 epochs must keep this many resolvable halvings (2^3) for a
 # radius to be worth an epoch; below it the radius recursion is floored.
