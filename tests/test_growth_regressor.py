@@ -207,6 +207,24 @@ def test_inverse_sensitivity_sampled_audit_through_the_estimator():
     assert audit_epsilon(draws(y, True), draws(yp, True), 1.0).violation
 
 
+def test_paper_schedule_is_alds_printed_schedule():
+    from sklearn_dpsco._solvers import ald_growth_schedule, ald_schedule
+
+    est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5)
+    plan = est._plan(5000, 4, 1)
+    ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0)
+    assert plan.params["schedule"].info == ref.info and plan.event == ref.event
+    base = est.set_params(solver="ald_localization")._plan(5000, 4, 1)
+    ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0)
+    assert base.params["schedule"].info == ref1.info and base.event == ref1.event
+    # practical: the same phases' structure, the privacy-branch step, one phase per epoch
+    prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5)._plan(5000, 4, 1).params["schedule"]
+    assert all(len(e.phases) == 1 for e in prac.phases)
+    steps = [e.info["steps"][0] for e in prac.phases]
+    np.testing.assert_allclose(steps, [steps[0] * 2.0**-i for i in range(len(steps))])
+    assert steps[0] == pytest.approx((3.0 / 0.5) * 1.0 / (4 * math.log(5004)))
+
+
 # ------------------------------------------------------------------ coupling
 _PRIVATE_OUTPUTS = {"coef_", "intercept_"}
 

@@ -243,7 +243,7 @@ def _inner_floor(n0, d, epsilon, delta, beta, scale, schedule):
     return 16.0 * 2.0**_MIN_INNER_HALVINGS * _MIN_STEP_FRACTION * scale / unit
 
 
-def _radius_recursion(T, L0, r0, rate, *, smoothness, growth, kappa, c, floor):
+def _radius_recursion(T, L0, r0, rate, *, smoothness, growth, kappa, c, floor, cap=math.inf):
     radii, lips, excess = [r0], [L0], []
     for i in range(T):
         rho = growth_excess(lips[i], rate, growth=growth, kappa=kappa, c=c)
@@ -253,7 +253,7 @@ def _radius_recursion(T, L0, r0, rate, *, smoothness, growth, kappa, c, floor):
             # so the recursion never needs a radius above 2 r_i; below the float floor it stops.
             r_next = max(min(_radius_from_excess(rho, growth, kappa), 2.0 * radii[i]), floor)
             radii.append(r_next)
-            lips.append(2.0 * smoothness * r_next)
+            lips.append(min(cap, 2.0 * smoothness * r_next))
     return radii, lips, excess
 
 
@@ -287,8 +287,8 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
     kappa : float, default=2.0
         Declared growth exponent (>= 2; utility only).
     lipschitz : float, optional
-        A global Lipschitz level; ``L_0 = min(lipschitz, 2 H r_0)``
-        (``2 H r_0`` bounds the gradients on the first domain under
+        A global Lipschitz level; ``L_i = min(lipschitz, 2 H r_i)``
+        (``2 H r_i`` bounds the gradients on epoch i's domain under
         interpolation).
     c : float, default=DEFAULT_UTILITY_CONSTANT
         ACCD's utility constant (not recoverable from the paper; calibrated).
@@ -314,9 +314,8 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     scale = radius if scale is None else check_positive(scale, "scale")
     c = check_positive(c, "c")
-    L0 = 2.0 * smoothness * radius
-    if lipschitz is not None:
-        L0 = min(check_positive(lipschitz, "lipschitz"), L0)
+    L_cap = math.inf if lipschitz is None else check_positive(lipschitz, "lipschitz")
+    L0 = min(L_cap, 2.0 * smoothness * radius)
     beta = 1.0 / (n + d) if beta is None else beta
     min_rows = _min_rows_for_ald2()
     if n < min_rows:
@@ -327,7 +326,7 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
         rate = accd_error_rate(n0, d, epsilon=epsilon, delta=delta, beta=beta)
         floor = _inner_floor(n0, d, epsilon, delta, beta, scale, schedule)
         return n0, rate, _radius_recursion(
-            T, L0, radius, rate, smoothness=smoothness, growth=growth, kappa=kappa, c=c, floor=floor
+            T, L0, radius, rate, smoothness=smoothness, growth=growth, kappa=kappa, c=c, floor=floor, cap=L_cap
         )
 
     if n_epochs is None:
