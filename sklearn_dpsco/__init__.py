@@ -4,8 +4,15 @@ Public names only; see the API reference (doc/api.rst).
 """
 
 from .accounting import BudgetAccountant, BudgetExceededError
-from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier
+from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, UserLevelDPLogistic
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["BudgetAccountant", "BudgetExceededError", "DPGrowthAdaptiveRegressor", "DPHingeClassifier", "__version__"]
+__all__ = [
+    "BudgetAccountant",
+    "BudgetExceededError",
+    "DPGrowthAdaptiveRegressor",
+    "DPHingeClassifier",
+    "UserLevelDPLogistic",
+    "__version__",
+]

@@ -40,6 +40,7 @@ from ._localization import (
 )
 from ._output_perturbation import (
     erm_sensitivity,
+    float_floor,
     output_perturbation,
     output_perturbation_plan,
     run_output_perturbation,
@@ -77,6 +78,7 @@ __all__ = [
     "ald_growth_epochs",
     "ald_localization",
     "erm_sensitivity",
+    "float_floor",
     "output_perturbation",
     "phased_erm",
     "solve_certified",

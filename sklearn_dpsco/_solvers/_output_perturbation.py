@@ -15,6 +15,7 @@ and ``b`` is l2-Laplace (pure) or Gaussian noise calibrated to
 refuse (:class:`CertificationError`).
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,20 +25,37 @@ from ._erm import solve_certified
 from ._release import release_mechanism
 from ._result import PrivateFit
 
-__all__ = ["OutputPerturbationPlan", "erm_sensitivity", "output_perturbation", "output_perturbation_plan",
+__all__ = ["OutputPerturbationPlan", "erm_sensitivity", "float_floor", "output_perturbation", "output_perturbation_plan",
            "run_output_perturbation"]
 
 
-def erm_sensitivity(clip, lam, n, tolerance):
+# A declared (public) scale of the objective's terms: the float64 duality
+# gap cannot certify distances below sqrt(2 (d + 16) 2^-50 S / lam) for terms
+# of total size S (doc/privacy/output_perturbation.rst, "Float floor").
+OBJECTIVE_SCALE = 1e6
+
+
+def float_floor(lam, d):
+    """Smallest certified distance requested of the solver: a public function of (lam, d).
+
+    Twice the solver's rounding floor at an objective scale of
+    :data:`OBJECTIVE_SCALE`; it binds only for very large ``lam`` (late
+    localization phases), where the noise it adds is negligible.
+    """
+    return 2.0 * math.sqrt(2.0 * (d + 16.0) * 2.0**-50 * OBJECTIVE_SCALE / lam)
+
+
+def erm_sensitivity(clip, lam, n, tolerance, d=1):
     """Replace-one l2-sensitivity of a certified regularized minimizer, and the solver target.
 
-    Returns ``(sensitivity, target_distance)``.
+    Returns ``(sensitivity, target_distance)``; the target is the larger of
+    ``tolerance`` times the exact sensitivity and :func:`float_floor`.
     """
     # why: each of the n terms is clip-Lipschitz and the objective lam-strongly
     # convex, so exact minimizers on neighbours are within 2 clip / (lam n)
     # (ALGORITHMS.md P4); the certified solver may be off by tau on each side.
     exact = 2.0 * clip / (lam * n)
-    tau = tolerance * exact
+    tau = max(tolerance * exact, float_floor(lam, d))
     return exact + 2.0 * tau, tau
 
 
@@ -69,7 +87,7 @@ def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolera
     delta = check_delta(delta)
     if n < 1:
         raise ValueError("output perturbation needs at least one row.")
-    sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance)
+    sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance, d)
     mechanism = release_mechanism(sensitivity, epsilon, delta, d, noise)
     return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism)
 

@@ -2,5 +2,6 @@
 
 from ._growth import DPGrowthAdaptiveRegressor
 from ._hinge import DPHingeClassifier
+from ._user_logistic import UserLevelDPLogistic
 
-__all__ = ["DPGrowthAdaptiveRegressor", "DPHingeClassifier"]
+__all__ = ["DPGrowthAdaptiveRegressor", "DPHingeClassifier", "UserLevelDPLogistic"]

@@ -30,7 +30,7 @@ from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta, get_accountant
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ..accounting._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
 from .._solvers import GLMData
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitPlan", "split_budget"]
@@ -41,13 +41,15 @@ def split_budget(epsilon, delta, parts, kind):
 
     Parameters
     ----------
-    kind : {"pure", "gaussian", "basic"}
+    kind : {"pure", "gaussian", "zcdp", "basic"}
         ``"pure"``: epsilon / parts each (basic composition is exact for pure
         DP). ``"gaussian"``: each part is a Gaussian-DP mechanism (a single
         Gaussian release, or disjoint-block phases of them); parts get
         ``mu / sqrt(parts)`` so the composition is exactly ``mu``-GDP with
         ``mu = gaussian_mu(epsilon, delta)`` (doc/privacy/composition.rst).
-        ``"basic"``: (epsilon / parts, delta / parts).
+        ``"zcdp"``: each part is calibrated through zCDP (the secure discrete
+        Gaussian); parts get ``rho / parts`` with ``rho = zcdp_rho(epsilon,
+        delta)``. ``"basic"``: (epsilon / parts, delta / parts).
     """
     if parts == 1:
         return epsilon, delta
@@ -57,6 +59,9 @@ def split_budget(epsilon, delta, parts, kind):
         mu_part = gaussian_mu(epsilon, delta) / math.sqrt(parts)
         # a Gaussian calibrated to (eps_part, delta) has exactly mu_part
         return gaussian_epsilon(mu_part, delta), delta
+    if kind == "zcdp":
+        # a zCDP mechanism calibrated to (eps_part, delta) has rho_part = rho / parts
+        return zcdp_epsilon(zcdp_rho(epsilon, delta) / parts, delta), delta
     return epsilon / parts, delta / parts
 
 
@@ -77,7 +82,7 @@ class DPLinearModelMixin(BaseEstimator):
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state"],
         "n_jobs": [numbers.Integral, None],
-        "noise": [StrOptions({"float"})],
+        "noise": [StrOptions({"secure", "float"})],
         "verbose": ["verbose"],
     }
 
@@ -90,8 +95,18 @@ class DPLinearModelMixin(BaseEstimator):
     def _solve_one(self, data, plan, random_state):
         """Fit one (binary or regression) problem privately; return a PrivateFit."""
 
-    def _privacy_kind(self, plan):
-        return "pure" if self.delta == 0 else "gaussian"
+    def _split_budget(self, n_problems):
+        """(epsilon, delta) for each of ``n_problems`` one-vs-rest problems (public).
+
+        The rule matches the noise path: pure DP splits epsilon; the float
+        Gaussian splits the Gaussian-DP mu; the secure (discrete) Gaussian,
+        calibrated through zCDP, splits rho.
+        """
+        if self.delta == 0:
+            kind = "pure"
+        else:
+            kind = "zcdp" if self.noise == "secure" else "gaussian"
+        return split_budget(self.epsilon, self.delta, n_problems, kind)
 
     # -- checks ---------------------------------------------------------------------------
     def _check_privacy_params(self):
@@ -154,6 +169,7 @@ class DPLinearModelMixin(BaseEstimator):
         d_coef = d + (1 if self.fit_intercept else 0)
         plan = self._plan(n, d_coef, len(targets))
         event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
+        self._check_within_budget(event)
         accountant = get_accountant(self.accountant)
         accountant.check(event)
 
@@ -167,6 +183,16 @@ class DPLinearModelMixin(BaseEstimator):
 
         accountant.spend(event, label=type(self).__name__)
         return plan, event, fits, noise_source(rng)
+
+    def _check_within_budget(self, event):
+        """Refuse (as an internal error) a plan whose event exceeds the user's (epsilon, delta)."""
+        eps, delta = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
+        if eps > self.epsilon * (1 + 1e-9) + 1e-12 or delta > self.delta * (1 + 1e-9):
+            raise RuntimeError(
+                f"internal error: {type(self).__name__} planned a spend of (epsilon={eps:.6g}, "
+                f"delta={delta:.3g}) above its budget (epsilon={self.epsilon}, delta={self.delta}); "
+                "nothing was run or spent. Please report this."
+            )
 
     def _store_privacy(self, plan, event, source):
         self.solver_ = plan.solver

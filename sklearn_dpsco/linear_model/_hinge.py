@@ -17,7 +17,7 @@ from .._solvers import (
     run_phases,
 )
 from .._solvers._glm_reference import get_loss
-from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan, split_budget
+from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 
 __all__ = ["DPHingeClassifier"]
 
@@ -45,7 +45,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     accountant : BudgetAccountant, default=None
     random_state : int, Generator or None, default=None
     n_jobs : int, default=None
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default="secure"
     verbose : int, default=0
     """
 
@@ -75,7 +75,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         accountant=None,
         random_state=None,
         n_jobs=None,
-        noise="float",
+        noise="secure",
         verbose=0,
     ):
         self.epsilon = epsilon
@@ -99,7 +99,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
 
     def _plan(self, n_samples, n_features, n_problems):
         solver = self._choose_solver(n_samples, n_features)
-        eps, delta = split_budget(self.epsilon, self.delta, n_problems, "pure" if self.delta == 0 else "gaussian")
+        eps, delta = self._split_budget(n_problems)
         common = dict(clip=self.clip, epsilon=eps, delta=delta, noise=self.noise)
         if solver == "output_perturbation":
             schedule = output_perturbation_plan(n_samples, n_features, lam=self.alpha, **common)

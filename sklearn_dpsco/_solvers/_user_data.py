@@ -1,0 +1,189 @@
+"""Rows grouped by user: the data of a user-level fit (doc/privacy/user_level.rst).
+
+The privacy unit of a user-level fit is one *user*: all rows sharing a value
+of ``groups``. :func:`make_user_data` turns validated ``(X, y, groups)`` into a
+:class:`UserData`:
+
+* rows are stably sorted by user, so a user's rows stay in input order;
+* every user keeps at most ``max_items`` rows, chosen by a data-independent
+  rule — the first ``max_items`` rows in input order, or a uniformly random
+  subset drawn from a random state that is independent of the data. Nothing
+  about the values decides which rows are kept, and a user's kept rows
+  depend on that user's rows only;
+* an intercept column of constant ``intercept_scaling`` is appended (it
+  counts in the row norm);
+* every row whose norm exceeds the public ``data_norm`` R is scaled down to
+  norm R. This is a fixed map applied to each row on its own: it does not
+  look at other rows, so replacing one user's rows changes only that user's
+  scaled rows.
+
+``indptr`` is CSR-like: user ``u`` owns rows ``indptr[u]:indptr[u + 1]``.
+The number of users ``n`` and the cap ``m = max_items`` are public under the
+replace-one-user relation; the per-user row counts are not, and no public
+quantity (noise scale, threshold, normalisation) is derived from them.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["UserData", "group_gradient_sums", "make_user_data"]
+
+
+@dataclass
+class UserData:
+    """Rows sorted by user (dense C-contiguous or CSR), labels in {-1, +1}, user pointer.
+
+    Attributes
+    ----------
+    X : ndarray or csr_matrix of shape (n_rows, n_coef)
+        Scaled rows, intercept column included; every row norm is <= ``data_norm``.
+    y : ndarray of shape (n_rows,)
+        Labels in {-1, +1} (one binary problem).
+    indptr : ndarray of shape (n_users + 1,)
+    max_items : int
+        The public per-user cap m.
+    data_norm : float
+        The public row-norm bound R.
+    source_rows : ndarray of shape (n_rows,)
+        Index of each kept row in the caller's input (to select other label vectors).
+    """
+
+    X: object
+    y: np.ndarray
+    indptr: np.ndarray
+    max_items: int
+    data_norm: float
+    source_rows: np.ndarray = None
+
+    @property
+    def n_users(self):
+        return self.indptr.size - 1
+
+    @property
+    def n_features(self):
+        """Number of coefficients (intercept column included)."""
+        return self.X.shape[1]
+
+    @property
+    def sparse(self):
+        return sp.issparse(self.X)
+
+    def with_labels(self, y):
+        """The same rows and users with another label vector (one-vs-rest problems share rows)."""
+        return UserData(self.X, np.ascontiguousarray(y, dtype=float), self.indptr, self.max_items, self.data_norm,
+                        self.source_rows)
+
+    def rows_of(self, users):
+        """Row indices of ``users`` (sorted user indices), in user order."""
+        users = np.asarray(users, dtype=np.intp)
+        starts, stops = self.indptr[users], self.indptr[users + 1]
+        lengths = stops - starts
+        if users.size == 0:
+            return np.zeros(0, dtype=np.intp)
+        offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+        return np.arange(lengths.sum(), dtype=np.intp) + offsets
+
+    def subset(self, users):
+        """``(X, y, indptr)`` restricted to ``users`` (a copy of their rows; all users: no copy)."""
+        users = np.asarray(users, dtype=np.intp)
+        if users.size == self.n_users and np.array_equal(users, np.arange(self.n_users)):
+            return self.X, self.y, self.indptr
+        rows = self.rows_of(users)
+        lengths = self.indptr[users + 1] - self.indptr[users]
+        indptr = np.concatenate(([0], np.cumsum(lengths))).astype(np.intp)
+        return self.X[rows], self.y[rows], indptr
+
+
+def group_gradient_sums(X, coef_rows, indptr):
+    """Per-user sums ``sum_{r in u} a_r x_r`` for a per-row scalar ``a`` (rows sorted by user).
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_rows, p)
+    coef_rows : ndarray of shape (n_rows,)
+    indptr : ndarray of shape (n_users + 1,)
+        Every user owns at least one row.
+
+    Returns
+    -------
+    ndarray of shape (n_users, p)
+    """
+    if sp.issparse(X):
+        n_users = indptr.size - 1
+        owner = np.repeat(np.arange(n_users), np.diff(indptr))
+        agg = sp.csr_matrix((coef_rows, (owner, np.arange(X.shape[0]))), shape=(n_users, X.shape[0]))
+        return np.asarray((agg @ X).toarray())
+    return np.add.reduceat(X * coef_rows[:, None], indptr[:-1], axis=0)
+
+
+def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0, item_selection="first",
+                   random_state=None):
+    """Group, cap, augment and scale rows (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray or csr_matrix of shape (n_rows, n_features)
+        Validated, finite.
+    y : ndarray of shape (n_rows,)
+        Labels in {-1, +1}.
+    groups : ndarray of shape (n_rows,)
+        User identifiers (any sortable values).
+    max_items : int
+        Public cap m on rows per user.
+    data_norm : float
+        Public row-norm bound R (intercept column included).
+    intercept_scaling : float, default=0.0
+        Value of the appended intercept column; 0 means no intercept.
+    item_selection : {"first", "random"}, default="first"
+        Which rows a user keeps when it has more than ``max_items``.
+    random_state : int or None
+        Seed for ``"random"`` selection (drawn up front by the caller, independent of the data).
+
+    Returns
+    -------
+    UserData
+    """
+    n_rows = X.shape[0]
+    _, user_of_row = np.unique(groups, return_inverse=True)
+    user_of_row = user_of_row.ravel()
+    order = np.argsort(user_of_row, kind="stable")  # rows of a user stay in input order
+    counts = np.bincount(user_of_row)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    if item_selection == "first":
+        rank = np.arange(n_rows) - np.repeat(starts, counts)
+        keep = order[rank < max_items]
+    elif item_selection == "random":
+        rng = np.random.default_rng(random_state)
+        # a random priority per row, independent of the data: a user keeps its
+        # max_items rows of lowest priority, a uniformly random subset.
+        by_priority = np.lexsort((rng.random(n_rows), user_of_row))
+        rank = np.arange(n_rows) - np.repeat(starts, counts)
+        selected = np.zeros(n_rows, dtype=bool)
+        selected[by_priority[rank < max_items]] = True
+        keep = order[selected[order]]  # kept rows back in input order within each user
+    else:
+        raise ValueError(f"item_selection must be 'first' or 'random', got {item_selection!r}.")
+    kept_counts = np.minimum(counts, max_items)
+    indptr = np.concatenate(([0], np.cumsum(kept_counts))).astype(np.intp)
+
+    Xk = X[keep]
+    if intercept_scaling > 0:
+        col = np.full((Xk.shape[0], 1), float(intercept_scaling))
+        Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr") if sp.issparse(Xk) else np.hstack([Xk, col])
+    if sp.issparse(Xk):
+        Xk = sp.csr_matrix(Xk, dtype=np.float64)
+        norms = np.sqrt(np.asarray(Xk.multiply(Xk).sum(axis=1)).ravel())
+    else:
+        Xk = np.ascontiguousarray(Xk, dtype=np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", Xk, Xk))
+    # why: a fixed per-row map makes every row norm <= R, so each item's
+    # logistic gradient is R-bounded and R^2/4-smooth (doc/privacy/user_level.rst).
+    with np.errstate(divide="ignore"):
+        factor = np.where(norms > data_norm, (data_norm / norms) * (1.0 - 4e-16), 1.0)
+    if sp.issparse(Xk):
+        Xk = sp.csr_matrix(sp.diags(factor) @ Xk)
+    else:
+        Xk = Xk * factor[:, None]
+    return UserData(Xk, np.ascontiguousarray(y[keep], dtype=float), indptr, int(max_items), float(data_norm), keep)

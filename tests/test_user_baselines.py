@@ -1,0 +1,155 @@
+"""The user-level baselines: user-level DP-GD and item-level DP converted by group privacy.
+
+T0: the noise calibration (sigma = 2C sqrt(T) / mu(eps, delta)), the event's exact Gaussian
+composition, the group-privacy conversion numbers (and their consistency with the exact Gaussian
+curve), the item-level sensitivity on adversarial rows.
+T1: DP-GD on a tight linear-loss instance (every user's mean gradient has norm 1 > C; the neighbour
+flips one user), Gaussian-DP audit of the final iterate over 1e5 vectorised runs; mutants: sigma/2,
+clipping skipped, noise added once. Item-level release audited at the item level with its half-noise
+mutant.
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco._solvers._user_baselines import (
+    _clip_rows,
+    dp_sgd_plan,
+    group_privacy_item_budget,
+    item_group_plan,
+    run_dp_sgd,
+    run_item_group,
+)
+from sklearn_dpsco._solvers._user_data import make_user_data
+from sklearn_dpsco._solvers._user_erm import solve_user_logistic
+from sklearn_dpsco.accounting import epsilon_delta, gaussian_mu
+from sklearn_dpsco.testing import audit_gaussian_dp, project_on
+
+
+# --------------------------------------------------------------------------- DP-GD
+def test_dp_sgd_calibration_and_event():
+    plan = dp_sgd_plan(100, 3, epsilon=1.0, delta=1e-6, iterations=25, clip=0.5, step=0.1, lam=0.0, radius=5.0)
+    # why: T Gaussian steps of sensitivity 2C compose to sqrt(T) 2C / sigma -GDP
+    assert plan.sigma == pytest.approx(2 * 0.5 * 5 / gaussian_mu(1.0, 1e-6))
+    eps, delta = epsilon_delta(plan.event, delta=1e-6)
+    assert eps == pytest.approx(1.0, rel=1e-9) and delta == 1e-6
+    with pytest.raises(ValueError, match="delta > 0"):
+        dp_sgd_plan(100, 3, epsilon=1.0, delta=0.0, iterations=5, clip=0.5, step=0.1, lam=0.0, radius=5.0)
+
+
+def _linear_users(n, p, flip):
+    """Mean gradients of the linear loss -y<w, x> with x = e_1: -y e_1 (norm 1), constant in w."""
+    G = np.zeros((n, p))
+    G[:, 0] = -1.0
+    if flip:
+        G[0, 0] = 1.0
+    return lambda W: np.broadcast_to(G[None], (W.shape[0], n, p))
+
+
+def _noise_once(user_gradients, plan, rng, size):
+    """Mutant: the noise of the first step only."""
+    W = np.zeros((size, plan.n_coef))
+    for t in range(plan.iterations):
+        G = _clip_rows(user_gradients(W), plan.clip).sum(axis=1)
+        noise = rng.normal(0.0, plan.sigma, size=W.shape) if t == 0 else 0.0
+        W = W - plan.step * ((G + noise) / plan.n_users + plan.lam * W)
+    return W
+
+
+def test_dp_sgd_clipping_makes_the_sum_sensitivity_exactly_2c():
+    plan = dp_sgd_plan(10, 1, epsilon=1.0, delta=1e-6, iterations=1, clip=0.5, step=1.0, lam=0.0, radius=1e6)
+    a = _clip_rows(_linear_users(10, 1, False)(np.zeros((1, 1))), plan.clip).sum(axis=1)
+    b = _clip_rows(_linear_users(10, 1, True)(np.zeros((1, 1))), plan.clip).sum(axis=1)
+    assert float(np.abs(a - b).max()) == pytest.approx(2 * plan.clip)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("mutant", [None, "half_noise", "no_clip", "noise_once"])
+def test_dp_sgd_final_iterate_audit(mutant):
+    eps, delta, n, T = 1.0, 1e-5, 20, 10
+    plan = dp_sgd_plan(n, 1, epsilon=eps, delta=delta, iterations=T, clip=0.5, step=0.5, lam=0.0, radius=1e6)
+    if mutant == "half_noise":
+        plan = dataclasses.replace(plan, sigma=plan.sigma / 2)
+    if mutant == "no_clip":  # noise planned for C = 0.5, gradients of norm 1 not clipped
+        plan = dataclasses.replace(plan, clip=1e9)
+    rng = np.random.default_rng(17)
+    runs = []
+    for flip in (False, True):
+        grads = _linear_users(n, 1, flip)
+        if mutant == "noise_once":
+            runs.append(_noise_once(grads, plan, rng, 100_000))
+        else:
+            runs.append(run_dp_sgd(grads, plan, rng, size=100_000))
+    centre_a, centre_b = runs[0].mean(axis=0), runs[1].mean(axis=0)
+    a, b = project_on(runs[0], centre_a, centre_b), project_on(runs[1], centre_a, centre_b)
+    res = audit_gaussian_dp(a, b, eps, delta)
+    assert res.violation is (mutant is not None), res
+
+
+# --------------------------------------------------------------------------- item level + group privacy
+@pytest.mark.parametrize("m", [1, 2, 10, 100])
+def test_group_privacy_conversion(m):
+    eps_i, delta_i = group_privacy_item_budget(1.0, 1e-6, m)
+    assert eps_i == pytest.approx(1.0 / m)
+    assert m * math.exp((m - 1) * eps_i) * delta_i <= 1e-6
+    plan = item_group_plan(50, m, 3, data_norm=1.0, lam=0.1, epsilon=1.0, delta=1e-6)
+    e = plan.event
+    assert e.epsilon == pytest.approx(1.0) and e.delta <= 1e-6
+    # the release is Gaussian: a user moves the centre by <= m item sensitivities, so the user-level
+    # mechanism is exactly (m Delta_i / sigma)-GDP; group privacy claims (eps, delta), which for a
+    # Gaussian holds iff that mu is <= mu(eps, delta) — an independent consistency check.
+    mu_user = m * plan.mechanism.sensitivity / plan.mechanism.sigma
+    assert mu_user <= gaussian_mu(1.0, 1e-6) * (1 + 1e-9)
+
+
+def test_item_sensitivity_on_adversarial_rows():
+    """Changing one row (replace, or add/remove: n m is the public normaliser) moves the exact
+    minimizer by <= 2R / (lam n m)."""
+    rng = np.random.default_rng(3)
+    n, m, d, lam = 12, 3, 2, 0.2
+    X = rng.standard_normal((n * m, d))
+    y = rng.choice([-1.0, 1.0], n * m)
+    groups = np.repeat(np.arange(n), m)
+    base = make_user_data(X, y, groups, max_items=m, data_norm=1.0)
+    bound = 2.0 / (lam * n * m)
+    w = solve_user_logistic(base.X, base.y, n, max_items=m, data_norm=1.0, lam=lam, center=np.zeros(d), tau=1e-10).w
+    for trial in range(10):
+        X2, y2 = base.X.copy(), base.y.copy()
+        r = int(rng.integers(n * m))
+        X2[r] = np.array([1.0, 0.0]) if trial % 2 else rng.standard_normal(d) / 3
+        y2[r] = -y2[r]
+        w2 = solve_user_logistic(X2, y2, n, max_items=m, data_norm=1.0, lam=lam, center=np.zeros(d), tau=1e-10).w
+        assert np.linalg.norm(w - w2) <= bound
+        keep = np.arange(n * m) != r  # removal of the row, same public normaliser
+        w3 = solve_user_logistic(base.X[keep], base.y[keep], n, max_items=m, data_norm=1.0, lam=lam,
+                                 center=np.zeros(d), tau=1e-10).w
+        assert np.linalg.norm(w - w3) <= bound / 2
+
+
+def test_item_group_release_is_centre_plus_planned_noise():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = rng.choice([-1.0, 1.0], 40)
+    data = make_user_data(X, y, np.repeat(np.arange(10), 4), max_items=4, data_norm=1.0)
+    plan = item_group_plan(10, 4, 2, data_norm=1.0, lam=0.5, epsilon=1.0, delta=1e-6)
+    out = run_item_group(data, plan, np.random.default_rng(4), radius=1e9)
+    w = solve_user_logistic(data.X, data.y, 10, max_items=4, data_norm=1.0, lam=0.5, center=np.zeros(2),
+                            tau=plan.tau).w
+    np.testing.assert_allclose(out, w + plan.mechanism.sample(np.random.default_rng(4)), atol=1e-12)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("mult, flagged", [(1.0, False), (0.5, True)])
+def test_item_level_release_audit(mult, flagged):
+    plan = item_group_plan(30, 5, 1, data_norm=1.0, lam=0.5, epsilon=4.0, delta=1e-3)
+    mech = plan.mechanism
+    c, cp = np.zeros(1), np.full(1, mech.sensitivity)  # one row's worst-case move
+    rng = np.random.default_rng(8)
+    sigma = mech.sigma * mult
+    a = project_on(c + sigma * rng.standard_normal((100_000, 1)), c, cp)
+    b = project_on(cp + sigma * rng.standard_normal((100_000, 1)), c, cp)
+    res = audit_gaussian_dp(a, b, plan.item_epsilon, plan.item_delta)
+    assert res.violation is flagged, res
