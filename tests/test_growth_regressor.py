@@ -29,6 +29,7 @@ from sklearn_dpsco import BudgetAccountant, BudgetExceededError, DPGrowthAdaptiv
 from sklearn_dpsco._solvers import solve_certified
 from sklearn_dpsco._solvers._geometry import project_ball, project_two_balls
 from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_pmf
+from sklearn_dpsco._solvers._output_perturbation import float_floor
 from sklearn_dpsco._solvers._release import release_mechanism
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
@@ -99,15 +100,18 @@ def test_epoch_centre_moves_by_exactly_clip_times_step(delta, epoch):
     X, y, yp = _flip_pair(n, d, row=phase.start)
     eta = 2.0 / (phase.lam * (phase.stop - phase.start))
     assert phase.clip == clip
-    assert phase.sensitivity == pytest.approx(1.2 * clip * eta, rel=1e-12)
+    assert phase.sensitivity == pytest.approx(clip * eta + 2 * phase.target_distance, rel=1e-12)
+    assert phase.target_distance >= 0.1 * clip * eta * (1 - 1e-12)
     loss = est._loss()
     w0 = np.zeros(d)
-    tol = 1e-3 * clip * eta
+    tol = max(1e-3 * clip * eta, float_floor(phase.lam, d))  # what the solver can certify
     c = solve_certified(est._glm_data(X, y, None), loss, phase.lam, w0, clip=clip, target_distance=tol,
                         start=phase.start, stop=phase.stop).w
     cp = solve_certified(est._glm_data(X, yp, None), loss, phase.lam, w0, clip=clip, target_distance=tol,
                          start=phase.start, stop=phase.stop).w
-    assert np.linalg.norm(c - cp) == pytest.approx(clip * eta, rel=1e-2)
+    assert abs(np.linalg.norm(c - cp) - clip * eta) <= 2 * tol + 1e-15
+    if epoch == 0:
+        assert 2 * tol <= 0.1 * clip * eta  # tight enough to tell a factor 2 (the float floor binds at ~1%)
     # every epoch's phases: disjoint blocks, in order; the event composes to (epsilon, delta)
     rows = [(p.start, p.stop) for e in sched.phases for p in e.phases]
     assert all(a[1] <= b[0] for a, b in zip(rows, rows[1:]))
@@ -175,14 +179,16 @@ def test_last_epoch_release_audit(delta):
     plan, sched, phase = _epoch_phase(est, n, d, -1)
     X, y, yp = _flip_pair(n, d, row=phase.start)
     eta = 2.0 / (phase.lam * (phase.stop - phase.start))
-    tol = 1e-3 * clip * eta
-    c, cp = (
+    c, cp = (  # certified exactly as fit certifies them
         solve_certified(est._glm_data(X, t, None), est._loss(), phase.lam, np.zeros(d), clip=clip,
-                        target_distance=tol, start=phase.start, stop=phase.stop).w
+                        target_distance=phase.target_distance, start=phase.start, stop=phase.stop).w
         for t in (y, yp)
     )
+    move = np.linalg.norm(c - cp)
+    assert abs(move - clip * eta) <= 2 * phase.target_distance
     rng = np.random.default_rng(21)
-    for mech, flagged in ((phase.mechanism, False), (release_mechanism(clip * eta / 2, eps, delta, d), True)):
+    # the mutant has half the noise the actual movement needs
+    for mech, flagged in ((phase.mechanism, False), (release_mechanism(move / 2, eps, delta, d), True)):
         a = project_on(mech.release(c, rng, size=100_000), c, cp)
         b = project_on(mech.release(cp, rng, size=100_000), c, cp)
         res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)
@@ -210,7 +216,7 @@ def test_inverse_sensitivity_sampled_audit_through_the_estimator():
 def test_paper_schedule_is_alds_printed_schedule():
     from sklearn_dpsco._solvers import ald_growth_schedule, ald_schedule
 
-    est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5)
+    est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")
     plan = est._plan(5000, 4, 1)
     ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0)
     assert plan.params["schedule"].info == ref.info and plan.event == ref.event
@@ -218,7 +224,8 @@ def test_paper_schedule_is_alds_printed_schedule():
     ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0)
     assert base.params["schedule"].info == ref1.info and base.event == ref1.event
     # practical: the same phases' structure, the privacy-branch step, one phase per epoch
-    prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5)._plan(5000, 4, 1).params["schedule"]
+    prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)
+    prac = prac.params["schedule"]
     assert all(len(e.phases) == 1 for e in prac.phases)
     steps = [e.info["steps"][0] for e in prac.phases]
     np.testing.assert_allclose(steps, [steps[0] * 2.0**-i for i in range(len(steps))])
@@ -372,4 +379,4 @@ def test_adaptive_solver_beats_the_non_adaptive_baseline_on_sharp_growth():
     adaptive = DPGrowthAdaptiveRegressor(solver="ald_growth", **kw).fit(X, y)
     baseline = DPGrowthAdaptiveRegressor(solver="ald_localization", **kw).fit(X, y)
     err_a, err_b = np.linalg.norm(adaptive.coef_ - w), np.linalg.norm(baseline.coef_ - w)
-    assert err_a < 1e-4 and err_a < 0.3 * err_b
+    assert err_a < 1e-3 and err_a < 0.3 * err_b, (err_a, err_b)

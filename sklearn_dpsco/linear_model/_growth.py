@@ -92,7 +92,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         gives reproducible, seeded noise.
     n_jobs : int, default=None
         Accepted for API consistency (one regression problem per fit).
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default="secure"
+        Noise path of the output perturbations (doc/privacy/secure_noise.rst):
+        ``"secure"`` draws exact integer noise on a grid; ``"float"`` the
+        textbook floating-point sampler. ``inverse_sensitivity`` releases a
+        grid point and has no float noise either way.
     verbose : int, default=0
 
     Attributes
@@ -193,7 +197,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         accountant=None,
         random_state=None,
         n_jobs=None,
-        noise="float",
+        noise="secure",
         verbose=0,
     ):
         self.epsilon = epsilon
