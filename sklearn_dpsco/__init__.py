@@ -4,7 +4,7 @@ Public names only; see the API reference (doc/api.rst).
 """
 
 from .accounting import BudgetAccountant, BudgetExceededError, budget
-from .linear_model import DPHingeClassifier, UserLevelDPLogistic
+from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, UserLevelDPLogistic
 from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from .preprocessing import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
 
@@ -14,6 +14,7 @@ __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
     "DPGridSearchCV",
+    "DPGrowthAdaptiveRegressor",
     "DPHingeClassifier",
     "DPPipeline",
     "DPRandomizedSearchCV",

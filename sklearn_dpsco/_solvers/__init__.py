@@ -7,6 +7,26 @@ point and the privacy event it consumed.
 
 from ._data import GLMData
 from ._erm import CertificationError, solve_certified
+from ._interpolation import (
+    AdaptiveInterpolationSchedule,
+    ExtensionPlan,
+    InterpolationSchedule,
+    adaptive_interpolation,
+    adaptive_interpolation_schedule,
+    extension_plan,
+    interpolation_epochs,
+    interpolation_schedule,
+    run_adaptive_interpolation,
+    run_extension,
+    run_interpolation,
+)
+from ._inverse_sensitivity import (
+    InverseSensitivityPlan,
+    inverse_sensitivity,
+    inverse_sensitivity_log_pmf,
+    inverse_sensitivity_plan,
+    run_inverse_sensitivity,
+)
 from ._localization import (
     PhaseSchedule,
     ald_growth_epochs,
@@ -28,6 +48,22 @@ from ._output_perturbation import (
 from ._result import PrivateFit
 
 __all__ = [
+    "InverseSensitivityPlan",
+    "inverse_sensitivity",
+    "inverse_sensitivity_log_pmf",
+    "inverse_sensitivity_plan",
+    "run_inverse_sensitivity",
+    "AdaptiveInterpolationSchedule",
+    "ExtensionPlan",
+    "InterpolationSchedule",
+    "adaptive_interpolation",
+    "adaptive_interpolation_schedule",
+    "extension_plan",
+    "interpolation_epochs",
+    "interpolation_schedule",
+    "run_adaptive_interpolation",
+    "run_extension",
+    "run_interpolation",
     "PhaseSchedule",
     "ald_growth_schedule",
     "ald_schedule",

@@ -107,21 +107,27 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise="float"):
+                 noise="float", decay=16.0, phases=None):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
     failure probability) to ``1 / (n + d)``; ``scale`` (size of the outermost
-    domain, for dropping unresolvable phases) to ``radius``.
+    domain, for dropping unresolvable phases) to ``radius``. Phase i uses
+    ``eta_i = decay^-i step`` (ALD: ``decay = 2^4``; any public ``decay > 1``
+    is private — each phase's sensitivity is computed from its own step).
+    ``phases`` overrides ALD's phase count ``k = ceil(log n)``.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
-    k = max(1, math.ceil(math.log(n)))
+    k = max(1, math.ceil(math.log(n))) if phases is None else int(phases)
+    if k < 1:
+        raise ValueError(f"phases must be >= 1, got {phases!r}.")
     n0 = n // k
     if n0 < 1:
         raise ValueError(f"ALD localization needs at least {k} rows, got {n}.")
     beta = 1.0 / (n + d) if beta is None else beta
     eta = ald_step(radius, clip, n, d, epsilon, delta, beta) if step is None else check_positive(step, "step")
-    blocks = [(start + (i - 1) * n0, start + i * n0, 2.0 ** (-4 * i) * eta) for i in range(1, k + 1)]
+    decay = _check_decay(decay)
+    blocks = [(start + (i - 1) * n0, start + i * n0, decay ** (-i) * eta) for i in range(1, k + 1)]
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise,
         scale=radius if scale is None else scale, info={"block_size": n0, "step": eta},
@@ -162,47 +168,93 @@ def run_phases(data, loss, schedule, *, center, domain, rng):
     return x
 
 
+def _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b):
+    """ALD Algorithm 2's eta_0 (with D_0 = 2 radius) for epochs of ``n0`` rows."""
+    return (radius / clip) * min(
+        1.0 / math.sqrt(n0 * math.log(max(n0, 2)) * log_b), epsilon / (_dimension_term(d, delta) * log_b)
+    )
+
+
+def _check_decay(decay):
+    decay = check_positive(decay, "decay")
+    if not decay > 1:
+        raise ValueError(f"decay must be > 1, got {decay}.")
+    return decay
+
+
+def _resolvable_epochs(eta0, clip, scale, decay=16.0):
+    """Epochs whose first ALD-1 phase (step ``decay^-1 2^-i eta0``) float64 can still certify."""
+    ratio = clip * eta0 / (decay * _MIN_STEP_FRACTION * scale)
+    return 0 if ratio < 1.0 else 1 + math.floor(math.log2(ratio))
+
+
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise="float"):
+                        noise="float", scale=None, step=None, decay=16.0, phases=None, max_epochs=None):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
     ALD-1 schedules and whose ``info`` exposes ``epochs``, ``radii`` and
     ``steps`` — the public quantities the adaptivity uses.
+
+    ``T = ceil(2 log n / (kappa_lower - 1))`` (ALD), capped at the number of
+    halvings whose first phase moves the iterate by at least ``1e-9 scale``
+    (``scale`` defaults to ``radius``): deeper epochs could not be certified
+    in float64. When the cap binds, the rows are re-split over the fewer
+    epochs (still disjoint blocks; parallel composition is unchanged) and
+    ``info["epochs_uncapped"]`` records the paper's T.
+
+    ``step`` overrides ALD's ``eta_0``, ``decay`` the inner ALD-1 phase
+    ratio and ``phases`` its phase count (all public, utility only; see
+    :func:`ald_schedule`); ``max_epochs`` caps T before anything else.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
         raise ValueError(f"kappa_lower must be > 1, got {kappa_lower}.")
-    T = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
-    n0 = n // T
-    k = max(1, math.ceil(math.log(max(n0, 2))))
-    if n0 < k:
-        raise ValueError(
-            f"ALD growth epochs with kappa_lower={kappa_lower} need T={T} epochs of at least {k} rows each; "
-            f"got {n} rows. Use more data or a larger kappa_lower."
-        )
+    scale = radius if scale is None else check_positive(scale, "scale")
     beta = 1.0 / (n + d) if beta is None else beta
     log_b = math.log(1.0 / beta)
+    T_paper = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
+    if max_epochs is not None:
+        T_paper = max(1, min(T_paper, int(max_epochs)))
+    # data sufficiency is judged on the paper's T (the cap below only re-splits rows)
+    n0 = n // T_paper
+    k = max(1, math.ceil(math.log(max(n0, 2)))) if phases is None else int(phases)
+    if n0 < k:
+        raise ValueError(
+            f"ALD growth epochs with kappa_lower={kappa_lower} need T={T_paper} epochs of at least {k} rows each; "
+            f"got {n} rows. Use more data or a larger kappa_lower."
+        )
+    decay = _check_decay(decay)
+    if step is not None:
+        step = check_positive(step, "step")
+
+    def base_step(n0):
+        return _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b) if step is None else step
+
+    T = T_paper
+    while True:  # eta_0 shrinks as the epochs grow: iterate the (monotone) cap to its fixed point
+        cap = _resolvable_epochs(base_step(max(n // T, 1)), clip, scale, decay)
+        if cap >= T or T == 1:
+            break
+        T = max(1, cap)
+    n0 = n // T
     D0 = 2.0 * radius
-    eta0 = (D0 / (2.0 * clip)) * min(
-        1.0 / math.sqrt(n0 * math.log(max(n0, 2)) * log_b), epsilon / (_dimension_term(d, delta) * log_b)
-    )
+    eta0 = base_step(n0)
     epochs, radii, steps = [], [], []
     for i in range(T):
         D_i, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
         epochs.append(
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
-                step=eta_i, beta=beta, scale=radius, tolerance=tolerance, noise=noise,
+                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay, phases=phases,
             )
         )
         radii.append(D_i)
         steps.append(eta_i)
-    return PhaseSchedule(
-        tuple(epochs),
-        ParallelComposedEvent(tuple(e.event for e in epochs)),
-        {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps},
-    )
+    info = {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps}
+    if T != T_paper:
+        info["epochs_uncapped"] = T_paper
+    return PhaseSchedule(tuple(epochs), ParallelComposedEvent(tuple(e.event for e in epochs)), info)
 
 
 def run_growth_epochs(data, loss, schedule, *, center, radius, rng):

@@ -1,6 +1,7 @@
 """Private linear models."""
 
+from ._growth import DPGrowthAdaptiveRegressor
 from ._hinge import DPHingeClassifier
 from ._user_logistic import UserLevelDPLogistic
 
-__all__ = ["DPHingeClassifier", "UserLevelDPLogistic"]
+__all__ = ["DPGrowthAdaptiveRegressor", "DPHingeClassifier", "UserLevelDPLogistic"]

@@ -1,0 +1,327 @@
+"""DPGrowthAdaptiveRegressor: private |r|^p regression that adapts to the unknown growth of the loss."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import RegressorMixin
+
+from .._compat import Interval, StrOptions, _fit_context
+from .._rng import check_random_state
+from .._solvers import PrivateFit, run_growth_epochs, run_phases
+from .._solvers._glm_reference import get_loss
+from .._solvers._growth import SCHEDULES, growth_epochs_schedule, localization_schedule
+from .._solvers._interpolation import DEFAULT_UTILITY_CONSTANT, interpolation_schedule, run_interpolation
+from .._solvers._inverse_sensitivity import (
+    GRID_SIZE_FAST,
+    GRID_SIZE_GENERAL,
+    inverse_sensitivity_plan,
+    run_inverse_sensitivity,
+)
+from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
+
+__all__ = ["DPGrowthAdaptiveRegressor"]
+
+_SOLVERS = ("auto", "ald_growth", "ald_localization", "interpolation", "inverse_sensitivity")
+
+
+class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
+    """Differentially private ``|y - <w, x>|^p`` regression, adaptive to the growth of the loss.
+
+    Minimizes the population risk ``E |y - <w, x> - b|^p`` (``p >= 1``; ``p = 1``
+    is least absolute deviations, ``p = 2`` least squares) under
+    (epsilon, delta)-differential privacy, at the rate the *unknown* growth
+    exponent ``kappa`` of the risk around its minimizer allows —
+    ``(d / (n epsilon))^(kappa / (kappa - 1))`` for every ``kappa >= kappa_lower``
+    (Asi, Levy, Duchi 2021) — without being told ``kappa``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget of the fit (> 0).
+    delta : float, default=0.0
+        ``0`` gives pure epsilon-DP (l2-Laplace noise); ``> 0`` approximate DP
+        (Gaussian noise). The ``inverse_sensitivity`` solver is always pure.
+    power : float, default=1.0
+        The exponent ``p >= 1`` of the loss ``|r|^p``.
+    kappa_lower : float, default=1.25
+        A lower bound ``> 1`` on the growth exponent the estimator adapts to
+        (``ald_growth``): ``T = ceil(2 log n / (kappa_lower - 1))`` epochs,
+        capped at what float64 can resolve.
+    solver : {"auto", "ald_growth", "ald_localization", "interpolation", \
+            "inverse_sensitivity"}, default="auto"
+        - ``"ald_growth"``: ALD Algorithm 2 — epochs of ALD Algorithm 1 on
+          disjoint blocks with halving radii and steps (adaptive).
+        - ``"ald_localization"``: ALD Algorithm 1 alone (non-adaptive
+          baseline).
+        - ``"interpolation"``: ACCD Algorithm 6 (``kappa``-growth
+          interpolation epochs); needs ``smoothness`` and ``growth``.
+        - ``"inverse_sensitivity"``: ALD's smooth inverse-sensitivity
+          mechanism, sampled exactly on a grid; one coefficient only
+          (``X`` with one column and ``fit_intercept=False``, e.g. a private
+          median with ``X = ones``).
+        - ``"auto"``: ``"inverse_sensitivity"`` when the model has exactly one
+          coefficient, else ``"ald_growth"`` (public facts only).
+    clip : float, default=1.0
+        Lipschitz level ``C`` of the loss extension: each row's loss is
+        replaced by its ``C``-Lipschitz extension (its gradient is
+        ``clip(p |r|^(p-1) sign(r), -C/||x||, C/||x||) x``), which makes the fit
+        private for rows of any norm. With ``||x|| <= 1``, LAD is unchanged
+        at ``C = 1``.
+    radius : float, default=10.0
+        Radius of the public ball around 0 the coefficients (intercept
+        included, scaled by ``intercept_scaling``) are searched in.
+    schedule : {"practical", "paper"}, default="practical"
+        Utility constants of the ALD schedules (step size, phases per epoch);
+        privacy does not depend on them. See Notes.
+    smoothness : float, default=None
+        Declared smoothness ``H`` of every per-row loss (``interpolation``).
+    growth : float, default=None
+        Declared growth constant ``lambda`` of the risk (``interpolation``).
+    kappa : float, default=2.0
+        Declared growth exponent ``>= 2`` (``interpolation``).
+    grid_size : int, default=None
+        Grid points of ``inverse_sensitivity`` (default 65537 for ``p = 1``,
+        4097 otherwise).
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+        Value of the virtual intercept feature (it counts in the row norm).
+    accountant : BudgetAccountant, default=None
+        Ledger charged by ``fit``; ``None`` uses the process-wide default.
+    random_state : int, Generator or None, default=None
+        ``None`` draws the noise from the OS CSPRNG (use for releases); an int
+        gives reproducible, seeded noise.
+    n_jobs : int, default=None
+        Accepted for API consistency (one regression problem per fit).
+    noise : {"secure", "float"}, default="secure"
+        Noise path of the output perturbations (doc/privacy/secure_noise.rst):
+        ``"secure"`` draws exact integer noise on a grid; ``"float"`` the
+        textbook floating-point sampler. ``inverse_sensitivity`` releases a
+        grid point and has no float noise either way.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    solver_ : str
+        The solver used.
+    n_epochs_ : int
+        Epochs (or phases) the solver ran — public, fixed before the data
+        were touched.
+    radii_ : ndarray of shape (n_epochs_,)
+        The public per-epoch radii of the localization (the domain radius
+        for one-shot solvers).
+    privacy_event_ : PrivacyEvent
+    epsilon_spent_, delta_spent_ : float
+    noise_source_ : str
+    fit_info_ : dict
+        Public schedule diagnostics only (nothing measured on the data).
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+
+    Notes
+    -----
+    **Privacy.** Unit: one row (replace-one neighbours; ``n`` is public).
+    Every solver is (epsilon, delta)-DP for ANY data — unbounded rows, any
+    targets — because each row's loss is replaced by its ``clip``-Lipschitz
+    extension (convex, ``clip``-Lipschitz). ``ald_growth``,
+    ``ald_localization`` and ``interpolation`` release certified output
+    perturbations on disjoint blocks (parallel composition);
+    ``inverse_sensitivity`` is the exponential mechanism with score
+    sensitivity ``2 clip / n``, exponent ``epsilon n G / (4 clip)`` (ALD print
+    ``/(2L)``, which is 2 epsilon-DP). Every radius, step, epoch count and
+    noise scale is computed from ``n``, the number of coefficients,
+    ``epsilon``, ``delta``, ``clip``, ``radius``, ``kappa_lower`` (and the
+    declared ``smoothness``, ``growth``, ``kappa`` for ``interpolation``) before
+    the data are touched. The declared ``smoothness``/``growth``/``kappa``
+    and ``schedule`` affect utility only. See doc/privacy/growth.rst,
+    doc/privacy/localization.rst, doc/privacy/interpolation.rst and
+    doc/privacy/inverse_sensitivity.rst.
+
+    **Schedules.** ``schedule="paper"`` uses ALD's printed step sizes and
+    ``ceil(log n_0)`` phases per epoch; at n below ~1e7 (d = 10) its first
+    phases cannot move the iterate across the domain. ``"practical"`` keeps
+    the privacy branch of the step and one phase per epoch
+    (benchmarks/results/growth.md).
+
+    References
+    ----------
+    H. Asi, D. Levy, J. Duchi. Adapting to function difficulty and growth
+    conditions in private optimization. NeurIPS 2021.
+    H. Asi, K. Chadha, G. Cheng, J. Duchi. Private optimization in the
+    interpolation regime: faster rates and hardness results. ICML 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpsco.linear_model import DPGrowthAdaptiveRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((2000, 3)) / 3
+    >>> y = X @ np.array([1.0, -0.5, 0.2])
+    >>> reg = DPGrowthAdaptiveRegressor(epsilon=1.0, radius=2.0, fit_intercept=False, random_state=0).fit(X, y)
+    >>> reg.solver_, reg.n_epochs_ == len(reg.radii_)
+    ('ald_growth', True)
+    """
+
+    _parameter_constraints = {
+        **DPLinearModelMixin._parameter_constraints,
+        "power": [Interval(numbers.Real, 1, None, closed="left")],
+        "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
+        "solver": [StrOptions(set(_SOLVERS))],
+        "clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "growth": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "kappa": [Interval(numbers.Real, 2, None, closed="left")],
+        "grid_size": [Interval(numbers.Integral, 2, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=0.0,
+        *,
+        power=1.0,
+        kappa_lower=1.25,
+        solver="auto",
+        clip=1.0,
+        radius=10.0,
+        schedule="practical",
+        smoothness=None,
+        growth=None,
+        kappa=2.0,
+        grid_size=None,
+        fit_intercept=True,
+        intercept_scaling=1.0,
+        accountant=None,
+        random_state=None,
+        n_jobs=None,
+        noise="secure",
+        verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.power = power
+        self.kappa_lower = kappa_lower
+        self.solver = solver
+        self.clip = clip
+        self.radius = radius
+        self.schedule = schedule
+        self.smoothness = smoothness
+        self.growth = growth
+        self.kappa = kappa
+        self.grid_size = grid_size
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.accountant = accountant
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.noise = noise
+        self.verbose = verbose
+
+    # -- public-facts-only decisions ---------------------------------------------------------
+    def _loss(self):
+        return get_loss("absolute") if self.power == 1 else get_loss("power", power=self.power)
+
+    def _choose_solver(self, n_features):
+        """The solver from public facts only (the selection table of ``solver="auto"``)."""
+        if self.solver != "auto":
+            return self.solver
+        return "inverse_sensitivity" if n_features == 1 else "ald_growth"
+
+    def _plan(self, n_samples, n_features, n_problems):
+        solver = self._choose_solver(n_features)
+        common = dict(clip=self.clip, radius=self.radius, epsilon=self.epsilon, delta=self.delta, noise=self.noise)
+        if solver == "inverse_sensitivity":
+            if n_features != 1:
+                raise ValueError(
+                    "solver='inverse_sensitivity' is one-dimensional: it needs exactly one coefficient "
+                    f"(one feature and fit_intercept=False); got {n_features} coefficients."
+                )
+            grid = self.grid_size
+            if grid is None:
+                grid = GRID_SIZE_FAST if self.power == 1 else GRID_SIZE_GENERAL
+            plan = inverse_sensitivity_plan(
+                n_samples, lipschitz=self.clip, center=0.0, radius=self.radius, epsilon=self.epsilon, grid_size=grid
+            )
+            info = {"epochs": 1, "radii": [self.radius], "grid_size": plan.grid_size, "spacing": plan.spacing,
+                    "smoothing": plan.smoothing, "score_sensitivity": plan.sensitivity}
+            return FitPlan(solver, plan.event, schedule=plan, info=info)
+        if solver == "interpolation":
+            if self.smoothness is None or self.growth is None:
+                raise ValueError(
+                    "solver='interpolation' needs the declared smoothness H and growth lambda of the loss "
+                    "(public parameters smoothness= and growth=)."
+                )
+            sched = interpolation_schedule(
+                n_samples, n_features, smoothness=self.smoothness, growth=self.growth, radius=self.radius,
+                epsilon=self.epsilon, delta=self.delta, kappa=self.kappa, lipschitz=self.clip,
+                c=DEFAULT_UTILITY_CONSTANT, schedule=self.schedule, noise=self.noise,
+            )
+            info = {k: sched.info[k] for k in ("epochs", "epoch_size", "radii", "lipschitz", "predicted_excess")}
+            return FitPlan(solver, sched.event, schedule=sched, info=info)
+        if solver == "ald_localization":
+            sched = localization_schedule(n_samples, n_features, schedule=self.schedule, **common)
+            info = {"epochs": sched.info["phases"], "radii": [self.radius] * sched.info["phases"],
+                    "steps": list(sched.info["steps"])}
+            return FitPlan(solver, sched.event, schedule=sched, info=info)
+        sched = growth_epochs_schedule(n_samples, n_features, kappa_lower=self.kappa_lower, schedule=self.schedule,
+                                       **common)
+        info = {k: v for k, v in sched.info.items()}
+        return FitPlan(solver, sched.event, schedule=sched, info=info)
+
+    def _check_enough_samples(self, n_samples, n_features):
+        # A public-facts check with sklearn's "n_samples = 1" wording; the
+        # schedules raise their own specific errors for other small n.
+        if n_samples < 2:
+            raise ValueError(f"DPGrowthAdaptiveRegressor needs at least 2 samples; got n_samples = {n_samples}.")
+
+    # -- private run -----------------------------------------------------------------------------
+    def _solve_one(self, data, plan, random_state):
+        rng = check_random_state(random_state)
+        sched = plan.params["schedule"]
+        loss = self._loss()
+        center = np.zeros(data.n_features)
+        domain = [(center, self.radius)]
+        if plan.solver == "inverse_sensitivity":
+            coef = run_inverse_sensitivity(data, loss, sched, rng)
+        elif plan.solver == "interpolation":
+            coef = run_interpolation(data, loss, sched, center=center, domain=domain, rng=rng)
+        elif plan.solver == "ald_localization":
+            coef = run_phases(data, loss, sched, center=center, domain=domain, rng=rng)
+        else:
+            coef = run_growth_epochs(data, loss, sched, center=center, radius=self.radius, rng=rng)
+        return PrivateFit(coef=coef, event=sched.event, info=dict(plan.params["info"]))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the private regression.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights in [0, 1] (a weight above 1 would let one row count more
+            than the guarantee allows).
+
+        Returns
+        -------
+        self : object
+        """
+        self._fit_regressor(X, y, sample_weight)
+        self.n_epochs_ = int(self.fit_info_["epochs"])
+        self.radii_ = np.asarray(self.fit_info_["radii"], dtype=float)
+        return self
+
+    def _fit_problems(self, X, targets, sample_weight):
+        self._check_enough_samples(*X.shape)
+        return super()._fit_problems(X, targets, sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.regressor_tags.poor_score = True
+        tags.non_deterministic = False
+        return tags
