@@ -106,7 +106,34 @@ def test_rho_within_target_on_a_grid(steps, batch_rule):
                     assert sch.n == n and sch.batch_sizes.min() >= 1
                     assert sch.steps.max() <= st.max_step
                     assert sch.rho_actual <= rho
-                    assert fkt_rho(sch.batch_sizes, sch.steps, sch.sigma, st.clip) == sch.rho_actual
+                    assert fkt_rho(sch.batch_sizes, sch.steps, sch.sigma, st.clip) == pytest.approx(
+                        sch.rho_actual, rel=1e-12)
+
+
+@pytest.mark.parametrize("steps", ["constant", "jnn"])
+def test_run_length_schedule_equals_the_per_step_rule(steps):
+    """The closed-form run counting reproduces B_t = ceil(2 L eta_t / (rho sigma sqrt(sum_{s>=t} eta_s^2)))."""
+    st = _settings(clip=0.3, radius=2.0)
+    for n, d, rho in [(3000, 3, 0.3), (50_000, 21, 0.2), (777, 1, 2.0)]:
+        sch = snowball_schedule(n, d, rho=rho, settings=st, steps=steps)
+        eta = sch.steps
+        tail = np.sqrt(np.cumsum((eta**2)[::-1])[::-1])
+        rule = np.maximum(1, np.ceil(2 * st.clip * eta / (rho * sch.sigma * tail) * (1 + 1e-12))).astype(int)
+        np.testing.assert_array_equal(sch.batch_sizes[:-1], rule[:-1])
+        assert sch.batch_sizes[-1] >= rule[-1] and sch.n == n
+        assert sch.run_lengths.size < 60 * math.log2(n) * 50  # compact: not one entry per step
+
+
+def test_windows_and_step_counts_follow_the_schedule():
+    sch = snowball_schedule(5000, 4, rho=0.5, settings=_settings(radius=2.0))
+    B, eta = sch.batch_sizes, sch.steps
+    ends = np.cumsum(B)
+    for rows in (0, 1, 17, 2500, int(ends[-2]), 4999, 5000):
+        assert sch.steps_completed(rows) == int(np.searchsorted(ends, rows, side="right"))
+    for t0, t1 in [(0, 5), (100, 400), (sch.n_steps - 3, sch.n_steps + 10)]:
+        wb, we = sch.window(t0, t1)
+        np.testing.assert_array_equal(wb, B[t0:t1])
+        np.testing.assert_array_equal(we, eta[t0:t1])
 
 
 def test_exact_rule_uses_fewer_rows_per_step_than_thm_3_6():

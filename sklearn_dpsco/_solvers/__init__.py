@@ -5,6 +5,7 @@ and a random generator, and returns a :class:`PrivateFit` — the released
 point and the privacy event it consumed.
 """
 
+from ._adassp import AdaSSPPlan, adassp_plan, run_adassp
 from ._data import GLMData
 from ._erm import CertificationError, solve_certified
 from ._localization import (
@@ -24,9 +25,31 @@ from ._output_perturbation import (
     output_perturbation_plan,
     run_output_perturbation,
 )
+from ._phased_sgd import PhasedSGDSchedule, phased_sgd_schedule, run_phased_sgd
+from ._pnsgd import PNSGDSchedule, fkt_rho, jnn_steps, pnsgd_schedule, rho_for_budget, run_pnsgd, snowball_schedule
 from ._result import PrivateFit
+from ._row_source import ArraySource, DaskSource, IterableSource, as_row_source
+from ._sgd_settings import SGDSettings
 
 __all__ = [
+    "AdaSSPPlan",
+    "ArraySource",
+    "DaskSource",
+    "IterableSource",
+    "PNSGDSchedule",
+    "PhasedSGDSchedule",
+    "SGDSettings",
+    "adassp_plan",
+    "as_row_source",
+    "fkt_rho",
+    "jnn_steps",
+    "phased_sgd_schedule",
+    "pnsgd_schedule",
+    "rho_for_budget",
+    "run_adassp",
+    "run_phased_sgd",
+    "run_pnsgd",
+    "snowball_schedule",
     "PhaseSchedule",
     "ald_growth_schedule",
     "ald_schedule",

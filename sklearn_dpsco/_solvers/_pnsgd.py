@@ -82,18 +82,35 @@ def jnn_steps(T, c):
     return c * 2.0 ** (-i.astype(np.float64)) / math.sqrt(T)
 
 
+def fkt_rho_runs(lengths, batches, steps, sigma, lipschitz):
+    """Thm 3.1's rho for a schedule given as runs of equal (batch, step).
+
+    Within a run of steps t = a..e with step eta and batch B, the tail
+    ``sum_{s>=t} eta_s^2`` is smallest at t = e, so the run's largest term is
+    ``2 L eta / (B sigma sqrt(eta^2 + S_after))``, S_after the tail after it.
+    """
+    lengths = np.asarray(lengths, dtype=np.float64)
+    eta = np.asarray(steps, dtype=np.float64)
+    B = np.asarray(batches, dtype=np.float64)
+    after = np.concatenate([np.cumsum((lengths * eta**2)[::-1])[::-1][1:], [0.0]])
+    return float(2.0 * lipschitz * np.max(eta / (B * sigma * np.sqrt(eta**2 + after))))
+
+
 @dataclass(frozen=True)
 class PNSGDSchedule:
-    """Public plan of one PNSGD run (all arrays 1-based in the papers, 0-based here).
+    """Public plan of one PNSGD run, stored as runs of consecutive steps sharing (batch, step).
 
-    ``batch_sizes`` and ``steps`` have length T; ``sigma`` is the gradient
-    noise std per coordinate; ``n`` the rows consumed (``sum(batch_sizes)``).
+    A run-length form keeps the plan small (a few thousand runs for a
+    billion rows): memory stays bounded when fitting from chunks.
+    ``batch_sizes`` / ``steps`` expand it to per-step arrays (tests, small
+    problems). ``sigma`` is the gradient noise std per coordinate;
     ``rho_actual`` is Thm 3.1 on this schedule, ``rho`` the target it is
     within; ``event`` the zCDP event of the target.
     """
 
-    batch_sizes: np.ndarray
-    steps: np.ndarray
+    run_lengths: np.ndarray
+    run_batches: np.ndarray
+    run_steps: np.ndarray
     sigma: float
     settings: SGDSettings
     rho: float
@@ -103,57 +120,133 @@ class PNSGDSchedule:
 
     @property
     def n(self):
-        return int(self.batch_sizes.sum())
+        """Rows consumed: ``sum_t B_t``."""
+        return int(np.dot(self.run_lengths, self.run_batches))
 
     @property
     def n_steps(self):
-        return int(self.batch_sizes.size)
+        return int(self.run_lengths.sum())
+
+    @property
+    def batch_sizes(self):
+        return np.repeat(self.run_batches, self.run_lengths)
+
+    @property
+    def steps(self):
+        return np.repeat(self.run_steps, self.run_lengths)
+
+    def window(self, t0, t1):
+        """Per-step ``(batch_sizes, steps)`` for steps ``t0 <= t < t1`` (0-based)."""
+        t1 = min(t1, self.n_steps)
+        starts = np.concatenate([[0], np.cumsum(self.run_lengths)])
+        r0 = int(np.searchsorted(starts, t0, side="right") - 1)
+        r1 = int(np.searchsorted(starts, t1, side="left"))
+        lengths = self.run_lengths[r0:r1].copy()
+        if lengths.size:
+            lengths[0] -= t0 - starts[r0]
+            lengths[-1] -= starts[r1] - t1
+        return np.repeat(self.run_batches[r0:r1], lengths), np.repeat(self.run_steps[r0:r1], lengths)
+
+    def steps_completed(self, rows):
+        """Number of steps whose batch ends within the first ``rows`` rows."""
+        ends = np.cumsum(self.run_lengths * self.run_batches)
+        r = int(np.searchsorted(ends, rows, side="right"))
+        done = int(self.run_lengths[:r].sum())
+        if r < self.run_lengths.size:
+            before = int(ends[r - 1]) if r > 0 else 0
+            done += (rows - before) // int(self.run_batches[r])
+        return done
+
+
+def _as_runs(batch_sizes, steps):
+    B = np.asarray(batch_sizes, dtype=np.int64)
+    eta = np.asarray(steps, dtype=np.float64)
+    if B.ndim != 1 or B.size == 0 or B.shape != eta.shape:
+        raise ValueError("batch_sizes and steps must be non-empty 1-d arrays of equal length.")
+    change = np.flatnonzero((B[1:] != B[:-1]) | (eta[1:] != eta[:-1])) + 1
+    starts = np.concatenate([[0], change])
+    lengths = np.diff(np.concatenate([starts, [B.size]]))
+    return lengths.astype(np.int64), B[starts], eta[starts]
 
 
 def pnsgd_schedule(batch_sizes, steps, sigma, *, rho, settings, info=None):
-    """Validate a PNSGD schedule against FKT Thm 3.1 and wrap it with its event.
+    """Validate a per-step PNSGD schedule against FKT Thm 3.1 and wrap it with its event."""
+    return _schedule_from_runs(*_as_runs(batch_sizes, steps), sigma, rho=rho, settings=settings, info=info)
+
+
+def _schedule_from_runs(lengths, batches, steps, sigma, *, rho, settings, info=None):
+    """Validate runs of (length, batch, step) against FKT Thm 3.1.
 
     Raises
     ------
     ValueError
         If a step exceeds ``2 / beta`` (the step maps would not be
-        non-expansive) or Thm 3.1's rho on this schedule exceeds ``rho``.
+        non-expansive), or batches / steps are out of range.
+    AssertionError
+        If Thm 3.1's rho on this schedule exceeds the target ``rho``.
     """
-    B = np.asarray(batch_sizes, dtype=np.int64)
-    eta = np.asarray(steps, dtype=np.float64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    batches = np.asarray(batches, dtype=np.int64)
+    steps = np.asarray(steps, dtype=np.float64)
     sigma = check_positive(sigma, "sigma")
     rho = check_positive(rho, "rho")
-    if B.ndim != 1 or B.size == 0 or B.shape != eta.shape or np.any(B < 1):
-        raise ValueError("batch_sizes and steps must be non-empty 1-d arrays of equal length, batches >= 1.")
-    if not np.all(np.isfinite(eta)) or np.any(eta <= 0):
+    if np.any(lengths < 1) or np.any(batches < 1):
+        raise ValueError("batch sizes must be >= 1.")
+    if not np.all(np.isfinite(steps)) or np.any(steps <= 0):
         raise ValueError("steps must be finite and > 0.")
     # why: FKT Prop 2.10 -- w -> w - eta grad f(w) is 1-Lipschitz for a convex
     # beta-smooth f iff eta <= 2/beta; Thm 3.1 needs every step map contractive.
-    if np.max(eta) > settings.max_step:
+    if np.max(steps) > settings.max_step:
         raise ValueError(
-            f"a step size {np.max(eta):.3g} exceeds 2/beta = {settings.max_step:.3g} "
+            f"a step size {np.max(steps):.3g} exceeds 2/beta = {settings.max_step:.3g} "
             f"(beta = row_bound^2 + intercept_scaling^2): the privacy proof needs non-expansive steps."
         )
     # why: Thm 3.1 evaluated on the actual schedule (not the paper's closed-form bound).
-    actual = fkt_rho(B, eta, sigma, settings.lipschitz)
+    actual = fkt_rho_runs(lengths, batches, steps, sigma, settings.lipschitz)
     if not actual <= rho:
         raise AssertionError(f"PNSGD schedule gives rho={actual!r} above the target {rho!r}")
     return PNSGDSchedule(
-        batch_sizes=B, steps=eta, sigma=sigma, settings=settings, rho=rho, rho_actual=actual,
-        event=ZCDPEvent(rho**2 / 2.0), info=dict(info or {}),
+        run_lengths=lengths, run_batches=batches, run_steps=steps, sigma=sigma, settings=settings, rho=rho,
+        rho_actual=actual, event=ZCDPEvent(rho**2 / 2.0), info=dict(info or {}),
     )
 
 
-def _batches(coef, T):
-    """``B_t = ceil(coef / sqrt(T - t + 1))`` for t = 1..T."""
-    j = np.arange(T, 0, -1, dtype=np.float64)  # T - t + 1
-    return np.ceil(coef / np.sqrt(j) * (1.0 + _CEIL_MARGIN)).astype(np.int64)
+def _step_segments(T, steps, D, L, max_step):
+    """Piecewise-constant steps as (length, eta) segments, scaled so the largest is <= 2/beta."""
+    if steps == "constant":
+        segs = [(T, D / (L * math.sqrt(2.0 * T)))]
+    else:
+        c = D / (math.sqrt(2.0) * L)
+        k = max(0, math.ceil(math.log2(T))) if T > 1 else 0
+        edges = [T - math.ceil(T * 2.0 ** (-i)) for i in range(k + 1)] + [T]
+        segs = [(b - a, c * 2.0 ** (-i) / math.sqrt(T)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
+        segs = [s for s in segs if s[0] > 0]
+    top = max(eta for _, eta in segs)
+    # a common factor does not change rho (it cancels in Thm 3.1): cap at 2/beta
+    scale = min(1.0, max_step / top)
+    return [(m, min(eta * scale, max_step)) for m, eta in segs]
 
 
-def _exact_batches(eta, sigma, lipschitz, rho):
-    """The generic rule ``B_t = ceil(2 L eta_t / (rho sqrt(sum_{s>=t} eta_s^2 sigma^2)))``."""
-    tail = np.sqrt(np.cumsum((eta * sigma)[::-1] ** 2)[::-1])
-    return np.maximum(1, np.ceil(2.0 * lipschitz * eta / (rho * tail) * (1.0 + _CEIL_MARGIN))).astype(np.int64)
+def _segment_runs(length, K, alpha, beta):
+    """Runs of ``B_t = max(1, ceil(K / sqrt(alpha (e - t + 1) + beta)))`` over the t = 1..length of a segment.
+
+    ``B_t`` is non-decreasing in t, and ``B_t <= b`` iff ``t <= length + 1 -
+    ((K / b)^2 - beta) / alpha``: count the steps of each value in closed
+    form. (K carries the ceiling margin, so a rounding error at a boundary
+    can only make a batch one row larger than needed, never smaller.)
+    """
+    def value(t):
+        return max(1, math.ceil(K / math.sqrt(alpha * (length - t + 1) + beta)))
+
+    lo, hi = value(1), value(length)
+    b = np.arange(lo, hi + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        last = np.floor(length + 1 - ((K / b) ** 2 - beta) / alpha)
+    counts_le = np.clip(last, 0, length).astype(np.int64)
+    counts_le[-1] = length
+    counts = np.diff(np.concatenate([[0], np.maximum.accumulate(counts_le)]))
+    keep = counts > 0
+    return counts[keep], b[keep].astype(np.int64)
 
 
 def _largest_T(n, rows_needed):
@@ -191,13 +284,14 @@ def snowball_schedule(n, d, *, rho, settings, steps="jnn", batch_rule="exact"):
     batch_rule : {"exact", "paper"}, default="exact"
         ``"paper"``: the theorem's closed form (Thm 3.6 uses
         ``B_t = ceil(sqrt(48 d / (rho^2 (T - t + 1))))``). ``"exact"``: the
-        smallest batches Thm 3.1 allows for these steps (identical to the
-        paper's for constant steps, smaller for JNN).
+        smallest batches Thm 3.1 allows for these steps,
+        ``B_t = ceil(2 L eta_t / (rho sigma sqrt(sum_{s>=t} eta_s^2)))``
+        (identical to the paper's for constant steps, smaller for JNN).
 
     Both use ``sigma = L / sqrt(d)`` (FKT). Steps above ``2 / beta`` are scaled
     down uniformly; for a fixed schedule shape rho does not depend on that
-    scale. Rows left over after the last full schedule join the last batch
-    (a larger batch only lowers rho).
+    scale. Rows left over after the longest schedule that fits join the last
+    batch (a larger batch only lowers rho).
     """
     if steps not in ("jnn", "constant"):
         raise ValueError(f"steps must be 'jnn' or 'constant', got {steps!r}.")
@@ -209,38 +303,52 @@ def snowball_schedule(n, d, *, rho, settings, steps="jnn", batch_rule="exact"):
     if not math.isfinite(D):
         raise ValueError("Snowball-SGD needs a finite domain radius (its step size is D / (L sqrt(2T))).")
     sigma = L / math.sqrt(d)  # FKT: d sigma^2 = L^2
+    margin = 1.0 + _CEIL_MARGIN
 
-    def step_sizes(T):
-        if steps == "constant":
-            eta = np.full(T, D / (L * math.sqrt(2.0 * T)))
-        else:
-            eta = jnn_steps(T, D / (math.sqrt(2.0) * L))
-        # a common factor does not change rho (it cancels in Thm 3.1): cap at 2/beta
-        # (np.minimum guards the last ulp of the rescaled maximum)
-        return np.minimum(eta * min(1.0, settings.max_step / float(eta.max())), settings.max_step)
+    def runs(T):
+        segs = _step_segments(T, steps, D, L, settings.max_step)
+        lengths, batches, etas = [], [], []
+        after, remaining = 0.0, T  # tail sum of eta^2 after the segment; steps after it
+        for m, eta in reversed(segs):
+            remaining -= m
+            if batch_rule == "paper" or steps == "constant":
+                coef = 2.0 * math.sqrt(d) / rho if steps == "constant" else math.sqrt(48.0 * d) / rho
+                # B_t = ceil(coef / sqrt(T - t + 1)), T - t + 1 = (e - t + 1) + (steps after the segment)
+                c, b = _segment_runs(m, coef * margin, 1.0, float(T - remaining - m))
+            else:
+                # B_t = ceil(2 L eta / (rho sigma sqrt(eta^2 (e - t + 1) + after)))
+                c, b = _segment_runs(m, 2.0 * L * eta / (rho * sigma) * margin, eta**2, after)
+            lengths.insert(0, c)
+            batches.insert(0, b)
+            etas.insert(0, np.full(c.size, eta))
+            after += m * eta**2
+        return np.concatenate(lengths), np.concatenate(batches), np.concatenate(etas)
 
-    def batches(T):
-        if steps == "constant" or batch_rule == "paper":
-            coef = 2.0 * math.sqrt(d) / rho if steps == "constant" else math.sqrt(48.0 * d) / rho
-            return _batches(coef, T)
-        return _exact_batches(step_sizes(T), sigma, L, rho)
+    def rows_needed(T):
+        lengths, batches, _ = runs(T)
+        return int(np.dot(lengths, batches))
 
-    T = _largest_T(n, lambda T: int(batches(T).sum()))
+    T = _largest_T(n, rows_needed)
     if T == 0:
-        need = int(batches(1).sum())
         raise ValueError(
-            f"Snowball-SGD needs at least {need} rows at this privacy level (d={d}); got {n}. "
+            f"Snowball-SGD needs at least {rows_needed(1)} rows at this privacy level (d={d}); got {n}. "
             "Use more data, a larger epsilon or delta, or another solver."
         )
-    B = batches(T)
-    while int(B.sum()) > n:  # guard: the exact rule is monotone in T only up to rounding
+    while rows_needed(T) > n:  # guard: the exact rule is monotone in T only up to rounding
         T -= 1
-        B = batches(T)
-    B[-1] += n - int(B.sum())  # leftover rows join the last batch
-    return pnsgd_schedule(
-        B, step_sizes(T), sigma, rho=rho, settings=settings,
+    lengths, batches, etas = runs(T)
+    leftover = n - int(np.dot(lengths, batches))
+    if leftover:  # leftover rows join the last batch
+        if lengths[-1] > 1:
+            lengths = np.append(lengths, 1)
+            lengths[-2] -= 1
+            batches = np.append(batches, batches[-1])
+            etas = np.append(etas, etas[-1])
+        batches[-1] += leftover
+    return _schedule_from_runs(
+        lengths, batches, etas, sigma, rho=rho, settings=settings,
         info={"algorithm": "snowball_sgd", "steps": steps, "batch_rule": batch_rule, "T": T,
-              "max_batch": int(B.max()), "sigma": sigma},
+              "max_batch": int(batches.max()), "sigma": sigma},
     )
 
 
@@ -249,9 +357,10 @@ def run_pnsgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
 
     The noise of the steps a block completes is drawn from ``rng`` just
     before the block is processed (``sigma * N(0, I_d)``, in step order), so
-    the result does not depend on how the rows are cut into blocks.
-    ``n_runs`` runs that many independent copies at once (audits; returns
-    shape ``(n_runs, d)``).
+    the result does not depend on how the rows are cut into blocks. The
+    kernel sees only the window of the schedule the block touches (memory
+    bounded by the block). ``n_runs`` runs that many independent copies at
+    once (audits; returns shape ``(n_runs, d)``).
     """
     from ._sgd_kernels import pnsgd_chunk
     from ._sgd_reference import PNSGDState
@@ -263,15 +372,16 @@ def run_pnsgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
         raise ValueError(f"the schedule was planned for {schedule.n} rows, the data has {source.n_samples}.")
     shape = (d,) if n_runs is None else (n_runs, d)
     state = PNSGDState.start(np.zeros(shape) if w0 is None else np.broadcast_to(w0, shape))
-    ends = np.cumsum(schedule.batch_sizes)
     seen = 0
     for X, y, sw in source.blocks():
         stop = seen + X.shape[0]
         if stop > schedule.n:
             raise ValueError(f"the data has more rows than the declared n_samples={schedule.n}. Nothing was spent.")
-        k = int(np.searchsorted(ends, stop, side="right") - np.searchsorted(ends, seen, side="right"))
+        k = schedule.steps_completed(stop) - state.step
         noise = schedule.sigma * rng.standard_normal((k,) + shape)
-        kernel(X, y, sw, state, schedule.batch_sizes, schedule.steps, noise, settings)
+        batch_sizes, steps = schedule.window(state.step, state.step + k + 1)
+        state.offset = state.step
+        kernel(X, y, sw, state, batch_sizes, steps, noise, settings)
         seen = stop
     if seen != schedule.n:
         raise ValueError(f"the data had {seen} rows, fewer than the declared n_samples={schedule.n}. Nothing was spent.")

@@ -29,13 +29,16 @@ class PNSGDState:
 
     ``w``: current iterate; ``grad_sum``: sum of the clipped gradients of the
     rows of the current (unfinished) batch, all taken at ``w``; ``step``:
-    index (0-based) of the current batch; ``filled``: rows accumulated in it.
+    index (0-based) of the current batch; ``filled``: rows accumulated in it;
+    ``offset``: global index of the first step of the schedule window passed
+    to the kernel.
     """
 
     w: np.ndarray
     grad_sum: np.ndarray
     step: int = 0
     filled: int = 0
+    offset: int = 0
 
     @classmethod
     def start(cls, w0):
@@ -108,9 +111,10 @@ def pnsgd_chunk(X, y, sample_weight, state, batch_sizes, steps, noise, settings)
     X, y, sample_weight : the chunk (rows in the order of use).
     state : PNSGDState
     batch_sizes : ndarray of int
-        Whole schedule ``B_1..B_T``.
+        Batch sizes of the schedule window starting at step ``state.offset``
+        (it covers every step the chunk touches).
     steps : ndarray of float
-        Whole schedule ``eta_1..eta_T``.
+        Step sizes of the same window.
     noise : ndarray of shape (k, d)
         Gaussian gradient noise (already scaled by sigma) for exactly the
         ``k`` steps this chunk completes, in order.
@@ -127,7 +131,7 @@ def pnsgd_chunk(X, y, sample_weight, state, batch_sizes, steps, noise, settings)
         weight = 1.0 if sample_weight is None else float(sample_weight[i])
         state.grad_sum += _clipped_gradient(state.w, x_tilde, float(y[i]), weight, settings.clip)
         state.filled += 1
-        t = state.step
+        t = state.step - state.offset
         if state.filled == batch_sizes[t]:
             # v_t = w_{t-1} - eta_t (grad F_t(w_{t-1}) + xi_t); w_t = Pi_K(v_t)
             v = state.w - steps[t] * (state.grad_sum / batch_sizes[t] + noise[used])
