@@ -8,6 +8,19 @@ point and the privacy event it consumed.
 from ._adassp import AdaSSPPlan, adassp_plan, run_adassp
 from ._data import GLMData
 from ._erm import CertificationError, solve_certified
+from ._interpolation import (
+    AdaptiveInterpolationSchedule,
+    ExtensionPlan,
+    InterpolationSchedule,
+    adaptive_interpolation,
+    adaptive_interpolation_schedule,
+    extension_plan,
+    interpolation_epochs,
+    interpolation_schedule,
+    run_adaptive_interpolation,
+    run_extension,
+    run_interpolation,
+)
 from ._localization import (
     PhaseSchedule,
     ald_growth_epochs,
@@ -50,6 +63,17 @@ __all__ = [
     "run_phased_sgd",
     "run_pnsgd",
     "snowball_schedule",
+    "AdaptiveInterpolationSchedule",
+    "ExtensionPlan",
+    "InterpolationSchedule",
+    "adaptive_interpolation",
+    "adaptive_interpolation_schedule",
+    "extension_plan",
+    "interpolation_epochs",
+    "interpolation_schedule",
+    "run_adaptive_interpolation",
+    "run_extension",
+    "run_interpolation",
     "PhaseSchedule",
     "ald_growth_schedule",
     "ald_schedule",

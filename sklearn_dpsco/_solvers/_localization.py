@@ -162,47 +162,73 @@ def run_phases(data, loss, schedule, *, center, domain, rng):
     return x
 
 
+def _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b):
+    """ALD Algorithm 2's eta_0 (with D_0 = 2 radius) for epochs of ``n0`` rows."""
+    return (radius / clip) * min(
+        1.0 / math.sqrt(n0 * math.log(max(n0, 2)) * log_b), epsilon / (_dimension_term(d, delta) * log_b)
+    )
+
+
+def _resolvable_epochs(eta0, clip, scale):
+    """Epochs whose first ALD-1 phase (step ``2^-4 2^-i eta0``) float64 can still certify."""
+    ratio = clip * eta0 / (16.0 * _MIN_STEP_FRACTION * scale)
+    return 0 if ratio < 1.0 else 1 + math.floor(math.log2(ratio))
+
+
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise="float"):
+                        noise="float", scale=None):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
     ALD-1 schedules and whose ``info`` exposes ``epochs``, ``radii`` and
     ``steps`` — the public quantities the adaptivity uses.
+
+    ``T = ceil(2 log n / (kappa_lower - 1))`` (ALD), capped at the number of
+    halvings whose first phase moves the iterate by at least ``1e-9 scale``
+    (``scale`` defaults to ``radius``): deeper epochs could not be certified
+    in float64. When the cap binds, the rows are re-split over the fewer
+    epochs (still disjoint blocks; parallel composition is unchanged) and
+    ``info["epochs_uncapped"]`` records the paper's T.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
         raise ValueError(f"kappa_lower must be > 1, got {kappa_lower}.")
-    T = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
-    n0 = n // T
+    scale = radius if scale is None else check_positive(scale, "scale")
+    beta = 1.0 / (n + d) if beta is None else beta
+    log_b = math.log(1.0 / beta)
+    T_paper = max(1, math.ceil(2.0 * math.log(n) / (kappa_lower - 1.0)))
+    # data sufficiency is judged on the paper's T (the cap below only re-splits rows)
+    n0 = n // T_paper
     k = max(1, math.ceil(math.log(max(n0, 2))))
     if n0 < k:
         raise ValueError(
-            f"ALD growth epochs with kappa_lower={kappa_lower} need T={T} epochs of at least {k} rows each; "
+            f"ALD growth epochs with kappa_lower={kappa_lower} need T={T_paper} epochs of at least {k} rows each; "
             f"got {n} rows. Use more data or a larger kappa_lower."
         )
-    beta = 1.0 / (n + d) if beta is None else beta
-    log_b = math.log(1.0 / beta)
+    T = T_paper
+    while True:  # eta_0 shrinks as the epochs grow: iterate the (monotone) cap to its fixed point
+        cap = _resolvable_epochs(_ald_growth_step(radius, clip, max(n // T, 1), d, epsilon, delta, log_b), clip, scale)
+        if cap >= T or T == 1:
+            break
+        T = max(1, cap)
+    n0 = n // T
     D0 = 2.0 * radius
-    eta0 = (D0 / (2.0 * clip)) * min(
-        1.0 / math.sqrt(n0 * math.log(max(n0, 2)) * log_b), epsilon / (_dimension_term(d, delta) * log_b)
-    )
+    eta0 = _ald_growth_step(radius, clip, n0, d, epsilon, delta, log_b)
     epochs, radii, steps = [], [], []
     for i in range(T):
         D_i, eta_i = 2.0 ** (-i) * D0, 2.0 ** (-i) * eta0
         epochs.append(
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
-                step=eta_i, beta=beta, scale=radius, tolerance=tolerance, noise=noise,
+                step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise,
             )
         )
         radii.append(D_i)
         steps.append(eta_i)
-    return PhaseSchedule(
-        tuple(epochs),
-        ParallelComposedEvent(tuple(e.event for e in epochs)),
-        {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps},
-    )
+    info = {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps}
+    if T != T_paper:
+        info["epochs_uncapped"] = T_paper
+    return PhaseSchedule(tuple(epochs), ParallelComposedEvent(tuple(e.event for e in epochs)), info)
 
 
 def run_growth_epochs(data, loss, schedule, *, center, radius, rng):
