@@ -18,6 +18,21 @@ from ._localization import (
     run_growth_epochs,
     run_phases,
 )
+from ._lowy import (
+    DoubleOutputPerturbationPlan,
+    LocalizePlan,
+    PopLocalizePlan,
+    double_output_perturbation,
+    double_output_perturbation_plan,
+    geometric_aggregate,
+    output_pert_localize,
+    output_pert_localize_plan,
+    pop_localize,
+    pop_localize_plan,
+    run_double_output_perturbation,
+    run_output_pert_localize,
+    run_pop_localize,
+)
 from ._output_perturbation import (
     erm_sensitivity,
     output_perturbation,
@@ -27,6 +42,19 @@ from ._output_perturbation import (
 from ._result import PrivateFit
 
 __all__ = [
+    "DoubleOutputPerturbationPlan",
+    "LocalizePlan",
+    "PopLocalizePlan",
+    "double_output_perturbation",
+    "double_output_perturbation_plan",
+    "geometric_aggregate",
+    "output_pert_localize",
+    "output_pert_localize_plan",
+    "pop_localize",
+    "pop_localize_plan",
+    "run_double_output_perturbation",
+    "run_output_pert_localize",
+    "run_pop_localize",
     "PhaseSchedule",
     "ald_growth_schedule",
     "ald_schedule",
