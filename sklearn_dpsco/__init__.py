@@ -1,3 +1,11 @@
-"""Differentially private convex learning as scikit-learn estimators."""
+"""Differentially private convex learning as scikit-learn estimators.
+
+Public names only; see the API reference (doc/api.rst).
+"""
+
+from .accounting import BudgetAccountant, BudgetExceededError
+from .linear_model import DPHingeClassifier
 
 __version__ = "0.1.0.dev0"
+
+__all__ = ["BudgetAccountant", "BudgetExceededError", "DPHingeClassifier", "__version__"]
