@@ -105,10 +105,12 @@ def _segments(source, lengths):
         # rows after the last phase are unused (FKT: sum n_i <= n)
 
 
-def run_phased_sgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
+def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_runs=None):
     """Run a :class:`PhasedSGDSchedule` over a row source; return the last release projected on K.
 
-    ``n_runs`` runs that many independent copies at once (audits).
+    ``K = B(center, radius)`` (``center``: public or an earlier release;
+    default the origin); the first phase starts at ``w0`` (default: the
+    centre). ``n_runs`` runs that many independent copies at once (audits).
     """
     from ._sgd_kernels import sgd_one_pass
     from ._sgd_reference import OnePassState, _project
@@ -117,9 +119,10 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
     settings = schedule.settings
     d = source.n_features + (1 if settings.intercept_scaling > 0 else 0)
     shape = (d,) if n_runs is None else (n_runs, d)
-    w = np.zeros(shape) if w0 is None else np.array(np.broadcast_to(w0, shape), dtype=float)
+    start = center if w0 is None else w0
+    w = np.zeros(shape) if start is None else np.array(np.broadcast_to(start, shape), dtype=float)
     lengths = list(schedule.phase_rows)
-    state, current = OnePassState.start(w), 0
+    state, current = OnePassState.start(w, center), 0
     seen = 0
     for phase, X, y, sw in _segments(source, lengths):
         if phase != current:
@@ -129,7 +132,7 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
         if state.count == lengths[phase]:
             w = schedule.mechanisms[phase].release(state.average, rng, size=n_runs)
             current += 1
-            state = OnePassState.start(w)
+            state = OnePassState.start(w, center)
     if current != len(lengths):
         raise ValueError(f"the data had {seen} usable rows, fewer than the planned {schedule.n}. Nothing was spent.")
-    return _project(w, settings.radius)
+    return _project(w, settings.radius, center)

@@ -352,7 +352,7 @@ def snowball_schedule(n, d, *, rho, settings, steps="jnn", batch_rule="exact"):
     )
 
 
-def run_pnsgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
+def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_runs=None):
     """Run a :class:`PNSGDSchedule` over a :class:`~._row_source.RowSource`; return the last iterate.
 
     The noise of the steps a block completes is drawn from ``rng`` just
@@ -360,7 +360,9 @@ def run_pnsgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
     the result does not depend on how the rows are cut into blocks. The
     kernel sees only the window of the schedule the block touches (memory
     bounded by the block). ``n_runs`` runs that many independent copies at
-    once (audits; returns shape ``(n_runs, d)``).
+    once (audits; returns shape ``(n_runs, d)``). The domain is
+    ``B(center, radius)`` (``center``: public or an earlier release; default
+    the origin); the run starts at ``w0`` (default: the centre).
     """
     from ._sgd_kernels import pnsgd_chunk
     from ._sgd_reference import PNSGDState
@@ -371,7 +373,8 @@ def run_pnsgd(source, schedule, rng, *, w0=None, kernel=None, n_runs=None):
     if source.n_samples != schedule.n:
         raise ValueError(f"the schedule was planned for {schedule.n} rows, the data has {source.n_samples}.")
     shape = (d,) if n_runs is None else (n_runs, d)
-    state = PNSGDState.start(np.zeros(shape) if w0 is None else np.broadcast_to(w0, shape))
+    start = center if w0 is None else w0
+    state = PNSGDState.start(np.zeros(shape) if start is None else np.broadcast_to(start, shape), center=center)
     seen = 0
     for X, y, sw in source.blocks():
         stop = seen + X.shape[0]

@@ -188,3 +188,62 @@ def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=D
     if y is not None or sample_weight is not None:
         raise ValueError("with an iterable of blocks, pass y and sample weights inside the blocks.")
     return IterableSource(X, n_samples)
+
+
+class _Consecutive(RowSource):
+    """The next ``n_samples`` rows of a shared block iterator (see :func:`split_rows`)."""
+
+    def __init__(self, feed, n_samples, n_features):
+        self._feed = feed
+        self.n_samples = int(n_samples)
+        self.n_features = n_features
+
+    def blocks(self):
+        left = self.n_samples
+        while left > 0:
+            X, y, w = self._feed.take(left)
+            left -= X.shape[0]
+            yield X, y, w
+
+
+class _Feed:
+    def __init__(self, source):
+        self._it = source.blocks()
+        self._carry = None
+
+    def take(self, at_most):
+        if self._carry is None:
+            try:
+                self._carry = next(self._it)
+            except StopIteration:
+                raise ValueError("the data ended before the planned number of rows. Nothing was spent.") from None
+        X, y, w = self._carry
+        k = min(at_most, X.shape[0])
+        head = (X[:k], y[:k], None if w is None else w[:k])
+        self._carry = None if k == X.shape[0] else (X[k:], y[k:], None if w is None else w[k:])
+        return head
+
+    def exhausted(self):
+        if self._carry is not None:
+            return False
+        for X, y, w in self._it:
+            if X.shape[0]:
+                self._carry = (X, y, w)
+                return False
+        return True
+
+
+def split_rows(source, lengths):
+    """Consecutive row sources of the given lengths over ONE pass of ``source``.
+
+    Use them in order. Returns ``(parts, done)``; call ``done()`` after the
+    last part to check that no rows are left over.
+    """
+    feed = _Feed(source)
+    parts = [_Consecutive(feed, m, source.n_features) for m in lengths]
+
+    def done():
+        if not feed.exhausted():
+            raise ValueError("the data has more rows than planned. Nothing was spent.")
+
+    return parts, done

@@ -31,7 +31,8 @@ class PNSGDState:
     rows of the current (unfinished) batch, all taken at ``w``; ``step``:
     index (0-based) of the current batch; ``filled``: rows accumulated in it;
     ``offset``: global index of the first step of the schedule window passed
-    to the kernel.
+    to the kernel; ``center``: centre of the domain ball ``B(center,
+    settings.radius)`` (None: the origin).
     """
 
     w: np.ndarray
@@ -39,25 +40,27 @@ class PNSGDState:
     step: int = 0
     filled: int = 0
     offset: int = 0
+    center: object = None
 
     @classmethod
-    def start(cls, w0):
+    def start(cls, w0, center=None):
         w0 = np.array(w0, dtype=np.float64)
-        return cls(w0, np.zeros_like(w0))
+        return cls(w0, np.zeros_like(w0), center=center)
 
 
 @dataclass
 class OnePassState:
-    """One-pass SGD state: iterate ``u``, running sum of iterates, count."""
+    """One-pass SGD state: iterate ``u``, running sum of iterates, count, domain centre."""
 
     u: np.ndarray
     u_sum: np.ndarray
     count: int = 0
+    center: object = None
 
     @classmethod
-    def start(cls, u0):
+    def start(cls, u0, center=None):
         u0 = np.array(u0, dtype=np.float64)
-        return cls(u0, np.zeros_like(u0))
+        return cls(u0, np.zeros_like(u0), center=center)
 
     @property
     def average(self):
@@ -93,14 +96,15 @@ def _clipped_gradient(w, x_tilde, y, weight, clip):
     return (weight * np.clip(r, -k, k))[..., None] * x_tilde
 
 
-def _project(v, radius):
-    """Projection onto ``B(0, radius)`` (row-wise for a stack of runs)."""
+def _project(v, radius, center=None):
+    """Projection onto ``B(center, radius)`` (row-wise for a stack of runs; centre 0 if None)."""
     if np.isinf(radius):
         return v
-    norm = np.linalg.norm(v, axis=-1, keepdims=True)
+    diff = v if center is None else v - center
+    norm = np.linalg.norm(diff, axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norm > radius, radius / norm, 1.0)
-    return v * factor
+    return diff * factor if center is None else center + diff * factor
 
 
 def pnsgd_chunk(X, y, sample_weight, state, batch_sizes, steps, noise, settings):
@@ -135,7 +139,7 @@ def pnsgd_chunk(X, y, sample_weight, state, batch_sizes, steps, noise, settings)
         if state.filled == batch_sizes[t]:
             # v_t = w_{t-1} - eta_t (grad F_t(w_{t-1}) + xi_t); w_t = Pi_K(v_t)
             v = state.w - steps[t] * (state.grad_sum / batch_sizes[t] + noise[used])
-            state.w = _project(v, settings.radius)
+            state.w = _project(v, settings.radius, state.center)
             state.grad_sum = np.zeros_like(state.w)
             state.filled = 0
             state.step += 1
@@ -155,7 +159,7 @@ def sgd_one_pass(X, y, sample_weight, state, step, settings):
         x_tilde = clipped_row(_row(X, i), settings)
         weight = 1.0 if sample_weight is None else float(sample_weight[i])
         g = _clipped_gradient(state.u, x_tilde, float(y[i]), weight, settings.clip)
-        state.u = _project(state.u - step * g, settings.radius)
+        state.u = _project(state.u - step * g, settings.radius, state.center)
         state.u_sum += state.u
         state.count += 1
     return state

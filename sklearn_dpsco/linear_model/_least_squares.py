@@ -13,6 +13,9 @@ from .._rng import check_random_state, noise_source
 from .._solvers import PrivateFit, phased_erm_schedule, run_phases
 from .._solvers._adassp import adassp_plan, run_adassp
 from .._solvers._glm_reference import get_loss
+from .._solvers._interpolation import adaptive_interpolation_schedule, run_adaptive_interpolation
+from .._solvers._interpolation_sgd import interpolation_sgd_schedule, run_interpolation_sgd
+from .._solvers._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
 from .._solvers._phased_sgd import phased_sgd_schedule, run_phased_sgd
 from .._solvers._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
 from .._solvers._row_source import ArraySource, as_row_source, is_dask_array
@@ -25,15 +28,22 @@ __all__ = ["DPLinearRegressor"]
 _SQUARED = get_loss("squared")
 
 #: Solvers that read the rows once, in order (they can fit from chunks).
-ONE_PASS_SOLVERS = ("snowball", "phased_sgd", "adassp")
+ONE_PASS_SOLVERS = ("snowball", "phased_sgd", "adassp", "interpolation")
 #: Solvers that need the public row bound R (smoothness or sensitivity).
-ROW_BOUND_SOLVERS = ("snowball", "phased_sgd", "adassp")
-_ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm")
+ROW_BOUND_SOLVERS = ("snowball", "phased_sgd", "adassp", "interpolation")
+#: Solvers whose privacy rests on the Lipschitz extension alone (any rows, any labels).
+EXTENSION_SOLVERS = ("phased_erm", "lowy", "interpolation_ald")
+_ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "interpolation",
+                "interpolation_ald")
 
 #: AdaSSP's intercept column, as a fraction of the row bound: the column adds
 #: s^2 to every sensitivity (R^2 + s^2), while n s^2 on the diagonal keeps
 #: the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md).
 _ADASSP_INTERCEPT_FRACTION = 0.25
+#: Absolute constant of Lowy's base regularization lam_1 (utility only).
+_LOWY_LAM1_CONSTANT = 10.0
+#: Lowy phases whose minimizer moves by less than this fraction of the radius are dropped.
+_MIN_MOVE_FRACTION = 1e-9
 
 
 def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, streaming=False):
@@ -85,7 +95,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Privacy parameter epsilon (> 0).
     delta : float, default=0.0
         Privacy parameter delta in [0, 1); 0 gives pure epsilon-DP.
-    solver : {"auto", "adassp", "snowball", "phased_sgd", "phased_erm"}, default="auto"
+    solver : {"auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy", \
+            "interpolation", "interpolation_ald"}, default="auto"
         Algorithm (see Notes). ``"auto"`` picks from public facts only
         (n, d, epsilon, delta, declared bounds); the choice is ``solver_``.
     clip : float, default=0.1
@@ -94,9 +105,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the SGD and ERM solvers (not by AdaSSP).
     row_bound : float or None, default=1.0
         Public bound R on the l2 norm of a row; rows of larger norm are
-        scaled down to it (a per-row map). Needed by "adassp", "snowball"
-        and "phased_sgd" (their privacy rests on it); ``None`` declares no
-        bound and restricts the choice to "phased_erm".
+        scaled down to it (a per-row map). Needed by "adassp", "snowball",
+        "phased_sgd" and "interpolation" (their privacy rests on it);
+        ``None`` declares no bound and restricts the choice to the
+        extension-only solvers "phased_erm", "lowy", "interpolation_ald".
     label_bound : float, default=1.0
         Public bound B on ``|y|``; AdaSSP clips labels to [-B, B]. The other
         solvers need no label bound.
@@ -106,6 +118,21 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     steps : {"jnn", "constant"}, default="jnn"
         Snowball-SGD step schedule: Jain-Nagaraj-Netrapalli (FKT Thm 3.6)
         or constant (FKT Thm 3.5).
+    smoothness : float or None, default=None
+        Declared smoothness H of the interpolation solvers (utility only:
+        ACCD's Lipschitz levels ``L_i = 2 H r_i``). None: ``(R^2 + s^2) /
+        sqrt(d)`` for "interpolation", ``R^2 + s^2`` for "interpolation_ald"
+        (R = 1 when no row bound is declared).
+    growth : float or None, default=None
+        Declared quadratic-growth constant lambda of the population loss for
+        "interpolation_ald" (utility only). None: ``R^2 / d`` (isotropic rows).
+    moment : float or None, default=None
+        Declared bound G_k on the k-th moment of the per-row gradient norm
+        (Lowy's heavy-tail assumption; utility only). When given, "lowy"
+        uses Lowy's level ``C = G_k (m epsilon / d)^(1/k)`` instead of
+        ``clip``.
+    moment_order : float, default=2.0
+        The k of ``moment`` (k >= 2).
     fit_intercept : bool, default=True
     intercept_scaling : float or None, default=None
         Value s of the virtual intercept column. ``None``: ``R / 4`` for
@@ -154,6 +181,15 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       approximate (phased_sgd.rst).
     * ``"phased_erm"`` — FKT Phased-ERM with certified output perturbation;
       needs no row or label bound (localization.rst).
+    * ``"lowy"`` — Lowy's localized double output perturbation (Pop-Localize
+      over Double-OutputPert) on the Huber extension; pure or approximate;
+      needs no bound; for heavy-tailed data (lowy.rst).
+    * ``"interpolation"`` — ACCD's interpolation-adaptive algorithm (Alg 3)
+      with Snowball-SGD (approximate) or Phased-SGD (pure) as its inner
+      solver: Lipschitz levels halve per epoch, so on data with ``y = <w*,
+      x>`` the error decays near-exponentially in n (interpolation_sgd.rst).
+    * ``"interpolation_ald"`` — ACCD Alg 3 exactly as in the paper, with
+      ALD Algorithm 2 inside; needs no bound (interpolation.rst).
 
     Examples
     --------
@@ -175,6 +211,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither")],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "steps": [StrOptions({"jnn", "constant"})],
+        "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "growth": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "moment": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "moment_order": [Interval(numbers.Real, 2, None, closed="left")],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
@@ -189,6 +229,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         label_bound=1.0,
         radius=10.0,
         steps="jnn",
+        smoothness=None,
+        growth=None,
+        moment=None,
+        moment_order=2.0,
         fit_intercept=True,
         intercept_scaling=None,
         accountant=None,
@@ -205,6 +249,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self.label_bound = label_bound
         self.radius = radius
         self.steps = steps
+        self.smoothness = smoothness
+        self.growth = growth
+        self.moment = moment
+        self.moment_order = moment_order
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.accountant = accountant
@@ -215,14 +263,16 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     # -- public-facts planning -------------------------------------------------------------
     def _check_bounds(self, solver):
-        for name in ("clip", "radius", "label_bound") + (("row_bound",) if self.row_bound is not None else ()):
+        names = ("clip", "radius", "label_bound", "moment_order", "smoothness", "growth", "moment", "row_bound")
+        for name in names:
             value = getattr(self, name)
-            if not math.isfinite(value):
+            if value is not None and not math.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}.")
         if solver in ROW_BOUND_SOLVERS and self.row_bound is None:
             raise ValueError(
                 f"solver={solver!r} needs a public row_bound (rows are scaled down to it; its privacy "
-                "argument rests on it). Declare row_bound, or use solver='phased_erm'."
+                "argument rests on it). Declare row_bound, or use one of "
+                f"{', '.join(EXTENSION_SOLVERS)} (privacy from the Lipschitz extension alone)."
             )
 
     def _scaling(self, solver):
@@ -233,7 +283,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             return float(self.intercept_scaling)
         if solver == "adassp" and self.row_bound is not None:
             return _ADASSP_INTERCEPT_FRACTION * self.row_bound
-        if solver in ("snowball", "phased_sgd") and self.row_bound is not None:
+        if solver in ("snowball", "phased_sgd", "interpolation") and self.row_bound is not None:
             return float(self.row_bound)
         return 1.0
 
@@ -270,12 +320,51 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                 schedule = phased_sgd_schedule(
                     n_samples, n_features, epsilon=eps, delta=delta, settings=settings, noise=self.noise
                 )
+        elif solver == "interpolation":
+            settings = SGDSettings(clip=self.clip, row_bound=self.row_bound, intercept_scaling=s, radius=self.radius)
+            if delta > 0:
+                self._check_float_noise(solver)
+            schedule = interpolation_sgd_schedule(
+                n_samples, n_features, epsilon=eps, delta=delta, settings=settings, smoothness=self.smoothness,
+                steps=self.steps, noise=self.noise,
+            )
+        elif solver == "lowy":
+            schedule = self._lowy_plan(n_samples, n_features)
+        elif solver == "interpolation_ald":
+            r2 = (1.0 if self.row_bound is None else self.row_bound) ** 2
+            schedule = adaptive_interpolation_schedule(
+                n_samples, n_features, smoothness=self.smoothness or r2 + s**2,
+                growth=self.growth or r2 / n_features, lipschitz=self.clip, radius=self.radius, epsilon=eps,
+                delta=delta, noise=self.noise,
+            )
         else:
             schedule = phased_erm_schedule(
                 n_samples, n_features, clip=self.clip, radius=self.radius, epsilon=eps, delta=delta,
                 noise=self.noise,
             )
         return FitPlan(solver, schedule.event, schedule=schedule, intercept_scaling=s)
+
+    def _lowy_plan(self, n, d):
+        """Pop-Localize over Double-OutputPert (Lowy Algorithms 1, 4), J = 1 repeat per phase."""
+        k = self.moment_order
+        if self.moment is None:
+            clip, moment = self.clip, self.clip  # G_k := C: the extension level the user chose
+        else:
+            # Lowy Prop 3.2: C = G_k (m eps / d)^(1/k) with m the first phase's block size n/2
+            clip, moment = lowy_clip(self.moment, k, max(1, n // 2), self.epsilon, d), self.moment
+        # lowy_lam1 is Lowy's rule "up to an absolute constant" (ALGORITHMS.md L-Alg 1): the constant 1
+        # over-noises phase 1 (its release scale ~ 2C/(lam1 m)); 10 is benchmarks/results/linear.md's choice
+        lam1 = _LOWY_LAM1_CONSTANT * lowy_lam1(n, d, self.epsilon, radius=self.radius, moment=moment, k=k)
+        # Lowy: T = ceil(log2 n) phases with lam_t = 32^(t-1) lam1. Drop the phases whose exact-minimizer
+        # sensitivity 2C/(lam_t m_t) is below 1e-9 of the domain radius: float64 cannot certify them
+        # (the same public rule as the localization module; fewer disjoint releases, same argument).
+        T = 0
+        while T < max(1, math.ceil(math.log2(max(n, 2)))) and n // 2 ** (T + 1) >= 1:
+            if 2.0 * clip / (lam1 * 32.0**T * (n // 2 ** (T + 1))) < _MIN_MOVE_FRACTION * self.radius:
+                break
+            T += 1
+        return pop_localize_plan(n, d, clip=clip, epsilon=self.epsilon, delta=self.delta, lam1=lam1,
+                                 phases=max(1, T), noise=self.noise)
 
     def _check_float_noise(self, solver):
         if self.noise != "float":
@@ -287,14 +376,21 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             return run_adassp(source, schedule, rng)[0]
         if solver == "snowball":
             return run_pnsgd(source, schedule, rng)
+        if solver == "interpolation":
+            return run_interpolation_sgd(source, schedule, rng)
         return run_phased_sgd(source, schedule, rng)
 
     def _solve_one(self, data, plan, random_state):
         rng = check_random_state(random_state)
         schedule, s = plan.params["schedule"], plan.params["intercept_scaling"]
+        center = np.zeros(data.n_features)
         if plan.solver == "phased_erm":
-            center = np.zeros(data.n_features)
             coef = run_phases(data, _SQUARED, schedule, center=center, domain=[(center, self.radius)], rng=rng)
+        elif plan.solver == "lowy":
+            coef = run_pop_localize(data, _SQUARED, schedule, center=center, rng=rng, domain=(center, self.radius),
+                                    n_jobs=self.n_jobs)
+        elif plan.solver == "interpolation_ald":
+            coef = run_adaptive_interpolation(data, _SQUARED, schedule, center=center, rng=rng)
         else:
             # the permutation is public randomness: privacy holds for every order (doc/privacy/)
             order = rng.permutation(data.n_samples) if plan.solver != "adassp" else None
