@@ -83,10 +83,13 @@ def test_each_solver_fits_and_spends_its_plan(solver, delta):
 
 def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "snowball"
-    assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "adassp"
-    assert _auto_solver(2000, 21, 0.5, 1e-5, 1.0) == "adassp"  # too few rows for Snowball
-    assert _auto_solver(20000, 21, 1.0, 0.0, None) == "phased_erm"
-    assert _auto_solver(20000, 500, 1.0, 0.0, 1.0) == "phased_sgd"
+    assert _auto_solver(100, 21, 0.1, 1e-5, 1.0) == "adassp"  # Snowball cannot fit; m < 75
+    assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "phased_erm"  # m = 952
+    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "lowy"  # m = 95
+    assert _auto_solver(2000, 21, 0.5, 0.0, 1.0) == "adassp"  # m = 48
+    assert _auto_solver(2000, 21, 0.5, 0.0, None) == "lowy"  # no row bound: extension solvers only
+    assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"
+    assert _auto_solver(2000, 2001, 1.0, 0.0, 1.0) == "lowy"  # no d x d release in high dimension
     X, y = _data(20000, 20)
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "snowball"
 
@@ -323,3 +326,24 @@ def test_file_backed_stream_keeps_memory_bounded(tmp_path, solver, sizes):
     assert reg.score(X[:2000], y[:2000]) > 0.5
     assert peaks[1] < 1.25 * peaks[0] + 50_000, peaks  # no growth with n
     assert peaks[1] < 1_000_000 and X.nbytes >= 1_280_000, (peaks, X.nbytes)
+
+
+# ----------------------------------------------------------------------------- end-to-end audits (T2)
+@pytest.mark.slow
+@pytest.mark.parametrize("solver, delta", [("adassp", 0.0), ("adassp", 1e-5), ("snowball", 1e-5),
+                                           ("phased_sgd", 0.0)])
+def test_end_to_end_audit_through_fit(solver, delta):
+    """2e4 full fits per side on label-flip neighbours (d = 1, no intercept); the released coefficient
+    is audited as is (post-processing of every internal release). Low power (the end-to-end release is
+    not tight): it catches gross errors only; the tight audits with mutants are the building blocks'."""
+    from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp
+
+    n, eps, draws = 60, 2.0, 20_000
+    X = np.ones((n, 1))
+    y, yp = np.ones(n), np.ones(n)
+    yp[0] = -1.0
+    kw = dict(epsilon=eps, delta=delta, solver=solver, fit_intercept=False, clip=1.0, radius=1e3)
+    a = np.array([DPLinearRegressor(random_state=s, **kw).fit(X, y).coef_[0] for s in range(draws)])
+    b = np.array([DPLinearRegressor(random_state=draws + s, **kw).fit(X, yp).coef_[0] for s in range(draws)])
+    res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)
+    assert not res.violation, res

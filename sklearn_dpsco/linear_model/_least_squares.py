@@ -40,43 +40,52 @@ _ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy"
 #: s^2 to every sensitivity (R^2 + s^2), while n s^2 on the diagonal keeps
 #: the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md).
 _ADASSP_INTERCEPT_FRACTION = 0.25
+#: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
+_AUTO_SSP_BELOW = 75.0
+_AUTO_LOWY_BELOW = 300.0
+#: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
+_ADASSP_MAX_FEATURES = 1000
 #: Absolute constant of Lowy's base regularization lam_1 (utility only).
 _LOWY_LAM1_CONSTANT = 10.0
 #: Lowy phases whose minimizer moves by less than this fraction of the radius are dropped.
 _MIN_MOVE_FRACTION = 1e-9
 
 
-def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, streaming=False):
-    """The ``solver="auto"`` table (public facts only; justified in benchmarks/results/linear.md).
+def _auto_solver(n_samples, n_features, epsilon, delta, row_bound):
+    """The ``solver="auto"`` table (public facts only; benchmarks/results/linear.md justifies it).
 
-    ======================================  ==============  ===================================
-    condition                               solver          why
-    ======================================  ==============  ===================================
-    no ``row_bound`` declared               phased_erm      the only solver needing no bound
-    ``delta > 0``, Snowball fits in n       snowball        best R^2 at moderate/large n*eps
-                                                            and linear time
-    ``d <= 100``                            adassp          pure DP, or too few rows for
-                                                            Snowball: SSP is best
-    otherwise                               phased_sgd      d^2 memory of AdaSSP too large
-    ======================================  ==============  ===================================
+    ``m = n epsilon / d`` (rows per unit of privacy per coefficient, d with the intercept column):
+
+    ===============================================  ============  =======================================
+    condition                                        solver        why (benchmark, d = 21)
+    ===============================================  ============  =======================================
+    ``delta > 0``, a row bound, Snowball fits in n   snowball      best R^2 whenever it runs (n >= 2000),
+                                                                   linear time
+    ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
+                                                                   where every other solver goes negative
+    ``m < 300``                                      lowy          best pure-DP solver at moderate m
+    otherwise                                        phased_erm    best pure-DP R^2 for m >= 300
+    ===============================================  ============  =======================================
+
+    Without a row bound only the extension solvers qualify (lowy, phased_erm).
     """
-    if row_bound is None:
-        return "phased_erm"
-    if delta > 0 and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
-        return "snowball"
-    if n_features <= 100:
-        return "adassp"
-    return "phased_sgd"
+    m = n_samples * epsilon / n_features
+    if row_bound is not None:
+        if delta > 0 and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
+            return "snowball"
+        if m < _AUTO_SSP_BELOW and n_features <= _ADASSP_MAX_FEATURES:
+            return "adassp"
+    return "lowy" if m < _AUTO_LOWY_BELOW else "phased_erm"
 
 
-def _snowball_fits(n, d, epsilon, delta, row_bound, *, min_steps=None):
-    """True when Snowball-SGD has a long enough schedule: ``T >= n / 2`` steps (public)."""
+def _snowball_fits(n, d, epsilon, delta, row_bound):
+    """True when Snowball-SGD has a schedule on n rows at this budget (public: n, d, epsilon, delta)."""
     try:
         settings = SGDSettings(clip=1.0, row_bound=row_bound, intercept_scaling=row_bound, radius=1.0)
-        sched = snowball_schedule(n, d, rho=rho_for_budget(epsilon, delta), settings=settings)
+        snowball_schedule(n, d, rho=rho_for_budget(epsilon, delta), settings=settings)
     except ValueError:
         return False
-    return sched.n_steps >= (n / 2 if min_steps is None else min_steps)
+    return True
 
 
 class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
