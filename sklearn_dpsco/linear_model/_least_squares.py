@@ -200,6 +200,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     * ``"interpolation_ald"`` — ACCD Alg 3 exactly as in the paper, with
       ALD Algorithm 2 inside; needs no bound (interpolation.rst).
 
+    ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
+    intercept column): Snowball-SGD when ``delta > 0``, a row bound is
+    declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
+    (row bound declared, ``d <= 1000``); else Lowy when ``m < 300``; else
+    Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
+
     Examples
     --------
     >>> import numpy as np
