@@ -156,3 +156,26 @@ def test_phase_release_audit(delta):
         b = project_on(m.release(cp, rng, size=100_000), c, cp)
         res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)
         assert res.violation is flagged, res
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compiled_one_pass_equals_reference(sparse):
+    from sklearn_dpsco._solvers import _sgd_kernels
+
+    if not _sgd_kernels.HAVE_COMPILED_KERNELS:
+        pytest.skip("the compiled SGD kernels are not built")
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((700, 3)) * rng.choice([0.3, 20.0], (700, 1))
+    y = rng.standard_normal(700)
+    st = _settings(clip=0.5, row_bound=1.1, intercept_scaling=0.8, radius=0.9)
+    sch = phased_sgd_schedule(700, 4, epsilon=1.0, delta=1e-6, settings=st)
+    Xk = sp.csr_matrix(X) if sparse else X
+    outs = []
+    for compiled in (True, False):
+        old = _sgd_kernels.use_compiled(compiled)
+        try:
+            outs.append(run_phased_sgd(ArraySource(Xk, y, block_rows=61), sch, np.random.default_rng(2),
+                                       center=np.full(4, -0.2)))
+        finally:
+            _sgd_kernels.use_compiled(old)
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10, atol=1e-12)

@@ -122,7 +122,9 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, 
     start = center if w0 is None else w0
     w = np.zeros(shape) if start is None else np.array(np.broadcast_to(start, shape), dtype=float)
     lengths = list(schedule.phase_rows)
-    state, current = OnePassState.start(w, center), 0
+    # u_0 = Pi_K(w_{i-1}): projecting the previous release is post-processing (and what the
+    # compiled loop does); the steps then stay in K.
+    state, current = OnePassState.start(_project(w, settings.radius, center), center), 0
     seen = 0
     for phase, X, y, sw in _segments(source, lengths):
         if phase != current:
@@ -132,7 +134,7 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, 
         if state.count == lengths[phase]:
             w = schedule.mechanisms[phase].release(state.average, rng, size=n_runs)
             current += 1
-            state = OnePassState.start(w, center)
+            state = OnePassState.start(_project(w, settings.radius, center), center)
     if current != len(lengths):
         raise ValueError(f"the data had {seen} usable rows, fewer than the planned {schedule.n}. Nothing was spent.")
     return _project(w, settings.radius, center)

@@ -20,6 +20,7 @@ made to hold for every input by clipping rows to the public bound R
 (:mod:`._sgd_settings`). Argument and tests: doc/privacy/snowball_sgd.rst.
 """
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -44,6 +45,7 @@ __all__ = [
 _CEIL_MARGIN = 1e-12
 
 
+@functools.lru_cache(maxsize=64)
 def rho_for_budget(epsilon, delta):
     """FKT's ``rho`` for a target (epsilon, delta): ``sqrt(2 rho_zCDP)``.
 
@@ -205,6 +207,8 @@ def _schedule_from_runs(lengths, batches, steps, sigma, *, rho, settings, info=N
     actual = fkt_rho_runs(lengths, batches, steps, sigma, settings.lipschitz)
     if not actual <= rho:
         raise AssertionError(f"PNSGD schedule gives rho={actual!r} above the target {rho!r}")
+    for a in (lengths, batches, steps):
+        a.setflags(write=False)  # schedules are shared (cached): never mutated
     return PNSGDSchedule(
         run_lengths=lengths, run_batches=batches, run_steps=steps, sigma=sigma, settings=settings, rho=rho,
         rho_actual=actual, event=ZCDPEvent(rho**2 / 2.0), info=dict(info or {}),
@@ -250,10 +254,37 @@ def _segment_runs(length, K, alpha, beta):
 
 
 def _largest_T(n, rows_needed):
-    """Largest T >= 1 with ``rows_needed(T) <= n`` (rows_needed non-decreasing), or 0."""
+    """Largest T >= 1 with ``rows_needed(T) <= n`` (rows_needed non-decreasing), or 0.
+
+    ``rows_needed(T) = T + extra(T)`` where the extra rows of the growing
+    batches vary slowly with T (like sqrt(T)): a few fixed-point steps
+    ``T <- n - extra(T)`` bracket the answer, then bisection finishes it.
+    """
     if rows_needed(1) > n:
         return 0
+    guess = n
+    for _ in range(4):
+        guess = max(1, min(n, n - (rows_needed(guess) - guess)))
     lo, hi = 1, n
+    # widen around the guess until it brackets the answer
+    width = max(1, n // 1000)
+    while True:
+        a, b = max(1, guess - width), min(n, guess + width)
+        fa = rows_needed(a) <= n
+        fb = rows_needed(b) <= n
+        if fa and not fb:
+            lo, hi = a, b - 1
+            break
+        if fa and fb and b == n:
+            return n
+        if not fa and a == 1:
+            lo, hi = 1, a
+            break
+        if fa and fb:
+            guess = b
+        else:
+            guess = a
+        width *= 4
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if rows_needed(mid) <= n:
@@ -293,6 +324,11 @@ def snowball_schedule(n, d, *, rho, settings, steps="jnn", batch_rule="exact"):
     scale. Rows left over after the longest schedule that fits join the last
     batch (a larger batch only lowers rho).
     """
+    return _snowball_schedule(int(n), int(d), float(rho), settings, steps, batch_rule)
+
+
+@functools.lru_cache(maxsize=32)  # a pure function of public inputs; the result is read-only
+def _snowball_schedule(n, d, rho, settings, steps, batch_rule):
     if steps not in ("jnn", "constant"):
         raise ValueError(f"steps must be 'jnn' or 'constant', got {steps!r}.")
     if batch_rule not in ("exact", "paper"):

@@ -32,7 +32,9 @@ class PNSGDState:
     index (0-based) of the current batch; ``filled``: rows accumulated in it;
     ``offset``: global index of the first step of the schedule window passed
     to the kernel; ``center``: centre of the domain ball ``B(center,
-    settings.radius)`` (None: the origin).
+    settings.radius)`` (None: the origin). ``carry`` and ``path`` are used by
+    the compiled-kernel adapter (:mod:`._sgd_kernels`): the rows of an
+    unfinished batch, and which loop the run uses.
     """
 
     w: np.ndarray
@@ -41,6 +43,8 @@ class PNSGDState:
     filled: int = 0
     offset: int = 0
     center: object = None
+    carry: object = None
+    path: str = None
 
     @classmethod
     def start(cls, w0, center=None):
