@@ -519,7 +519,6 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.non_deterministic = True
         # a private fit on a handful of rows is noise-dominated by design
         tags.regressor_tags.poor_score = True
         return tags
