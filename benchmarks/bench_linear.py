@@ -19,6 +19,8 @@ heavy          Student-t(3) features and labels (y = <w*, x> + t(3) noise), NO b
                extension-only solvers against non-private least squares.
 timing         Snowball-SGD fit time for n = 1e4 ... 1e6 (d = 20): slope of log time vs log n, and the ratio to
                scikit-learn's SGDRegressor with one epoch.
+memory         fit_stream on file-backed (numpy.memmap) datasets of 1e5 and 1e6 rows: peak Python/numpy
+               allocations (tracemalloc) stay at a few blocks whatever the file size.
 
 Raw numbers are cached in benchmarks/.cache/linear_raw.json (git-ignored; delete it to recompute).
 """
@@ -177,12 +179,12 @@ def grid_tables(raw, ns):
                         cell += f" ({r['solver']})"
                     cells.append(cell)
                     if eps == 1.0:
-                        ratio = f"{np.median(r['time']) / max(base['time'][0], 1e-9):.0f}x"
+                        ratio = f"{np.median(r['time']) / max(base['time'][0], 1e-9):.2g}x"
                 lines.append(f"| {solver} | " + " | ".join(cells) + f" | {ratio} |")
             cells = [fmt(dpl[repr(e)]["r2"]) if repr(e) in dpl else "—" for e in EPSILONS]
             ratio = ""
             if repr(1.0) in dpl:
-                ratio = f"{np.median(dpl[repr(1.0)]['time']) / max(base['time'][0], 1e-9):.0f}x"
+                ratio = f"{np.median(dpl[repr(1.0)]['time']) / max(base['time'][0], 1e-9):.2g}x"
             lines.append("| diffprivlib LinearRegression (pure eps) | " + " | ".join(cells) + f" | {ratio} |")
     return lines
 
@@ -270,18 +272,21 @@ def interpolation_plot(raw):
     except ImportError:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    colors = dict(zip(INTERP_SOLVERS, ("C0", "C1", "C2", "C3", "C4")))
     for ax, delta in zip(axes, (1e-5, 0.0)):
         for s in INTERP_SOLVERS:
             pts = [(n, np.median(raw[k]["score"])) for n in INTERP_NS
                    if "score" in raw.get(k := f"interp/{delta}/{n}/{s}", {})]
             if pts:
-                ax.semilogy(*zip(*pts), marker="o", label=s)
+                ax.semilogy(*zip(*pts), marker="o", label=s, color=colors[s])
         ax.set_title("epsilon = 1, " + ("pure" if delta == 0 else f"delta = {delta:g}"))
         ax.set_xlabel("n")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("excess risk (noiseless data)")
+    axes[0].set_ylabel("excess risk (noiseless data, log scale)")
     axes[0].legend(fontsize=7)
+    fig.suptitle("near-exponential decay = a straight line on this semi-log plot", fontsize=9)
     fig.tight_layout()
+    RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "linear_interpolation.png"
     fig.savefig(path, dpi=80)
     return path
@@ -322,7 +327,13 @@ def heavy_report(raw):
 TIMING_NS = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 
 
-def run_timing(raw, repeats=3):
+def run_timing(raw, repeats=7):
+    """Cold = the first fit (plan caches cleared: the schedule and the zCDP conversion are computed);
+    warm = the best later fit (the plan is a cached pure function of public inputs, as in CV)."""
+    import warnings
+
+    from sklearn_dpsco._solvers import _pnsgd
+
     rng = np.random.default_rng(0)
     d = 20
     w = rng.standard_normal(d)
@@ -333,6 +344,8 @@ def run_timing(raw, repeats=3):
         if key in raw:
             continue
         X, y = Xall[:n], yall[:n]
+        _pnsgd._snowball_schedule.cache_clear()
+        _pnsgd.rho_for_budget.cache_clear()
         ours, sgd = [], []
         for r in range(repeats):
             est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver="snowball", random_state=r)
@@ -340,14 +353,12 @@ def run_timing(raw, repeats=3):
             est.fit(X, y)
             ours.append(time.perf_counter() - t0)
             ref = SGDRegressor(max_iter=1, tol=None, random_state=r)
-            t0 = time.perf_counter()
-            import warnings
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # ConvergenceWarning: one epoch on purpose
+                t0 = time.perf_counter()
                 ref.fit(X, y)
-            sgd.append(time.perf_counter() - t0)
-        raw[key] = {"snowball": min(ours), "sgd": min(sgd)}
+                sgd.append(time.perf_counter() - t0)
+        raw[key] = {"snowball_cold": ours[0], "snowball": min(ours[1:]), "sgd": min(sgd)}
         print(key, raw[key], flush=True)
         save_raw(raw)
 
@@ -357,15 +368,75 @@ def timing_report(raw):
     if len(pts) < 2:
         return []
     ns = np.array([p[0] for p in pts], dtype=float)
-    ours = np.array([p[1]["snowball"] for p in pts])
+    warm = np.array([p[1]["snowball"] for p in pts])
+    cold = np.array([p[1]["snowball_cold"] for p in pts])
     sgd = np.array([p[1]["sgd"] for p in pts])
-    slope = np.polyfit(np.log(ns), np.log(ours), 1)[0]
-    lines = ["| n | Snowball-SGD fit (s) | SGDRegressor 1 epoch (s) | ratio |", "|---|---|---|---|"]
-    for n, a, b in zip(ns, ours, sgd):
-        lines.append(f"| {int(n)} | {a:.3f} | {b:.3f} | {a / b:.2f}x |")
-    lines.append(f"\nSlope of log(time) vs log(n) from {int(ns[0])} to {int(ns[-1])}: **{slope:.3f}** "
-                 f"(target [0.9, 1.1]); largest ratio to SGDRegressor: **{np.max(ours / sgd):.2f}x** (target <= 3x).")
+    lines = ["| n | Snowball-SGD fit, warm (s) | cold (s) | SGDRegressor 1 epoch (s) | ratio warm | ratio cold |",
+             "|---|---|---|---|---|---|"]
+    for n, a, c, b in zip(ns, warm, cold, sgd):
+        lines.append(f"| {int(n)} | {a:.4f} | {c:.4f} | {b:.4f} | {a / b:.2f}x | {c / b:.2f}x |")
+    for name, t in (("warm", warm), ("cold", cold)):
+        slope = np.polyfit(np.log(ns), np.log(t), 1)[0]
+        lines.append(f"\n{name}: slope of log(time) vs log(n) from {int(ns[0])} to {int(ns[-1])}: **{slope:.3f}** "
+                     f"(target [0.9, 1.1]); ratio to SGDRegressor at n = {int(ns[-1])}: **{t[-1] / sgd[-1]:.2f}x**, "
+                     f"largest over n: {np.max(t / sgd):.2f}x (target <= 3x).")
+    lines.append("\nWarm = the best of six later fits (the plan — the Snowball schedule and the zCDP conversion — "
+                 "is a cached pure function of the public inputs, as in cross-validation); cold = the first fit "
+                 "(about 40 ms of planning, independent of n).")
     return lines
+
+
+# ----------------------------------------------------------------------------- memory
+MEMORY_NS = (100_000, 1_000_000)
+
+
+def run_memory(raw, d=20, block_rows=8192):
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(d)
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in MEMORY_NS:
+            key = f"memory/{n}"
+            if key in raw:
+                continue
+            Xm = np.lib.format.open_memmap(Path(tmp) / "X.npy", mode="w+", dtype=np.float64, shape=(n, d))
+            ym = np.lib.format.open_memmap(Path(tmp) / "y.npy", mode="w+", dtype=np.float64, shape=(n,))
+            for i in range(0, n, 100_000):
+                Xm[i:i + 100_000] = rng.uniform(-1, 1, (min(100_000, n - i), d)) / math.sqrt(d)
+                ym[i:i + 100_000] = np.clip(Xm[i:i + 100_000] @ w / 2, -1, 1)
+            Xm.flush()
+            ym.flush()
+            del Xm, ym
+            X = np.load(Path(tmp) / "X.npy", mmap_mode="r")
+            y = np.load(Path(tmp) / "y.npy", mmap_mode="r")
+            out = {"file_mb": X.nbytes / 1e6}
+            for solver in ("snowball", "adassp"):
+                est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0)
+                tracemalloc.start()
+                t0 = time.perf_counter()
+                est.fit_stream(X, y, block_rows=block_rows)
+                secs = time.perf_counter() - t0
+                peak = tracemalloc.get_traced_memory()[1]
+                tracemalloc.stop()
+                out[solver] = {"peak_mb": peak / 1e6, "time": secs, "r2": float(est.score(X[:20000], y[:20000]))}
+            raw[key] = out
+            del X, y
+            print(key, out, flush=True)
+            save_raw(raw)
+
+
+def memory_report(raw):
+    lines = ["| rows | file (MB) | solver | peak allocations (MB) | fit_stream time (s) | R^2 (first 20000 rows) |",
+             "|---|---|---|---|---|---|"]
+    for n in MEMORY_NS:
+        r = raw.get(f"memory/{n}")
+        if not r:
+            continue
+        for solver in ("snowball", "adassp"):
+            lines.append(f"| {n} | {r['file_mb']:.0f} | {solver} | {r[solver]['peak_mb']:.2f} | "
+                         f"{r[solver]['time']:.2f} | {r[solver]['r2']:.4f} |")
+    return lines if len(lines) > 2 else []
 
 
 # ----------------------------------------------------------------------------- report
@@ -377,6 +448,34 @@ def auto_table_lines():
     return rows
 
 
+FINDINGS = [
+    "- Every private solver here beats diffprivlib's LinearRegression by orders of magnitude: its "
+    "functional mechanism diverges (median R^2 below -1e5) for every epsilon <= 2 at every n.",
+    "- Approximate DP: Snowball-SGD (one pass, linear time) is the best or within 0.004 of the best "
+    "wherever it has a schedule, hence `auto`; AdaSSP is the runner-up and the fallback for tiny n.",
+    "- Pure DP: AdaSSP degrades gracefully (R^2 near 0, never very negative) when n epsilon / d < 75; "
+    "Lowy's localized double output perturbation is best for moderate n epsilon / d; Phased-ERM for "
+    "n epsilon / d >= 500. The localization methods go very negative at small n (their final noise "
+    "is projected onto a radius-10 ball, far larger than ||w*|| ~ 2.2).",
+    "- Interpolation: with delta > 0 the interpolation-adaptive solver (ACCD Alg 3 with Snowball-SGD "
+    "inside) decays near-exponentially and stays 12-60x below Phased-ERM; the paper's instance (ALD-2 "
+    "inside, `interpolation_ald`) does not leave the origin at these sizes (its steps are tiny at "
+    "condition number 42). For pure DP the inner Phased-SGD is weak: the solver beats Phased-ERM "
+    "only from n = 40000 (gap recorded in the report of the issue).",
+    "- Heavy tails (no bounds): Phased-ERM and Lowy stay within about 0.02-0.06 R^2 of non-private "
+    "least squares (whose R^2 is low by construction: the label noise is Student-t(3)).",
+    "- Speed: with the compiled loop, Snowball-SGD's fit time grows linearly (warm slope ~0.99) and "
+    "is about 2x SGDRegressor's one epoch from 1e5 rows up. At 1e4 rows fixed costs (validation, "
+    "accounting conversions, ~10 ms) make it ~5x a 3 ms SGDRegressor fit; the first fit also pays "
+    "~60 ms of planning (schedule search, exact zCDP conversion), cached afterwards. Most of the per-row "
+    "cost is drawing the d Gaussian noise coordinates of every step.",
+    "- Memory: fitting a 160 MB memmap keeps peak allocations at a few MB (a block plus the noise of its "
+    "steps); the Snowball schedule is stored as ~80 runs, not one entry per step.",
+    "- Times: Phased-ERM and Lowy use the reference (SciPy) certified ERM solver behind "
+    "`solve_certified`; the compiled SDCA solver on main is not yet wired behind that facade.",
+]
+
+
 def write_report(raw):
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = ["# DPLinearRegressor benchmark", "",
@@ -386,6 +485,7 @@ def write_report(raw):
              "diffprivlib 0.6.6 LinearRegression gets bounds_X = (-1, 1), bounds_y = (-1, 1); it is pure "
              "epsilon-DP and is listed under both privacy levels.", "", "## Targets", ""]
     lines += targets(raw)
+    lines += ["", "## Findings", "", *FINDINGS]
     lines += ["", "## Synthetic grid"] + grid_tables(raw, NS)
     lines += ["", "## solver='auto' (public facts only: n, d = 21 with the intercept, epsilon, delta, row_bound)", ""]
     lines += auto_table_lines()
@@ -394,13 +494,15 @@ def write_report(raw):
         lines += ["", "![excess risk vs n](linear_interpolation.png)"]
     lines += ["", "## Heavy tails: Student-t(3) features and labels, no bounds, n = 20000", ""] + heavy_report(raw)
     lines += ["", "## Speed: Snowball-SGD vs SGDRegressor (one epoch), d = 20", ""] + timing_report(raw)
+    lines += ["", "## Memory: fit_stream from a file-backed numpy.memmap (blocks of 8192 rows), d = 20", ""]
+    lines += memory_report(raw)
     (RESULTS / "linear.md").write_text("\n".join(lines) + "\n")
     print("wrote", RESULTS / "linear.md")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="grid,interpolation,heavy,timing")
+    parser.add_argument("--parts", default="grid,interpolation,heavy,timing,memory")
     parser.add_argument("--seeds", type=int, default=SEEDS)
     parser.add_argument("--ns", default=",".join(str(n) for n in NS), help="grid sizes")
     args = parser.parse_args(argv)
@@ -416,6 +518,8 @@ def main(argv=None):
         run_heavy(raw, args.seeds)
     if "timing" in parts:
         run_timing(raw)
+    if "memory" in parts:
+        run_memory(raw)
     write_report(raw)
     return 0
 

@@ -42,7 +42,7 @@ _ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy"
 _ADASSP_INTERCEPT_FRACTION = 0.25
 #: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
 _AUTO_SSP_BELOW = 75.0
-_AUTO_LOWY_BELOW = 300.0
+_AUTO_LOWY_BELOW = 500.0
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 _ADASSP_MAX_FEATURES = 1000
 #: Absolute constant of Lowy's base regularization lam_1 (utility only).
@@ -63,8 +63,8 @@ def _auto_solver(n_samples, n_features, epsilon, delta, row_bound):
                                                                    linear time
     ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
                                                                    where every other solver goes negative
-    ``m < 300``                                      lowy          best pure-DP solver at moderate m
-    otherwise                                        phased_erm    best pure-DP R^2 for m >= 300
+    ``m < 500``                                      lowy          best pure-DP solver at moderate m
+    otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
     ===============================================  ============  =======================================
 
     Without a row bound only the extension solvers qualify (lowy, phased_erm).
@@ -203,7 +203,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, a row bound is
     declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    (row bound declared, ``d <= 1000``); else Lowy when ``m < 300``; else
+    (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
     Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
 
     Examples
