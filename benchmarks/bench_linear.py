@@ -158,7 +158,8 @@ def grid_tables(raw, ns):
         base = raw[f"grid/{n}/sklearn"]
         dpl = raw.get(f"grid/{n}/diffprivlib", {})
         lines.append(f"\n### n = {n}\n")
-        lines.append(f"Non-private LinearRegression: R^2 = {base['score'][0]:.4f}, fit {base['time'][0] * 1e3:.1f} ms.\n")
+        lines.append(f"Non-private LinearRegression: R^2 = {base['score'][0]:.4f}, "
+                     f"fit {base['time'][0] * 1e3:.1f} ms.\n")
         for delta in DELTAS:
             title = "pure epsilon-DP" if delta == 0 else f"(epsilon, {delta:g})-DP"
             lines.append(f"\n**{title}** — test R^2, median ± std over seeds; time = median fit time / sklearn's.\n")
@@ -246,7 +247,8 @@ def interpolation_report(raw):
     lines = []
     for delta in (1e-5, 0.0):
         title = "pure" if delta == 0 else f"delta = {delta:g}"
-        lines.append(f"\n**epsilon = 1, {title}** — excess test risk 1/2 E(<w,x> - y)^2 (F* = 0), median over seeds\n")
+        lines.append(f"\n**epsilon = 1, {title}** — excess test risk 1/2 E(<w,x> - y)^2 (F* = 0), "
+                     "median over seeds\n")
         lines += ["| n | " + " | ".join(INTERP_SOLVERS) + " | interpolation / phased_erm |",
                   "|" + "---|" * (len(INTERP_SOLVERS) + 2)]
         for n in INTERP_NS:
@@ -258,7 +260,8 @@ def interpolation_report(raw):
                     continue
                 vals[s] = float(np.median(r["score"]))
                 cells.append(f"{vals[s]:.2e}")
-            ratio = f"{vals['interpolation'] / vals['phased_erm']:.3f}" if {"interpolation", "phased_erm"} <= set(vals) else ""
+            both = {"interpolation", "phased_erm"} <= set(vals)
+            ratio = f"{vals['interpolation'] / vals['phased_erm']:.3f}" if both else ""
             lines.append(f"| {n} | " + " | ".join(cells) + f" | {ratio} |")
     return lines
 
@@ -444,7 +447,8 @@ def auto_table_lines():
     rows = ["| n | delta | eps=0.1 | eps=0.5 | eps=1 | eps=2 | eps=5 |", "|---|---|---|---|---|---|---|"]
     for n in NS:
         for delta in DELTAS:
-            rows.append(f"| {n} | {delta:g} | " + " | ".join(_auto_solver(n, 21, e, delta, 1.0) for e in EPSILONS) + " |")
+            picks = (_auto_solver(n, 21, e, delta, 1.0) for e in EPSILONS)
+            rows.append(f"| {n} | {delta:g} | " + " | ".join(picks) + " |")
     return rows
 
 

@@ -251,7 +251,8 @@ def test_huge_norm_row_step_is_nonexpansive_only_with_row_clipping():
         y = float(w @ (x / 1e3)) + rng.uniform(-0.5, 0.5) * clip
         v = w + 1e-3 * rng.standard_normal(d)
         dist = np.linalg.norm(w - v)
-        worst_clipped = max(worst_clipped, np.linalg.norm(_step_map(w, x, y, eta, clip, R) - _step_map(v, x, y, eta, clip, R)) / dist)
+        gap = np.linalg.norm(_step_map(w, x, y, eta, clip, R) - _step_map(v, x, y, eta, clip, R))
+        worst_clipped = max(worst_clipped, gap / dist)
         y_raw = float(w @ x) + rng.uniform(-0.5, 0.5) * clip / 1e3
         mut = np.linalg.norm(_step_map(w, x, y_raw, eta, clip, 1e12) - _step_map(v, x, y_raw, eta, clip, 1e12)) / dist
         worst_mutant = max(worst_mutant, mut)

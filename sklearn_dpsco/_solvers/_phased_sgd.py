@@ -125,16 +125,14 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, 
     # u_0 = Pi_K(w_{i-1}): projecting the previous release is post-processing (and what the
     # compiled loop does); the steps then stay in K.
     state, current = OnePassState.start(_project(w, settings.radius, center), center), 0
-    seen = 0
     for phase, X, y, sw in _segments(source, lengths):
         if phase != current:
             raise AssertionError("phases must be visited in order")
         kernel(X, y, sw, state, schedule.steps[phase], settings)
-        seen += X.shape[0]
         if state.count == lengths[phase]:
             w = schedule.mechanisms[phase].release(state.average, rng, size=n_runs)
             current += 1
             state = OnePassState.start(_project(w, settings.radius, center), center)
     if current != len(lengths):
-        raise ValueError(f"the data had {seen} usable rows, fewer than the planned {schedule.n}. Nothing was spent.")
+        raise ValueError(f"the data had fewer rows than the planned {schedule.n}. Nothing was spent.")
     return _project(w, settings.radius, center)

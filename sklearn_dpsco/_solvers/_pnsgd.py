@@ -423,5 +423,5 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
         kernel(X, y, sw, state, batch_sizes, steps, noise, settings)
         seen = stop
     if seen != schedule.n:
-        raise ValueError(f"the data had {seen} rows, fewer than the declared n_samples={schedule.n}. Nothing was spent.")
+        raise ValueError(f"the data had fewer rows than the declared n_samples={schedule.n}. Nothing was spent.")
     return state.w

@@ -4,11 +4,9 @@ import math
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source
 from .._solvers import PrivateFit, phased_erm_schedule, run_phases
 from .._solvers._adassp import adassp_plan, run_adassp
