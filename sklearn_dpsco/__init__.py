@@ -4,7 +4,7 @@ Public names only; see the API reference (doc/api.rst).
 """
 
 from .accounting import BudgetAccountant, BudgetExceededError, budget
-from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, UserLevelDPLogistic
+from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
 from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from .preprocessing import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
 
@@ -16,6 +16,7 @@ __all__ = [
     "DPGridSearchCV",
     "DPGrowthAdaptiveRegressor",
     "DPHingeClassifier",
+    "DPLinearRegressor",
     "DPPipeline",
     "DPRandomizedSearchCV",
     "DPStandardScaler",

@@ -1,0 +1,200 @@
+"""AdaSSP: sufficient-statistics perturbation with an adaptive ridge (Wang 2018).
+
+Yu-Xiang Wang, "Revisiting differentially private linear regression: optimal
+and adaptive prediction & estimation in unbounded domain", UAI 2018,
+Algorithm 2. Rows are mapped, one at a time and independently of the other
+rows, to ``x~ = (min(1, R/||x||) x, s)`` and labels to ``clip(y, -B, B)``
+with PUBLIC bounds R, B (s: intercept scaling), so ``||x~||^2 <= X2 := R^2 +
+s^2`` and ``|y| <= B``. Three statistics are released:
+
+====================  ==========================================  ============================
+statistic             replace-one l2-sensitivity                  why
+====================  ==========================================  ============================
+``lambda_min(A)``     ``X2``                                      Weyl: A moves by
+                                                                  ``x~x~^T - x~'x~'^T``, whose
+                                                                  eigenvalues lie in [-X2, X2]
+``A = sum x~ x~^T``   ``sqrt(2) X2`` (isometric vectorisation,     ``||xx^T - x'x'^T||_F^2 =
+                      off-diagonals scaled by sqrt(2))             ||x||^4 + ||x'||^4 -
+                                                                  2<x,x'>^2 <= 2 X2^2``
+``b = sum x~ y``      ``2 sqrt(X2) B``                             triangle inequality
+====================  ==========================================  ============================
+
+Approximate DP: three Gaussian mechanisms whose Gaussian-DP parameters
+compose exactly, ``mu^2 = mu_1^2 + mu_2^2 + mu_3^2 = gaussian_mu(eps, delta)^2``.
+Pure DP (our addition; Wang's paper is (epsilon, delta) only): Laplace on
+``lambda_min`` and isotropic l2-Laplace on A and b, epsilons adding up. Then
+(post-processing of the three releases and public constants only):
+
+    lambda~ = max(0, lambda_min + noise - t_min)          (a lower confidence bound)
+    ridge   = max(0, bound_E - lambda~)                    (Wang's adaptive ridge)
+    theta   = (A^ + ridge I)^-1 b^
+
+with ``bound_E`` a high-probability bound on the operator norm of the noise
+matrix. Argument and tests: doc/privacy/adassp.rst.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._mechanisms import LaplaceMechanism
+from .._param_checks import check_delta, check_epsilon, check_positive
+from ..accounting import ComposedEvent
+from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ._release import release_mechanism
+
+__all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
+
+#: Shares of the budget: (lambda_min, A, b). Utility choices (any split is
+#: private): lambda_min only steers the ridge, so it gets little; for pure DP
+#: the A release (d(d+1)/2 coordinates) needs more than b.
+_SHARES_GAUSSIAN = (0.1, 0.5, 0.4)  # shares of mu^2
+_SHARES_PURE = (0.1, 0.65, 0.25)  # shares of epsilon
+#: Failure probability of the ridge's confidence bounds (utility only).
+_RIDGE_BETA = 1e-3
+
+
+def vec_from_sym(M):
+    """Isometric vectorisation of a symmetric matrix: diagonal, then sqrt(2) x upper off-diagonals.
+
+    ``||vec_from_sym(M)||_2 = ||M||_F``.
+    """
+    d = M.shape[0]
+    iu = np.triu_indices(d, k=1)
+    return np.concatenate([np.diag(M), math.sqrt(2.0) * M[iu]])
+
+
+def sym_from_vec(v, d):
+    """Inverse of :func:`vec_from_sym`."""
+    M = np.zeros((d, d))
+    iu = np.triu_indices(d, k=1)
+    M[np.diag_indices(d)] = v[:d]
+    M[iu] = v[d:] / math.sqrt(2.0)
+    M.T[iu] = M[iu]
+    return M
+
+
+@dataclass(frozen=True)
+class AdaSSPPlan:
+    """Public plan of an AdaSSP release: bounds, the three mechanisms, ridge constants."""
+
+    d: int
+    row_bound: float
+    label_bound: float
+    intercept_scaling: float
+    mech_min: object
+    mech_A: object
+    mech_b: object
+    t_min: float
+    bound_E: float
+    event: object
+    info: dict = field(default_factory=dict)
+
+    @property
+    def x2(self):
+        return self.row_bound**2 + self.intercept_scaling**2
+
+
+def _noise_op_bound(mech_A, d, delta):
+    """High-probability bound on ``||E||_op`` of the noise matrix (utility only).
+
+    Gaussian with per-coordinate std s in the isometric vectorisation: E =
+    (s/sqrt(2)) W, W a GOE matrix (off-diagonal N(0,1), diagonal N(0,2)),
+    ``||W|| <= 2 sqrt(d) + 2 sqrt(log(1/beta))`` w.h.p. l2-Laplace: radius
+    Gamma(D, s) (``<= s (D + log(1/beta))`` w.p. 1 - beta) times a uniformly
+    random unit-Frobenius symmetric matrix, of operator norm about
+    ``sqrt(2) (sqrt(d) + sqrt(log(1/beta))) / sqrt(D)``.
+    """
+    log_b = math.log(1.0 / _RIDGE_BETA)
+    if delta > 0:
+        return mech_A.sigma / math.sqrt(2.0) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(log_b))
+    D = d * (d + 1) // 2
+    radius = mech_A.scale * (D + log_b)
+    return radius * math.sqrt(2.0) * (math.sqrt(d) + math.sqrt(log_b)) / math.sqrt(D)
+
+
+def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise="float"):
+    """Plan an AdaSSP release from public inputs (``d`` counts the intercept column)."""
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    row_bound = check_positive(row_bound, "row_bound")
+    label_bound = check_positive(label_bound, "label_bound")
+    if not (math.isfinite(row_bound) and math.isfinite(label_bound)):
+        raise ValueError("AdaSSP needs finite public bounds row_bound and label_bound.")
+    x2 = row_bound**2 + intercept_scaling**2
+    # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
+    sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
+    D = d * (d + 1) // 2
+    if delta == 0:
+        e_min, e_A, e_b = (s * epsilon for s in _SHARES_PURE)
+        mech_min = LaplaceMechanism(sens_min, e_min, 1, noise=noise)
+        mech_A = release_mechanism(sens_A, e_A, 0.0, D, noise)
+        mech_b = release_mechanism(sens_b, e_b, 0.0, d, noise)
+        t_min = mech_min.scale * math.log(1.0 / _RIDGE_BETA)  # P(Laplace > b log(1/beta)) = beta / 2
+    else:
+        # the mu <-> epsilon round trips below each round to the safe side by ~1e-13;
+        # a 1e-9 margin keeps the composition within (epsilon, delta)
+        mu = gaussian_mu(epsilon, delta) * (1.0 - 1e-9)
+        # a Gaussian calibrated to (gaussian_epsilon(mu_i, delta), delta) has exactly mu_i:
+        # the three compose to mu (doc/privacy/composition.rst)
+        eps_i = [gaussian_epsilon(mu * math.sqrt(s), delta) for s in _SHARES_GAUSSIAN]
+        mech_min = release_mechanism(sens_min, eps_i[0], delta, 1, noise)
+        mech_A = release_mechanism(sens_A, eps_i[1], delta, D, noise)
+        mech_b = release_mechanism(sens_b, eps_i[2], delta, d, noise)
+        t_min = mech_min.sigma * math.sqrt(2.0 * math.log(1.0 / _RIDGE_BETA))
+    event = ComposedEvent((mech_min.event, mech_A.event, mech_b.event))
+    return AdaSSPPlan(
+        d=d, row_bound=row_bound, label_bound=label_bound, intercept_scaling=intercept_scaling,
+        mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=_noise_op_bound(mech_A, d, delta),
+        event=event,
+        info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b)},
+    )
+
+
+def _clipped_block(X, y, w, plan):
+    """Rows scaled to ``row_bound``, intercept column appended, labels clipped, weights applied."""
+    if sp.issparse(X):
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    with np.errstate(divide="ignore"):
+        scale = np.where(norms > plan.row_bound, plan.row_bound / np.where(norms > 0, norms, 1.0), 1.0)
+    Xc = sp.diags(scale) @ X if sp.issparse(X) else X * scale[:, None]
+    if sp.issparse(Xc):
+        Xc = Xc.toarray()  # d is small for AdaSSP (it releases a d x d matrix)
+    if plan.intercept_scaling > 0:
+        Xc = np.hstack([Xc, np.full((Xc.shape[0], 1), plan.intercept_scaling)])
+    yc = np.clip(y, -plan.label_bound, plan.label_bound)
+    sw = np.ones(X.shape[0]) if w is None else w
+    return Xc, yc, sw
+
+
+def adassp_statistics(source, plan):
+    """The exact (non-private) statistics ``A``, ``b`` of the clipped rows, accumulated block by block."""
+    A = np.zeros((plan.d, plan.d))
+    b = np.zeros(plan.d)
+    for X, y, w in source.blocks():
+        Xc, yc, sw = _clipped_block(X, y, w, plan)
+        A += Xc.T @ (Xc * sw[:, None])
+        b += Xc.T @ (sw * yc)
+    return A, b
+
+
+def run_adassp(source, plan, rng, *, statistics=None):
+    """Release the three statistics with the planned mechanisms and return the ridge solution."""
+    A, b = adassp_statistics(source, plan) if statistics is None else statistics
+    d = plan.d
+    lam_min = float(np.linalg.eigvalsh(A)[0])
+    lam_tilde = max(0.0, float(plan.mech_min.release(lam_min, rng)[0]) - plan.t_min)
+    A_hat = sym_from_vec(plan.mech_A.release(vec_from_sym(A), rng), d)
+    b_hat = plan.mech_b.release(b, rng)
+    # -- post-processing only from here: released values and public constants --
+    ridge = max(0.0, plan.bound_E - lam_tilde)
+    evals, evecs = np.linalg.eigh(A_hat + ridge * np.eye(d))
+    # w.h.p. A^ + ridge I is positive definite; on the rare failure, floor the
+    # spectrum at the noise bound (acts as extra ridge in those directions).
+    floor = max(plan.bound_E, 1e-12)
+    evals = np.where(evals < floor * 1e-3, floor, evals)
+    theta = evecs @ ((evecs.T @ b_hat) / evals)
+    return theta, ridge
