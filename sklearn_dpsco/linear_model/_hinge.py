@@ -280,9 +280,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                 min_block=LOCALIZATION_MIN_BLOCK, inner=inner, **common,
             )
             info = dict(schedule.info)
+            info["blocks"] = [[(p.start, p.stop) for p in phase] for phase in schedule.phases]
         elif solver == "ald_localization":
             schedule = ald_schedule(n_samples, n_features, radius=radius, **common)
-            info = {"phases": schedule.info["phases"], "steps": schedule.info["steps"]}
+            info = {"phases": schedule.info["phases"], "steps": schedule.info["steps"],
+                    "blocks": [(p.start, p.stop) for p in schedule.phases]}
         else:
             schedule = ald_growth_schedule(n_samples, n_features, radius=radius, kappa_lower=self.kappa_lower, **common)
             info = {"epochs": schedule.info["epochs"], "epoch_size": schedule.info["epoch_size"]}
