@@ -1,5 +1,8 @@
 """Mechanisms: T0 exact checks and T1 statistical audits with mutant power checks.
 
+This module pins the textbook formulas of the ``noise="float"`` path; the
+secure path (the default) is tested in test_secure_noise.py.
+
 Audits follow PRIVACY_TESTING.md: releases on worst-case neighbours built
 with the test-only linear loss (its minimizer moves by exactly the claimed
 sensitivity), projected on the sensitivity direction, threshold chosen on a
@@ -51,15 +54,15 @@ def test_linear_loss_neighbours_have_exact_sensitivity():
 
 
 def test_scales_and_events():
-    m = LaplaceMechanism(2.0, 0.5, dimension=3)
+    m = LaplaceMechanism(2.0, 0.5, dimension=3, noise="float")
     assert m.scale == 4.0 and m.event == LaplaceEvent(2.0, 4.0, "l1")
-    m = L2LaplaceMechanism(1.0, 2.0, dimension=5)
+    m = L2LaplaceMechanism(1.0, 2.0, dimension=5, noise="float")
     assert m.scale == 0.5 and epsilon_delta(m.event) == (2.0, 0.0)
-    g = GaussianMechanism(1.0, 1.0, 1e-5, dimension=2)
+    g = GaussianMechanism(1.0, 1.0, 1e-5, dimension=2, noise="float")
     assert g.sigma == pytest.approx(3.7306, abs=1e-4)
     assert isinstance(g.event, GaussianEvent)
     assert epsilon_delta(g.event, delta=1e-5)[0] == pytest.approx(1.0, rel=1e-8)
-    assert GaussianMechanism(1.0, 0.5, 1e-5, calibration="classic").sigma == pytest.approx(
+    assert GaussianMechanism(1.0, 0.5, 1e-5, calibration="classic", noise="float").sigma == pytest.approx(
         math.sqrt(2 * math.log(1.25e5)) / 0.5
     )
     assert DiscreteLaplaceMechanism(2, 0.5).event == PureDPEvent(0.5)
@@ -131,10 +134,10 @@ def test_tdlap_exact_hockey_stick_of_shift(eps, k):
 
 @pytest.mark.statistical
 def test_tdlap_sampler_gof():
-    t = TruncatedDiscreteLaplace(0.5, 6)
+    t = TruncatedDiscreteLaplace(0.5, 6, noise="float")
     x = t.sample(np.random.default_rng(11), size=N_DRAWS)
     assert discrete_pmf_pvalue(x, t.support, t.pmf()) > ALPHA
-    mutant = TruncatedDiscreteLaplace(0.35, 6)
+    mutant = TruncatedDiscreteLaplace(0.35, 6, noise="float")
     assert discrete_pmf_pvalue(x, mutant.support, mutant.pmf()) < ALPHA
 
 
@@ -169,7 +172,7 @@ def test_l2_laplace_covariance():
 
 @pytest.mark.statistical
 def test_discrete_laplace_gof_and_mutant():
-    m = DiscreteLaplaceMechanism(1, 0.7)
+    m = DiscreteLaplaceMechanism(1, 0.7, noise="float")
     x = m.sample(np.random.default_rng(3), size=N_DRAWS).ravel()
     support = np.arange(-60, 61)
     pmf = np.exp(-np.abs(support) * 0.7)
@@ -182,7 +185,7 @@ def test_discrete_laplace_gof_and_mutant():
 
 @pytest.mark.statistical
 def test_gaussian_sampler_gof():
-    g = GaussianMechanism(1.0, 1.0, 1e-5, dimension=1)
+    g = GaussianMechanism(1.0, 1.0, 1e-5, dimension=1, noise="float")
     x = g.sample(np.random.default_rng(9), size=N_DRAWS).ravel()
     assert ks_pvalue(x, stats.norm(scale=g.sigma).cdf) > ALPHA
     assert ks_pvalue(x, stats.norm(scale=0.9 * g.sigma).cdf) < ALPHA
@@ -208,7 +211,7 @@ def _audit_release(mech_factory, d, eps, delta, seed, gaussian=False):
 @pytest.mark.statistical
 @pytest.mark.parametrize("eps", [0.5, 1.0, 4.0])
 def test_laplace_audit(eps):
-    ok, mutant = _audit_release(lambda s: LaplaceMechanism(s, eps, dimension=1), 1, eps, 0.0, seed=int(10 * eps))
+    ok, mutant = _audit_release(lambda s: LaplaceMechanism(s, eps, dimension=1, noise="float"), 1, eps, 0.0, seed=int(10 * eps))
     assert not ok.violation, ok
     assert mutant.violation, mutant
 
@@ -216,7 +219,7 @@ def test_laplace_audit(eps):
 @pytest.mark.statistical
 @pytest.mark.parametrize("eps, d", [(0.5, 1), (1.0, 2), (2.0, 3)])
 def test_l2_laplace_audit(eps, d):
-    ok, mutant = _audit_release(lambda s: L2LaplaceMechanism(s, eps, dimension=d), d, eps, 0.0, seed=d)
+    ok, mutant = _audit_release(lambda s: L2LaplaceMechanism(s, eps, dimension=d, noise="float"), d, eps, 0.0, seed=d)
     assert not ok.violation, ok
     assert mutant.violation, mutant
 
@@ -225,7 +228,7 @@ def test_l2_laplace_audit(eps, d):
 @pytest.mark.parametrize("eps, delta, calibration", [(0.5, 1e-5, "analytic"), (1.0, 1e-6, "classic"), (4.0, 1e-6, "analytic")])
 def test_gaussian_audit(eps, delta, calibration):
     ok, mutant = _audit_release(
-        lambda s: GaussianMechanism(s, eps, delta, dimension=2, calibration=calibration), 2, eps, delta, seed=7, gaussian=True
+        lambda s: GaussianMechanism(s, eps, delta, dimension=2, calibration=calibration, noise="float"), 2, eps, delta, seed=7, gaussian=True
     )
     assert not ok.violation, ok
     assert mutant.violation, mutant
@@ -236,7 +239,7 @@ def test_discrete_laplace_audit():
     eps = 1.0
     rng = np.random.default_rng(21)
     for t_mult, expect_violation in ((1.0, False), (0.5, True)):
-        m = DiscreteLaplaceMechanism(1, eps / t_mult)  # t_mult=0.5: calibrated for 2 eps (half noise)
+        m = DiscreteLaplaceMechanism(1, eps / t_mult, noise="float")  # t_mult=0.5: calibrated for 2 eps (half noise)
         a = m.release(np.array([0]), rng, size=N_DRAWS).ravel().astype(float)
         b = m.release(np.array([1]), rng, size=N_DRAWS).ravel().astype(float)
         res = audit_epsilon(a, b, eps, alpha=ALPHA)

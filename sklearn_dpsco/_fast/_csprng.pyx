@@ -20,6 +20,7 @@ cdef extern from "_os_entropy.h" nogil:
     int dpsco_os_entropy(void *buf, size_t length)
     void dpsco_register_atfork()
     uint64_t dpsco_fork_generation()
+    void dpsco_wipe(void *buf, size_t length)
 
 
 cdef enum:
@@ -58,9 +59,12 @@ cdef uint32_t _next_uint32(void *s) noexcept nogil:
     cdef uint64_t low_mask = 0xffffffff
     cdef os_state *st = <os_state *> s
     cdef uint64_t w
+    cdef uint32_t cached
     if st.has_uint32 and st.generation == dpsco_fork_generation():
         st.has_uint32 = 0
-        return st.uinteger
+        cached = st.uinteger
+        st.uinteger = 0  # consumed words are wiped, as in _next_uint64
+        return cached
     w = _next_uint64(s)
     st.has_uint32 = 1
     st.uinteger = <uint32_t>(w >> 32)
@@ -120,3 +124,7 @@ cdef class OSEntropyBitGenerator(BitGenerator):
 
     def __reduce__(self):
         return (OSEntropyBitGenerator, ())
+
+    def __dealloc__(self):
+        # Unconsumed buffered words must not survive in freed memory.
+        dpsco_wipe(&self.rng_state, sizeof(os_state))

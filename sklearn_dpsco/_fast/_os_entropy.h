@@ -12,9 +12,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/* Overwrite memory that held random words; the volatile stores cannot be
+ * elided as dead by the compiler (freed objects keep no unused words). */
+static void dpsco_wipe(void *buf, size_t len)
+{
+    volatile unsigned char *p = (volatile unsigned char *)buf;
+    while (len--) {
+        *p++ = 0;
+    }
+}
+
 #if defined(_WIN32)
 #include <windows.h>
 #include <bcrypt.h>
+#if defined(_MSC_VER)
+#pragma comment(lib, "bcrypt") /* BCryptGenRandom lives in bcrypt.lib */
+#endif
 
 static int dpsco_os_entropy(void *buf, size_t len)
 {

@@ -16,9 +16,14 @@ from ._audit import (
 )
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
+from ._porosity import PorosityResult, porosity_audit, porosity_event
+from ._report import AuditRecord, AuditReport, audit_release_with_mutants, release_scores
 
 __all__ = [
+    "AuditRecord",
+    "AuditReport",
     "AuditResult",
+    "audit_release_with_mutants",
     "audit_epsilon",
     "audit_gaussian_dp",
     "clopper_pearson",
@@ -28,6 +33,10 @@ __all__ = [
     "l2_laplace_pvalues",
     "linear_loss_minimizer",
     "mu_max",
+    "PorosityResult",
+    "porosity_audit",
+    "porosity_event",
     "project_on",
+    "release_scores",
     "worst_case_neighbours",
 ]

@@ -110,7 +110,7 @@ def _bound(statistic, p_lo, q_hi, delta):
     return np.maximum(np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0), 0.0)
 
 
-def _audit(scores_d, scores_dp, statistic, claimed, delta, alpha, n_thresholds, selection_alpha):
+def _audit(scores_d, scores_dp, statistic, claimed, delta, alpha, n_thresholds, selection_alpha, tails=0):
     a = np.asarray(scores_d, dtype=float).ravel()
     b = np.asarray(scores_dp, dtype=float).ravel()
     if a.size < 20 or b.size < 20:
@@ -120,7 +120,13 @@ def _audit(scores_d, scores_dp, statistic, claimed, delta, alpha, n_thresholds, 
     cal_b, hold_b = np.sort(b[:half_b]), np.sort(b[half_b:])
 
     pooled = np.concatenate([cal_a, cal_b])
-    thresholds = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, n_thresholds + 2)[1:-1]))
+    levels = np.linspace(0.0, 1.0, n_thresholds + 2)[1:-1]
+    if tails:
+        # (eps, delta) tail audits: geometric quantile levels down to ~10 expected
+        # events per side, where a violation of the tail law shows first.
+        q = np.geomspace(min(10.0 / pooled.size, 0.01), 0.05, int(tails))
+        levels = np.concatenate([levels, q, 1.0 - q])
+    thresholds = np.unique(np.quantile(pooled, np.sort(levels)))
 
     best = None
     for swapped, (x, y) in enumerate(((cal_a, cal_b), (cal_b, cal_a))):
@@ -155,7 +161,9 @@ def _audit(scores_d, scores_dp, statistic, claimed, delta, alpha, n_thresholds, 
     )
 
 
-def audit_epsilon(scores_d, scores_dp, epsilon, delta=0.0, *, alpha=1e-6, n_thresholds=200, selection_alpha=0.05):
+def audit_epsilon(
+    scores_d, scores_dp, epsilon, delta=0.0, *, alpha=1e-6, n_thresholds=200, selection_alpha=0.05, tails=0
+):
     """Certified lower bound on epsilon from scalar release scores on D and D'.
 
     Parameters
@@ -166,23 +174,29 @@ def audit_epsilon(scores_d, scores_dp, epsilon, delta=0.0, *, alpha=1e-6, n_thre
         The claimed guarantee.
     alpha : float, default=1e-6
         Probability that a correct mechanism is flagged.
+    tails : int, default=0
+        Extra candidate thresholds per tail at geometrically spaced quantile
+        levels (from ~10 / n_draws to 0.05): the (eps, delta) *tail* audit
+        of the slow tier. 0 keeps the uniform quantile grid only.
 
     Returns
     -------
     AuditResult
         ``result.violation`` is True when the lower bound exceeds ``epsilon``.
     """
-    return _audit(scores_d, scores_dp, "epsilon", epsilon, delta, alpha, n_thresholds, selection_alpha)
+    return _audit(scores_d, scores_dp, "epsilon", epsilon, delta, alpha, n_thresholds, selection_alpha, tails)
 
 
-def audit_gaussian_dp(scores_d, scores_dp, epsilon, delta, *, alpha=1e-6, n_thresholds=200, selection_alpha=0.05):
+def audit_gaussian_dp(
+    scores_d, scores_dp, epsilon, delta, *, alpha=1e-6, n_thresholds=200, selection_alpha=0.05, tails=0
+):
     """Certified lower bound on the Gaussian-DP mu, against ``mu_max(epsilon, delta)``.
 
     Use for Gaussian releases, where a pure-epsilon event test has little
-    power at small delta.
+    power at small delta. ``tails`` as in :func:`audit_epsilon`.
     """
     return _audit(
-        scores_d, scores_dp, "mu", mu_max(epsilon, delta), delta, alpha, n_thresholds, selection_alpha
+        scores_d, scores_dp, "mu", mu_max(epsilon, delta), delta, alpha, n_thresholds, selection_alpha, tails
     )
 
 

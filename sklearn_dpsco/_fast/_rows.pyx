@@ -1,0 +1,319 @@
+"""One row-access abstraction for dense and CSR data (STYLE.md rule 3).
+
+`RowData` wraps a C-contiguous float64 array or a CSR matrix without copying
+the values, and optionally appends a *virtual* constant feature of value
+``intercept_scaling`` (no copy of X: ``dot``, ``axpy`` and ``sq_norm`` add it
+on the fly). Kernels only ever see rows through the ``noexcept nogil`` methods
+declared in ``_rows.pxd``; a block of rows ``[start, stop)`` is simply the loop
+``for i in range(start, stop)`` with O(1) access to row ``i``, plus the
+blocked helpers ``block_matvec`` / ``block_rmatvec``.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from libc.math cimport sqrt, fabs
+
+
+cdef inline double _dense_dot(const double *x, const double *w, Py_ssize_t n) noexcept nogil:
+    # Four accumulators: independent dependency chains, so the loop runs at
+    # several products per cycle without -ffast-math reassociation.
+    cdef Py_ssize_t j = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        s0 += x[j] * w[j]
+        s1 += x[j + 1] * w[j + 1]
+        s2 += x[j + 2] * w[j + 2]
+        s3 += x[j + 3] * w[j + 3]
+        j += 4
+    while j < n:
+        s0 += x[j] * w[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
+    # Neumaier (Kahan-Babuska) step: s + c carries the sum with error
+    # <= 2u |sum| + O(n u^2) sum |x|.
+    cdef double t = s[0] + x
+    if fabs(s[0]) >= fabs(x):
+        c[0] += (s[0] - t) + x
+    else:
+        c[0] += (x - t) + s[0]
+    s[0] = t
+    a[0] += fabs(x)
+
+
+cdef class RowData:
+    """Rows of a dense or CSR matrix, with an optional virtual intercept column.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_raw) or scipy CSR matrix/array
+        Dense input is used without a copy when it is C-contiguous float64;
+        otherwise it is converted once. CSR values are converted to float64
+        and the index arrays to ``intp`` once (int32 and int64 both work). A
+        CSR matrix with duplicate entries is copied and summed, so that the
+        cached row norms are the norms of the rows the matrix represents.
+    intercept_scaling : float, default=0.0
+        When > 0, every row gets an extra feature of this constant value at
+        column ``n_raw``; ``n_features`` is then ``n_raw + 1``.
+
+    Attributes
+    ----------
+    n_samples : int
+    n_features : int
+        Number of columns including the virtual intercept column.
+    intercept_scaling : float
+    is_sparse : bool
+
+    Notes
+    -----
+    Non-finite values are rejected: every kernel (and every certificate)
+    assumes finite rows.
+    """
+
+    def __cinit__(self, X, double intercept_scaling=0.0):
+        cdef const double[:, ::1] dense_view
+        cdef const double[::1] data_view
+        cdef const Py_ssize_t[::1] ind_view, ptr_view
+        cdef double[::1] norms
+        cdef Py_ssize_t i
+        if not (intercept_scaling >= 0.0) or not np.isfinite(intercept_scaling):
+            raise ValueError(f"intercept_scaling must be finite and >= 0, got {intercept_scaling!r}")
+        self.intercept_scaling = intercept_scaling
+        self.has_intercept = intercept_scaling > 0.0
+        if sp.issparse(X):
+            if X.format != "csr":
+                X = X.tocsr()
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+            data = np.ascontiguousarray(X.data, dtype=np.float64)
+            indices = np.ascontiguousarray(X.indices, dtype=np.intp)
+            indptr = np.ascontiguousarray(X.indptr, dtype=np.intp)
+            if not np.all(np.isfinite(data)):
+                raise ValueError("X contains NaN or infinity")
+            self.is_sparse = True
+            self.n_samples, self.n_raw = X.shape
+            self._X = X
+            self._keep = (data, indices, indptr)
+            if data.shape[0] > 0:
+                data_view = data
+                ind_view = indices
+                self.data = &data_view[0]
+                self.indices = &ind_view[0]
+            ptr_view = indptr
+            self.indptr = &ptr_view[0]
+        else:
+            arr = np.ascontiguousarray(X, dtype=np.float64)
+            if arr.ndim != 2:
+                raise ValueError(f"X must be 2-D, got shape {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError("X contains NaN or infinity")
+            self.is_sparse = False
+            self.n_samples, self.n_raw = arr.shape[0], arr.shape[1]
+            self._X = arr
+            self._keep = (arr,)
+            if arr.size > 0:
+                dense_view = arr
+                self.dense = &dense_view[0, 0]
+        self.n_features = self.n_raw + (1 if self.has_intercept else 0)
+        sq = np.empty(self.n_samples, dtype=np.float64)
+        self._keep = self._keep + (sq,)
+        self._sq_array = sq
+        if self.n_samples > 0:
+            norms = sq
+            self.sq_norms = &norms[0]
+            with nogil:
+                for i in range(self.n_samples):
+                    norms[i] = self._raw_sq_norm(i)
+
+    cdef double _raw_sq_norm(self, Py_ssize_t i) noexcept nogil:
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        if self.is_sparse:
+            for j in range(self.indptr[i], self.indptr[i + 1]):
+                s += self.data[j] * self.data[j]
+        else:
+            s = _dense_dot(self.dense + i * self.n_raw, self.dense + i * self.n_raw, self.n_raw)
+        if self.has_intercept:
+            s += self.intercept_scaling * self.intercept_scaling
+        return s
+
+    def __reduce__(self):
+        return (RowData, (self._X, self.intercept_scaling))
+
+    # ---- nogil interface -------------------------------------------------
+    cdef double dot(self, Py_ssize_t i, const double *w) noexcept nogil:
+        """<x_i, w> (intercept feature included)."""
+        cdef Py_ssize_t j
+        cdef double s = 0.0
+        if self.is_sparse:
+            for j in range(self.indptr[i], self.indptr[i + 1]):
+                s += self.data[j] * w[self.indices[j]]
+        else:
+            s = _dense_dot(self.dense + i * self.n_raw, w, self.n_raw)
+        if self.has_intercept:
+            s += self.intercept_scaling * w[self.n_raw]
+        return s
+
+    cdef double dot_abs(self, Py_ssize_t i, const double *w, double *abs_dot) noexcept nogil:
+        """<x_i, w>, and sum_j |x_ij w_j| in *abs_dot (for rounding-error bounds)."""
+        cdef Py_ssize_t j
+        cdef double s = 0.0, a = 0.0, t
+        cdef const double *x
+        if self.is_sparse:
+            for j in range(self.indptr[i], self.indptr[i + 1]):
+                t = self.data[j] * w[self.indices[j]]
+                s += t
+                a += fabs(t)
+        else:
+            x = self.dense + i * self.n_raw
+            for j in range(self.n_raw):
+                t = x[j] * w[j]
+                s += t
+                a += fabs(t)
+        if self.has_intercept:
+            t = self.intercept_scaling * w[self.n_raw]
+            s += t
+            a += fabs(t)
+        abs_dot[0] = a
+        return s
+
+    cdef void axpy(self, Py_ssize_t i, double a, double *w) noexcept nogil:
+        """w += a * x_i."""
+        cdef Py_ssize_t j
+        cdef const double *x
+        if self.is_sparse:
+            for j in range(self.indptr[i], self.indptr[i + 1]):
+                w[self.indices[j]] += a * self.data[j]
+        else:
+            x = self.dense + i * self.n_raw
+            for j in range(self.n_raw):
+                w[j] += a * x[j]
+        if self.has_intercept:
+            w[self.n_raw] += a * self.intercept_scaling
+
+    cdef void axpy_comp(self, Py_ssize_t i, double a, double *w, double *w_comp,
+                        double *w_abs) noexcept nogil:
+        """Compensated w += a * x_i (Neumaier: the running error goes to w_comp,
+        the true sum is w + w_comp), and w_abs += |a * x_i|.
+
+        Used where a certificate needs sums over many rows whose rounding
+        error must not grow with the number of rows.
+        """
+        cdef Py_ssize_t j
+        cdef const double *x
+        if self.is_sparse:
+            for j in range(self.indptr[i], self.indptr[i + 1]):
+                _neumaier(w + self.indices[j], w_comp + self.indices[j],
+                          w_abs + self.indices[j], a * self.data[j])
+        else:
+            x = self.dense + i * self.n_raw
+            for j in range(self.n_raw):
+                _neumaier(w + j, w_comp + j, w_abs + j, a * x[j])
+        if self.has_intercept:
+            _neumaier(w + self.n_raw, w_comp + self.n_raw, w_abs + self.n_raw,
+                      a * self.intercept_scaling)
+
+    cdef double sq_norm(self, Py_ssize_t i) noexcept nogil:
+        """||x_i||^2 (cached at construction; intercept feature included)."""
+        return self.sq_norms[i]
+
+    cdef Py_ssize_t row(self, Py_ssize_t i, const double **values,
+                        const Py_ssize_t **columns) noexcept nogil:
+        """Stored entries of row i, *without* the intercept feature.
+
+        Sets ``values`` and ``columns`` and returns the number of entries. For
+        dense data ``columns`` is NULL: entry j sits in column j.
+        """
+        if self.is_sparse:
+            values[0] = self.data + self.indptr[i]
+            columns[0] = self.indices + self.indptr[i]
+            return self.indptr[i + 1] - self.indptr[i]
+        values[0] = self.dense + i * self.n_raw
+        columns[0] = NULL
+        return self.n_raw
+
+    cdef void block_matvec(self, Py_ssize_t start, Py_ssize_t stop,
+                           const double *w, double *out) noexcept nogil:
+        """out[i - start] = <x_i, w> for i in [start, stop)."""
+        cdef Py_ssize_t i
+        for i in range(start, stop):
+            out[i - start] = self.dot(i, w)
+
+    cdef void block_rmatvec(self, Py_ssize_t start, Py_ssize_t stop,
+                            const double *coef, double *out) noexcept nogil:
+        """out += sum_{i in [start, stop)} coef[i - start] * x_i."""
+        cdef Py_ssize_t i
+        for i in range(start, stop):
+            if coef[i - start] != 0.0:
+                self.axpy(i, coef[i - start], out)
+
+    # ---- Python helpers (tests, drivers) -----------------------------------
+    def row_norms(self, squared=False):
+        """Euclidean norms of the rows, intercept feature included.
+
+        Parameters
+        ----------
+        squared : bool, default=False
+            Return squared norms (the cached values) instead.
+
+        Returns
+        -------
+        norms : ndarray of shape (n_samples,)
+        """
+        sq = self._sq_array.copy()
+        return sq if squared else np.sqrt(sq)
+
+    def matvec(self, w):
+        """Return ``X_aug @ w`` (``X_aug`` includes the intercept column).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+
+        Returns
+        -------
+        z : ndarray of shape (n_samples,)
+        """
+        cdef const double[::1] wv = self._vector(w, self.n_features, "w")
+        out = np.zeros(self.n_samples, dtype=np.float64)
+        cdef double[::1] ov = out
+        if self.n_samples > 0 and self.n_features > 0:
+            with nogil:
+                self.block_matvec(0, self.n_samples, &wv[0], &ov[0])
+        return out
+
+    def rmatvec(self, a):
+        """Return ``X_aug.T @ a``.
+
+        Parameters
+        ----------
+        a : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        g : ndarray of shape (n_features,)
+        """
+        cdef const double[::1] av = self._vector(a, self.n_samples, "a")
+        out = np.zeros(self.n_features, dtype=np.float64)
+        cdef double[::1] ov = out
+        if self.n_samples > 0 and self.n_features > 0:
+            with nogil:
+                self.block_rmatvec(0, self.n_samples, &av[0], &ov[0])
+        return out
+
+    def toarray(self):
+        """Dense copy of the augmented matrix (tests and debugging only)."""
+        X = self._X.toarray() if self.is_sparse else np.array(self._X)
+        if self.has_intercept:
+            X = np.hstack([X, np.full((self.n_samples, 1), self.intercept_scaling)])
+        return X
+
+    @staticmethod
+    def _vector(v, Py_ssize_t n, name):
+        arr = np.ascontiguousarray(v, dtype=np.float64)
+        if arr.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+        return arr

@@ -1,0 +1,97 @@
+"""RowData: dense and CSR rows, the virtual intercept column, against NumPy."""
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpsco._fast._rows import RowData
+
+
+def _data(seed=0, n=30, d=7, density=0.4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < density)
+    X[3] = 0.0  # a zero row
+    return X
+
+
+def _variants(X, s):
+    csr32 = sp.csr_matrix(X)
+    csr32.indices = csr32.indices.astype(np.int32)
+    csr32.indptr = csr32.indptr.astype(np.int32)
+    csr64 = sp.csr_matrix(X)
+    csr64.indices = csr64.indices.astype(np.int64)
+    csr64.indptr = csr64.indptr.astype(np.int64)
+    return [RowData(X, s), RowData(np.asfortranarray(X), s), RowData(csr32, s),
+            RowData(csr64, s), RowData(sp.csr_array(X), s)]
+
+
+@pytest.mark.parametrize("s", [0.0, 1.0, 2.5])
+def test_rows_match_numpy(s):
+    X = _data()
+    Xa = np.hstack([X, np.full((X.shape[0], 1), s)]) if s > 0 else X
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=Xa.shape[1])
+    a = rng.normal(size=X.shape[0])
+    for rows in _variants(X, s):
+        assert rows.n_samples == X.shape[0]
+        assert rows.n_features == Xa.shape[1]
+        np.testing.assert_allclose(rows.matvec(w), Xa @ w, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(rows.rmatvec(a), Xa.T @ a, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(rows.row_norms(), np.linalg.norm(Xa, axis=1), rtol=1e-14)
+        np.testing.assert_allclose(rows.row_norms(squared=True), (Xa ** 2).sum(1), rtol=1e-14)
+        np.testing.assert_array_equal(rows.toarray(), Xa)
+
+
+def test_csr_duplicates_are_summed():
+    # row 0 stores column 1 twice: the row is (0, 3), norm 3 (not sqrt(5))
+    X = sp.csr_matrix((np.array([1.0, 2.0, 4.0]), np.array([1, 1, 0]), np.array([0, 2, 3])),
+                      shape=(2, 2))
+    assert not X.has_canonical_format
+    rows = RowData(X)
+    np.testing.assert_allclose(rows.row_norms(), [3.0, 4.0])
+    np.testing.assert_allclose(rows.matvec(np.array([1.0, 1.0])), [3.0, 4.0])
+
+
+def test_other_sparse_formats_and_dtypes():
+    X = _data(2)
+    ref = RowData(X, 1.0)
+    for Xs in (sp.coo_matrix(X), sp.csc_matrix(X), sp.csr_matrix(X.astype(np.float32))):
+        rows = RowData(Xs, 1.0)
+        np.testing.assert_allclose(rows.row_norms(), ref.row_norms(), rtol=1e-6)
+    rows = RowData(X.astype(np.float32))
+    assert rows.n_features == X.shape[1]
+
+
+def test_pickle_roundtrip():
+    X = _data(3)
+    for rows in _variants(X, 1.5):
+        clone = pickle.loads(pickle.dumps(rows))
+        assert clone.is_sparse == rows.is_sparse
+        assert clone.intercept_scaling == rows.intercept_scaling
+        np.testing.assert_array_equal(clone.row_norms(), rows.row_norms())
+        w = np.arange(rows.n_features, dtype=float)
+        np.testing.assert_array_equal(clone.matvec(w), rows.matvec(w))
+
+
+def test_rejects_bad_input():
+    X = _data(4)
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        RowData(X)
+    with pytest.raises(ValueError, match="NaN"):
+        RowData(sp.csr_matrix(X))
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        RowData(np.ones((2, 2)), -1.0)
+    with pytest.raises(ValueError, match="2-D"):
+        RowData(np.ones(3))
+    rows = RowData(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        rows.matvec(np.ones(3))
+
+
+def test_empty_matrix():
+    rows = RowData(np.zeros((0, 3)), 1.0)
+    assert rows.n_samples == 0 and rows.n_features == 4
+    assert rows.matvec(np.ones(4)).shape == (0,)
+    np.testing.assert_array_equal(rows.rmatvec(np.zeros(0)), np.zeros(4))
