@@ -19,7 +19,8 @@ from .._solvers import (
     run_pop_localize,
 )
 from .._solvers._glm_reference import get_loss
-from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan, split_budget
+from .._solvers._lowy import split_two_stages
+from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,
     LOCALIZATION_MIN_BLOCK,
@@ -31,6 +32,7 @@ from ._hinge_rules import (
     default_clip,
     default_intercept_scaling,
     default_radius,
+    problem_budget,
 )
 
 __all__ = ["DPHingeClassifier"]
@@ -122,8 +124,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     n_jobs : int, default=None
         Threads for one-vs-rest problems and localization repeats. Results
         do not depend on it.
-    noise : {"float"}, default="float"
-        Noise sampling path (doc/privacy/mechanisms.rst).
+    noise : {"secure", "float"}, default="float"
+        Noise sampling path: ``"secure"`` releases on a grid with exact
+        integer noise (DP for the released floats; doc/privacy/secure_noise.rst),
+        ``"float"`` the textbook floating-point samplers.
     verbose : int, default=0
         Print the public plan (solver, regularization, schedule).
 
@@ -199,6 +203,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "tolerance": [Interval(numbers.Real, 0, None, closed="neither")],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "classes": ["array-like", None],
+        "noise": [StrOptions({"secure", "float"})],
     }
 
     def __init__(
@@ -260,7 +265,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         """Everything the fit will run, from (n, d, number of problems) and parameters."""
         d_raw = n_features - (1 if self.fit_intercept else 0)
         clip, scaling, radius = self._settings(d_raw)
-        eps, delta = split_budget(self.epsilon, self.delta, n_problems, self._privacy_kind(None))
+        eps, delta = problem_budget(self.epsilon, self.delta, n_problems, self.noise)
         solver = choose_solver(n_samples, n_features, eps, delta) if self.solver == "auto" else self.solver
         common = dict(clip=clip, epsilon=eps, delta=delta, tolerance=self.tolerance, noise=self.noise)
         alpha = None
@@ -272,7 +277,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             inner = "single" if solver == "localized_output_perturbation" else "double"
             # phase 1 sees n/2 rows (split in J blocks); Lowy's stage 2 spends half the budget
             first = max(n_samples // 2 // self.repeats, 1)
-            stage = (eps, delta) if inner == "single" else _half(eps, delta)
+            stage = (eps, delta) if inner == "single" else split_two_stages(eps, delta, 0.5, self.noise)[1]
             alpha = default_alpha(first, n_features, clip, *stage, factor=PHASE1_ALPHA_FACTOR) \
                 if self.alpha is None else self.alpha
             schedule = pop_localize_plan(
@@ -348,9 +353,3 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         tags.non_deterministic = self.random_state is None
         return tags
 
-
-def _half(epsilon, delta):
-    """Budget of one Double-OutputPert stage (Lowy: half each)."""
-    from .._solvers._lowy import split_two_stages
-
-    return split_two_stages(epsilon, delta, 0.5)[1]

@@ -11,6 +11,7 @@ benchmarks/results/hinge.md).
 import math
 
 from ..accounting._calibration import gaussian_mu
+from .._solvers._lowy import split_gaussian_budget
 
 __all__ = [
     "ALPHA_FACTOR",
@@ -27,6 +28,7 @@ __all__ = [
     "default_intercept_scaling",
     "default_radius",
     "noise_norm_per_unit",
+    "problem_budget",
 ]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
@@ -41,6 +43,21 @@ ALPHA_FACTOR = 1.5
 #: Default domain radius ``RADIUS_FACTOR / clip``: weight vectors whose margins on rows at the clip
 #: level reach 20 hinge units — far past where the hinge loss stops caring (margin 1).
 RADIUS_FACTOR = 20.0
+
+
+def problem_budget(epsilon, delta, n_problems, noise="float"):
+    """Budget of each of ``n_problems`` one-vs-rest problems fitted on the same rows.
+
+    Pure DP: ``epsilon / K`` (basic composition is exact). Approximate DP (all
+    releases Gaussian): equal shares of the Gaussian-DP ``mu^2`` (float
+    noise) or of the zCDP ``rho`` (secure noise), so the K problems compose
+    to exactly (epsilon, delta).
+    """
+    if n_problems == 1:
+        return epsilon, delta
+    if delta == 0:
+        return epsilon / n_problems, 0.0
+    return split_gaussian_budget(epsilon, delta, [1.0 / n_problems], noise)[0], delta
 
 
 def default_clip(n_features):
