@@ -132,7 +132,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="n = 2000 only, 2 seeds (development)")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sizes", type=str, default=None, help="comma-separated n values")
-    parser.add_argument("--solvers", type=str, default="output_perturbation,lowy,ald_localization,ald_growth",
+    parser.add_argument("--solvers", type=str, default="output_perturbation,localized_output_perturbation,lowy,ald_localization,ald_growth",
                         help="named solvers measured next to auto (comma-separated; '' for none)")
     parser.add_argument("--solver-sizes", type=str, default="2000,20000,100000",
                         help="sizes at which the named solvers are measured")

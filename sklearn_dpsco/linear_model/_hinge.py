@@ -31,6 +31,7 @@ from ._hinge_rules import (
     default_alpha,
     default_clip,
     default_intercept_scaling,
+    certifiable_tolerance,
     default_radius,
     problem_budget,
 )
@@ -105,7 +106,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     tolerance : float, default=0.05
         Certified solver accuracy as a fraction of the exact-minimizer
         sensitivity; every release's sensitivity is ``(1 + 2 tolerance)``
-        times the exact one.
+        times the exact one. Raised (a public rule, recorded in
+        ``fit_info_``) when float64 could not certify it (very large n).
     fit_intercept : bool, default=True
         Fit an intercept (a virtual column, penalized like a feature).
     intercept_scaling : float, default=None
@@ -271,6 +273,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         alpha = None
         if solver == "output_perturbation":
             alpha = default_alpha(n_samples, n_features, clip, eps, delta) if self.alpha is None else self.alpha
+            common["tolerance"] = certifiable_tolerance(n_samples, alpha, clip, self.tolerance)
             schedule = output_perturbation_plan(n_samples, n_features, lam=alpha, **common)
             info = {"alpha": alpha, "sensitivity": schedule.sensitivity, "rows": n_samples}
         elif solver in ("localized_output_perturbation", "lowy"):
@@ -278,11 +281,15 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             # phase 1 sees n/2 rows (split in J blocks); Lowy's stage 2 spends half the budget
             first = max(n_samples // 2 // self.repeats, 1)
             stage = (eps, delta) if inner == "single" else split_two_stages(eps, delta, 0.5, self.noise)[1]
-            alpha = default_alpha(first, n_features, clip, *stage, factor=PHASE1_ALPHA_FACTOR) \
-                if self.alpha is None else self.alpha
+            if self.alpha is None:
+                alpha = default_alpha(first, n_features, clip, *stage, factor=PHASE1_ALPHA_FACTOR)
+            else:
+                alpha = self.alpha
+            # with growth 4 and halving blocks every phase asks for the same gap as phase 1
+            common["tolerance"] = certifiable_tolerance(first, alpha, clip, self.tolerance)
             schedule = pop_localize_plan(
-                n_samples, n_features, lam1=alpha, phases=LOCALIZATION_PHASES, repeats=self.repeats, lam_growth=LOCALIZATION_GROWTH,
-                min_block=LOCALIZATION_MIN_BLOCK, inner=inner, **common,
+                n_samples, n_features, lam1=alpha, phases=LOCALIZATION_PHASES, repeats=self.repeats,
+                lam_growth=LOCALIZATION_GROWTH, min_block=LOCALIZATION_MIN_BLOCK, inner=inner, **common,
             )
             info = dict(schedule.info)
             info["blocks"] = [[(p.start, p.stop) for p in phase] for phase in schedule.phases]
@@ -293,7 +300,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         else:
             schedule = ald_growth_schedule(n_samples, n_features, radius=radius, kappa_lower=self.kappa_lower, **common)
             info = {"epochs": schedule.info["epochs"], "epoch_size": schedule.info["epoch_size"]}
-        info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=eps, delta=delta)
+        info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=eps, delta=delta,
+                    tolerance=common["tolerance"])
         if self.verbose:
             print(f"[DPHingeClassifier] plan: {info}")
         return FitPlan(solver, schedule.event, schedule=schedule, clip=clip, alpha=alpha, radius=radius,

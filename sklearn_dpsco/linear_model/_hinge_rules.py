@@ -11,6 +11,7 @@ benchmarks/results/hinge.md).
 import math
 
 from ..accounting._calibration import gaussian_mu
+from .._solvers._localization import _MIN_CERTIFIED_GAP
 from .._solvers._lowy import split_gaussian_budget
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "PHASE1_ALPHA_FACTOR",
     "RADIUS_FACTOR",
     "SOLVERS",
+    "certifiable_tolerance",
     "choose_solver",
     "default_alpha",
     "default_clip",
@@ -106,6 +108,17 @@ def default_alpha(n, d, clip, epsilon, delta, factor=None):
     """Regularization of output perturbation from public facts (see :data:`ALPHA_FACTOR`)."""
     factor = ALPHA_FACTOR if factor is None else factor
     return factor * clip**2 * noise_norm_per_unit(d, epsilon, delta) / n
+
+
+def certifiable_tolerance(n, alpha, clip, tolerance):
+    """The certified tolerance used: ``tolerance``, raised if float64 could not prove it.
+
+    A release on ``n`` rows at ``alpha`` needs a duality gap ``2 t^2 clip^2 /
+    (alpha n^2)``; below about 1e-11 the certificate's rounding margin wins
+    (very large n). The smallest ``t`` reaching it is public.
+    """
+    t_min = math.sqrt(_MIN_CERTIFIED_GAP * alpha * n * n / 2.0) / clip
+    return max(tolerance, t_min * (1.0 + 1e-6))
 
 
 def default_radius(clip):
