@@ -402,12 +402,13 @@ def test_every_solver_by_name(solver, delta):
 
 
 def test_auto_table():
-    """The documented table: localize when n / noise_norm_per_unit >= 500 and blocks are big enough."""
-    assert choose_solver(2000, 21, 5.0, 0.0) == "output_perturbation"  # n eps / d = 476
-    assert choose_solver(20000, 21, 0.5, 0.0) == "output_perturbation"  # 476
-    assert choose_solver(20000, 21, 1.0, 0.0) == "localized_output_perturbation"  # 952
-    assert choose_solver(100000, 21, 0.1, 0.0) == "output_perturbation"  # 476
-    assert choose_solver(100000, 21, 0.5, 0.0) == "localized_output_perturbation"
+    """The documented table: localize when n / noise_norm_per_unit >= 300 and blocks are big enough."""
+    assert choose_solver(2000, 21, 2.0, 0.0) == "output_perturbation"  # n eps / d = 190
+    assert choose_solver(2000, 21, 5.0, 0.0) == "localized_output_perturbation"  # 476
+    assert choose_solver(20000, 21, 0.1, 0.0) == "output_perturbation"  # 95
+    assert choose_solver(20000, 21, 0.5, 0.0) == "localized_output_perturbation"  # 476
+    assert choose_solver(6300, 21, 1.0, 0.0) == "localized_output_perturbation"  # 300
+    assert choose_solver(6299, 21, 1.0, 0.0) == "output_perturbation"
     assert choose_solver(700, 1, 100.0, 0.0) == "output_perturbation"  # phase 4 would have 43 rows < 50
     # approximate DP: the Gaussian noise norm sqrt(d) / mu replaces d / epsilon
     u = math.sqrt(21) / gaussian_mu(1.0, 1e-6)
@@ -416,4 +417,4 @@ def test_auto_table():
     assert choose_solver(n_min - 1, 21, 1.0, 1e-6) == "output_perturbation"
     X, y = _data(n=6000, d=3)
     assert DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y).solver_ == "localized_output_perturbation"
-    assert DPHingeClassifier(epsilon=0.1, random_state=0).fit(X, y).solver_ == "output_perturbation"
+    assert DPHingeClassifier(epsilon=0.1, random_state=0).fit(X, y).solver_ == "output_perturbation"  # 150

@@ -59,7 +59,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             "lowy", "ald_localization", "ald_growth"}, default="auto"
         Private algorithm; ``"auto"`` picks one from public facts (n, d,
         epsilon, delta) by the table in doc/privacy/hinge.rst (localized
-        output perturbation when ``n epsilon / d >= 500`` — ``n / (sqrt(d) /
+        output perturbation when ``n epsilon / d >= 300`` — ``n / (sqrt(d) /
         mu(epsilon, delta))`` for approximate DP — output perturbation
         otherwise); ``solver_`` records the choice. Every solver is
         (epsilon, delta)-DP for every dataset:
@@ -191,7 +191,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     >>> X, y = make_classification(n_samples=5000, n_features=10, random_state=0)
     >>> clf = DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y)
     >>> clf.solver_, clf.epsilon_spent_
-    ('output_perturbation', 1.0)
+    ('localized_output_perturbation', 1.0)
+    >>> clf.score(X, y) > 0.8
+    True
     """
 
     _parameter_constraints = {

@@ -101,7 +101,7 @@ LOCALIZATION_MIN_BLOCK = 50
 
 #: ``solver="auto"`` localizes when ``n / noise_norm_per_unit(d, eps, delta)`` (``n eps / d`` for
 #: pure DP) reaches this: below it the first phase's output is too noisy to localize around.
-LOCALIZE_ABOVE = 500.0
+LOCALIZE_ABOVE = 300.0
 
 
 def default_alpha(n, d, clip, epsilon, delta, factor=None):
@@ -132,17 +132,18 @@ def choose_solver(n, d, epsilon, delta):
     =====================================================  ====================================
     public facts                                           solver
     =====================================================  ====================================
-    ``n / noise_norm_per_unit(d, eps, delta) >= 500``      ``"localized_output_perturbation"``
+    ``n / noise_norm_per_unit(d, eps, delta) >= 300``      ``"localized_output_perturbation"``
     and every phase block ``>= LOCALIZATION_MIN_BLOCK``
     otherwise                                              ``"output_perturbation"``
     =====================================================  ====================================
 
-    On the benchmark grid (benchmarks/results/hinge.md) localization won every
-    cell with ``n eps / d`` above about 500 (by 0.002 to 0.006 accuracy) and
-    lost below (by up to 0.03 at n = 2000). Lowy's double output perturbation
-    and the ALD solvers never won a cell: Lowy's localization stage spends half
-    the budget without reducing the R^d extension's bias, and ALD's phases use
-    ln(n) equal blocks with 16x growing regularization.
+    On the benchmark grid (doc/privacy/hinge.rst, benchmarks/results/hinge.md)
+    localization won or tied every cell with ``n eps / d >= 476`` and lost at
+    ``n eps / d <= 190`` (by 0.001 at 190, 0.011 at 95); the threshold sits
+    between. Lowy's double output perturbation and the ALD solvers never won
+    a cell: Lowy's localization stage spends half the budget without reducing
+    the R^d extension's bias, and ALD's phases use ln(n) equal blocks with 16x
+    growing regularization.
     """
     smallest_block = n // 2**LOCALIZATION_PHASES
     if n / noise_norm_per_unit(d, epsilon, delta) >= LOCALIZE_ABOVE and smallest_block >= LOCALIZATION_MIN_BLOCK:
