@@ -23,6 +23,7 @@ class GLMData:
     sample_weight: object = None
     intercept_scaling: float = 0.0
     _norms: np.ndarray = field(default=None, init=False, repr=False)
+    _rows: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         if sp.issparse(self.X):
@@ -56,13 +57,21 @@ class GLMData:
             self._norms = np.sqrt(sq + self.intercept_scaling**2)
         return self._norms
 
-    def _rows(self, start, stop):
+    def row_data(self):
+        """The compiled row access (:class:`sklearn_dpsco._fast._rows.RowData`), built once."""
+        if self._rows is None:
+            from .._fast._rows import RowData
+
+            self._rows = RowData(self.X, self.intercept_scaling)
+        return self._rows
+
+    def _block(self, start, stop):
         stop = self.n_samples if stop is None else stop
         return self.X[start:stop], stop
 
     def matvec(self, w, start=0, stop=None):
         """``<x_i, w>`` for rows in [start, stop)."""
-        Xb, stop = self._rows(start, stop)
+        Xb, stop = self._block(start, stop)
         z = Xb @ w[: self.X.shape[1]]
         if self.intercept_scaling > 0:
             z = z + self.intercept_scaling * w[-1]
@@ -70,7 +79,7 @@ class GLMData:
 
     def rmatvec(self, a, start=0, stop=None):
         """``sum_i a_i x_i`` over rows in [start, stop)."""
-        Xb, stop = self._rows(start, stop)
+        Xb, stop = self._block(start, stop)
         g = np.asarray(Xb.T @ a).ravel()
         if self.intercept_scaling > 0:
             g = np.append(g, self.intercept_scaling * a.sum())

@@ -43,6 +43,7 @@ __all__ = [
     "ald_localization",
     "ald_schedule",
     "ald_step",
+    "certifiable",
     "phased_erm",
     "phased_erm_schedule",
     "run_growth_epochs",
@@ -54,6 +55,11 @@ __all__ = [
 # dropped from the public schedule (fewer releases on disjoint blocks: the
 # parallel composition argument is unchanged).
 _MIN_STEP_FRACTION = 1e-9
+# A phase must also ask the certified solver for a duality gap float64 can prove: its
+# target gap lam tau^2 / 2 = tolerance^2 clip^2 eta / n_i (public) must stay well above the
+# certificate's rounding margin (about 1e-13 times the objective's magnitude). Phases below
+# are dropped by the same argument; otherwise the solver would refuse, data-dependently.
+_MIN_CERTIFIED_GAP = 1e-11
 
 
 @dataclass(frozen=True)
@@ -86,9 +92,23 @@ def _check_common(clip, radius, epsilon, delta):
     )
 
 
+def certifiable(n, lam, clip, tolerance):
+    """Whether a release on ``n`` rows at ``lam`` asks for a certificate float64 can prove.
+
+    The certified target ``tau = tolerance * 2 clip / (lam n)`` needs a duality gap
+    ``lam tau^2 / 2 = 2 tolerance^2 clip^2 / (lam n^2)``; it must stay above
+    :data:`_MIN_CERTIFIED_GAP`. Public inputs only.
+    """
+    return 2.0 * tolerance**2 * clip**2 / (lam * n * n) >= _MIN_CERTIFIED_GAP
+
+
 def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info):
     """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones."""
-    kept = [b for b in blocks if clip * b[2] >= _MIN_STEP_FRACTION * scale] or blocks[:1]
+    kept = [
+        b for b in blocks
+        if clip * b[2] >= _MIN_STEP_FRACTION * scale
+        and certifiable(b[1] - b[0], 2.0 / (b[2] * (b[1] - b[0])), clip, tolerance)
+    ] or blocks[:1]
     phases = tuple(
         output_perturbation_plan(
             stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,

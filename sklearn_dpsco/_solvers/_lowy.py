@@ -38,9 +38,10 @@ from scipy import special
 from .._param_checks import check_delta, check_epsilon, check_positive
 from .._rng import check_random_state, spawn_random_states
 from ..accounting import ComposedEvent, ParallelComposedEvent
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ..accounting._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
 from ._data import GLMData
 from ._geometry import project_ball, project_two_balls
+from ._localization import certifiable
 from ._output_perturbation import output_perturbation_plan, run_output_perturbation
 from ._result import PrivateFit
 
@@ -62,6 +63,7 @@ __all__ = [
     "run_double_output_perturbation",
     "run_output_pert_localize",
     "run_pop_localize",
+    "split_gaussian_budget",
     "split_two_stages",
 ]
 
@@ -101,25 +103,39 @@ def lowy_repeats(phases, failure, success=0.6):
     return max(1, math.ceil(math.log(phases / failure) / (2.0 * (success - 0.5) ** 2)))
 
 
-def split_two_stages(epsilon, delta, share):
+def split_gaussian_budget(epsilon, delta, shares, noise="float"):
+    """Per-part epsilons (at the same delta) of Gaussian releases composing to exactly (epsilon, delta).
+
+    ``noise="float"`` (analytic Gaussian, exactly ``mu``-GDP): Gaussian-DP
+    parameters ``mu sqrt(share_i)``, whose squares add up to ``mu^2`` with
+    ``mu = gaussian_mu(epsilon, delta)``. ``noise="secure"`` (discrete
+    Gaussian, calibrated through zCDP): ``rho share_i`` with ``rho =
+    zcdp_rho(epsilon, delta)``; zCDP parameters add. Each part is then
+    calibrated at (its epsilon, delta), which gives exactly its share
+    (doc/privacy/composition.rst).
+    """
+    # why the (1 - 1e-9): each part's mechanism re-derives its mu (rho) from (its epsilon, delta)
+    # by root finding, which may land a few ulps above the share; shrinking the share by a
+    # relative 1e-9 keeps the composition at or below (epsilon, delta) (noise grows by 1e-9).
+    if noise == "secure":
+        rho = zcdp_rho(epsilon, delta) * (1.0 - 1e-9)
+        return [zcdp_epsilon(rho * s, delta) for s in shares]
+    mu = gaussian_mu(epsilon, delta) * (1.0 - 1e-9)
+    return [gaussian_epsilon(mu * math.sqrt(s), delta) for s in shares]
+
+
+def split_two_stages(epsilon, delta, share, noise="float"):
     """Budgets of two releases on the same rows whose composition is (epsilon, delta).
 
     Pure DP: ``share * epsilon`` and ``(1 - share) * epsilon`` (basic
-    composition is exact). Gaussian releases: Gaussian-DP parameters
-    ``mu sqrt(share)`` and ``mu sqrt(1 - share)`` whose squares add up to
-    ``mu^2``, ``mu = gaussian_mu(epsilon, delta)`` (doc/privacy/composition.rst);
-    each stage is calibrated at (its epsilon, delta) so its noise has exactly
-    that mu.
+    composition is exact). Gaussian releases: :func:`split_gaussian_budget`.
     """
     if not 0 < share < 1:
         raise ValueError(f"the localization share must be in (0, 1), got {share}.")
     if delta == 0:
         return (share * epsilon, 0.0), ((1.0 - share) * epsilon, 0.0)
-    mu = gaussian_mu(epsilon, delta)
-    return (gaussian_epsilon(mu * math.sqrt(share), delta), delta), (
-        gaussian_epsilon(mu * math.sqrt(1.0 - share), delta),
-        delta,
-    )
+    e1, e2 = split_gaussian_budget(epsilon, delta, (share, 1.0 - share), noise)
+    return (e1, delta), (e2, delta)
 
 
 def noise_norm_quantile(mechanism, zeta):
@@ -239,12 +255,12 @@ def double_output_perturbation_plan(m, d, *, lam, clip, epsilon, delta=0.0, loca
     """Plan Double-OutputPert (Lowy Algorithm 4) on ``m`` rows from ``start``.
 
     Stage 1 (OutputPert-Localize) gets ``localize_share`` of the budget,
-    stage 2 the rest (Lowy: 1/2 each); both stages see the same rows, so
-    the event is their sequential composition.
+    stage 2 the rest (Lowy: 1/2 each; :func:`split_two_stages`); both stages
+    see the same rows, so the event is their sequential composition.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    (eps1, delta1), (eps2, delta2) = split_two_stages(epsilon, delta, localize_share)
+    (eps1, delta1), (eps2, delta2) = split_two_stages(epsilon, delta, localize_share, noise)
     common = dict(lam=lam, clip=clip, start=start, tolerance=tolerance, noise=noise)
     localize = output_pert_localize_plan(m, d, epsilon=eps1, delta=delta1, zeta=zeta, **common)
     release = output_perturbation_plan(m, d, epsilon=eps2, delta=delta2, **common)
@@ -341,8 +357,10 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
     solved by the inner solver with regularization ``lam_t = lam_growth^(t-1)
     lam1`` centred at the previous aggregate. Lowy: ``shrink = 2``,
     ``lam_growth = 32``, ``T = ceil(log2 n)``. Phases whose blocks would have
-    fewer than ``min_block`` rows are dropped (a public rule; fewer releases
-    on disjoint blocks leave the argument unchanged). Every block gets the
+    fewer than ``min_block`` rows, or whose certified target float64 cannot
+    prove (:func:`~sklearn_dpsco._solvers._localization.certifiable`), are
+    dropped (public rules; fewer releases on disjoint blocks leave the
+    argument unchanged). Every block gets the
     full budget: blocks are disjoint, so the run is (epsilon, delta)-DP by
     parallel composition (``ParallelComposedEvent``).
 
@@ -373,6 +391,9 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
         if m_t < max(1, min_block):
             break
         lam_t = lam1 * lam_growth ** (t - 1)
+        if not certifiable(m_t, lam_t, clip, tolerance):
+            offset += n_t  # a phase float64 cannot certify is dropped; its rows stay unused
+            continue
         out.append(
             tuple(
                 _inner_plan(

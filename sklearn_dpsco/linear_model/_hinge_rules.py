@@ -1,0 +1,134 @@
+"""Public rules of DPHingeClassifier: default bounds, regularization, solver table.
+
+Every function here takes public facts only — the number of rows ``n``, the
+number of coefficients ``d`` (intercept column included), the per-problem
+budget, the declared clip level — and never data. They are the single
+place where the estimator's defaults and its ``solver="auto"`` choice are
+defined (doc/privacy/hinge.rst; the numbers behind them are in
+benchmarks/results/hinge.md).
+"""
+
+import math
+
+from ..accounting._calibration import gaussian_mu
+from .._solvers._localization import _MIN_CERTIFIED_GAP
+
+__all__ = [
+    "ALPHA_FACTOR",
+    "LOCALIZATION_GROWTH",
+    "LOCALIZATION_MIN_BLOCK",
+    "LOCALIZATION_PHASES",
+    "LOCALIZE_ABOVE",
+    "PHASE1_ALPHA_FACTOR",
+    "RADIUS_FACTOR",
+    "SOLVERS",
+    "certifiable_tolerance",
+    "choose_solver",
+    "default_alpha",
+    "default_clip",
+    "default_intercept_scaling",
+    "default_radius",
+    "noise_norm_per_unit",
+]
+
+#: Solvers reachable by name (``"auto"`` picks one of them).
+SOLVERS = ("output_perturbation", "localized_output_perturbation", "lowy", "ald_localization", "ald_growth")
+
+#: ``alpha = ALPHA_FACTOR * clip^2 * noise_norm_per_unit(d, eps, delta) / n``: the privacy noise
+#: then has expected norm about ``2 / (ALPHA_FACTOR clip)``, i.e. it moves the margin of a row at
+#: the clip level by about ``1/sqrt(d)`` — a fixed fraction of the hinge's unit margin. 1.5 was the
+#: best single factor on the benchmark grid where output perturbation is chosen (doc/privacy/hinge.rst).
+ALPHA_FACTOR = 1.5
+
+#: Default domain radius ``RADIUS_FACTOR / clip``: weight vectors whose margins on rows at the clip
+#: level reach 20 hinge units — far past where the hinge loss stops caring (margin 1).
+RADIUS_FACTOR = 20.0
+
+
+def default_clip(n_features):
+    """``sqrt(n_features)``: the expected norm of a standardized row (features of unit variance)."""
+    return math.sqrt(max(n_features, 1))
+
+
+def default_intercept_scaling(clip, n_features):
+    """``clip / sqrt(n_features)``: the intercept column weighs as much as one feature.
+
+    With standardized features and the default clip this is 1 (LIBLINEAR's
+    convention); with rows declared at norm ``clip`` it is their per-feature share.
+    """
+    return clip / math.sqrt(max(n_features, 1))
+
+
+def noise_norm_per_unit(d, epsilon, delta):
+    """Expected norm of the release noise per unit of l2-sensitivity.
+
+    Pure DP (l2-Laplace, norm Gamma(d, 1/epsilon)): ``d / epsilon``.
+    Approximate DP (analytic Gaussian, ``sigma = 1/mu(epsilon, delta)``):
+    about ``sqrt(d) / mu``.
+    """
+    if delta == 0:
+        return d / epsilon
+    return math.sqrt(d) / gaussian_mu(epsilon, delta)
+
+
+#: First-phase factor of the localization solvers (phase 1 sees n/2 rows). Later phases grow alpha
+#: by LOCALIZATION_GROWTH on half the rows, so each phase's noise is half the previous one's; with
+#: 0.5 the last of 4 phases has about 2.7x less noise than output perturbation on all n rows.
+PHASE1_ALPHA_FACTOR = 0.5
+
+#: Localization schedule (Pop-Localize with J = 1): phases on n/2, n/4, n/8, n/16 fresh rows.
+LOCALIZATION_PHASES = 4
+LOCALIZATION_GROWTH = 4.0
+#: Phases whose blocks would hold fewer rows than this are dropped (public rule).
+LOCALIZATION_MIN_BLOCK = 50
+
+#: ``solver="auto"`` localizes when ``n / noise_norm_per_unit(d, eps, delta)`` (``n eps / d`` for
+#: pure DP) reaches this: below it the first phase's output is too noisy to localize around.
+LOCALIZE_ABOVE = 300.0
+
+
+def default_alpha(n, d, clip, epsilon, delta, factor=None):
+    """Regularization of output perturbation from public facts (see :data:`ALPHA_FACTOR`)."""
+    factor = ALPHA_FACTOR if factor is None else factor
+    return factor * clip**2 * noise_norm_per_unit(d, epsilon, delta) / n
+
+
+def certifiable_tolerance(n, alpha, clip, tolerance):
+    """The certified tolerance used: ``tolerance``, raised if float64 could not prove it.
+
+    A release on ``n`` rows at ``alpha`` needs a duality gap ``2 t^2 clip^2 /
+    (alpha n^2)``; below about 1e-11 the certificate's rounding margin wins
+    (very large n). The smallest ``t`` reaching it is public.
+    """
+    t_min = math.sqrt(_MIN_CERTIFIED_GAP * alpha * n * n / 2.0) / clip
+    return max(tolerance, t_min * (1.0 + 1e-6))
+
+
+def default_radius(clip):
+    """Domain radius of the localization solvers (see :data:`RADIUS_FACTOR`)."""
+    return RADIUS_FACTOR / clip
+
+
+def choose_solver(n, d, epsilon, delta):
+    """The ``solver="auto"`` table (doc/privacy/hinge.rst, "Choosing a solver").
+
+    =====================================================  ====================================
+    public facts                                           solver
+    =====================================================  ====================================
+    ``n / noise_norm_per_unit(d, eps, delta) >= 300``      ``"localized_output_perturbation"``
+    and every phase block ``>= LOCALIZATION_MIN_BLOCK``
+    otherwise                                              ``"output_perturbation"``
+    =====================================================  ====================================
+
+    On the benchmark grid (doc/privacy/hinge.rst, benchmarks/results/hinge.md)
+    localization won or tied every cell with ``n eps / d >= 476`` and lost at
+    ``n eps / d <= 190`` (by 0.001 at 190, 0.011 at 95); the threshold sits
+    between. Lowy's double output perturbation and the ALD solvers never won
+    a cell: Lowy's localization stage spends half the budget without reducing
+    the R^d extension's bias, and ALD's phases use ln(n) equal blocks with 16x
+    growing regularization.
+    """
+    smallest_block = n // 2**LOCALIZATION_PHASES
+    if n / noise_norm_per_unit(d, epsilon, delta) >= LOCALIZE_ABOVE and smallest_block >= LOCALIZATION_MIN_BLOCK:
+        return "localized_output_perturbation"
+    return "output_perturbation"
