@@ -47,9 +47,6 @@ EXPECTED_FAILED = {
     "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
     "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ABOVE_ONE,
     "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_ABOVE_ONE,
-    "check_classifiers_train": (
-        "privacy noise at epsilon=1 on a few hundred rows keeps accuracy below the check's 0.83 threshold"
-    ),
 }
 
 
