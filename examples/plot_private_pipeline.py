@@ -1,6 +1,6 @@
 """
 ===============================================================
-A private pipeline: scaling, clipping and a classifier, one budget
+A private pipeline: scaler, clipper and classifier, one budget
 ===============================================================
 
 Standardizing features is routine — and a privacy leak when the means and
