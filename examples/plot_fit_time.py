@@ -14,7 +14,7 @@ models on the same rows, for ``n`` from 5 000 to 160 000, and plot the times
 on log-log axes, where linear scaling is a line of slope 1.
 
 Timings are taken on whatever machine builds this page, with the best of
-two runs; the benchmarks in ``benchmarks/`` measure speed properly (means
+three runs; the benchmarks in ``benchmarks/`` measure speed properly (means
 and spreads over seeds, ratios to scikit-learn and diffprivlib).
 """
 
@@ -61,7 +61,7 @@ def best_time(make, kind, n):
     X, y = X_all[:n], (y_clf_all if kind in ("clf", "user") else y_reg_all)[:n]
     fit_kwargs = {"groups": np.arange(n) // 10} if kind == "user" else {}
     best = np.inf
-    for _ in range(2):
+    for _ in range(3):
         model = make()
         start = time.perf_counter()
         model.fit(X, y, **fit_kwargs)
@@ -96,7 +96,7 @@ for (name, secs), marker in zip(times.items(), "os^vDx"):
 reference = np.array(ns) / ns[-1] * max(secs[-1] for secs in times.values())
 ax.loglog(ns, reference, "k:", label="slope 1 (linear)")
 ax.set_xlabel("n (rows)")
-ax.set_ylabel("fit time (s, best of 2)")
+ax.set_ylabel("fit time (s, best of 3)")
 ax.set_title("fit time against n, d = 10, epsilon = 1", fontsize=9)
 ax.legend(fontsize=7)
 ax.grid(True, which="both", alpha=0.3)

@@ -111,5 +111,8 @@ ax2.set_xlabel("n (rows)")
 ax2.set_title("p = 2: the adaptive epochs against ALD-1", fontsize=9)
 ax2.legend(fontsize=8)
 ax2.grid(True, which="both", alpha=0.3)
+for a in (ax, ax2):
+    a.set_xticks(ns, [f"{n // 1000}k" for n in ns])
+    a.set_xticks([], minor=True)
 fig.tight_layout()
 plt.show()

@@ -72,6 +72,8 @@ for ax, loglog in zip(axes, (False, True)):
     ax.set_yscale("log")
     if loglog:
         ax.set_xscale("log")
+        ax.set_xticks(ns, [f"{n / 1000:g}k" for n in ns])
+        ax.set_xticks([], minor=True)
     ax.set_xlabel("n (rows)")
     ax.grid(True, which="both", alpha=0.3)
 axes[0].set_ylabel("excess test risk (noiseless data)")
