@@ -108,7 +108,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     n_epochs_ : int
         Epochs (or phases) the solver ran — public, fixed before the data
         were touched.
-    radii_ : ndarray of shape (n_epochs_,)
+    radii_ : ndarray of shape (n_epochs,)
         The public per-epoch radii of the localization (the domain radius
         for one-shot solvers).
     privacy_event_ : PrivacyEvent
