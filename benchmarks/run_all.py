@@ -658,6 +658,19 @@ def _dataset_label(cell):
     return s + ")"
 
 
+def compare(task, ours_scores, dpl_scores):
+    """(ours better?, within one std?) of two lists of utilities; the std is the larger of the two."""
+    a, b = _mean(ours_scores), _mean(dpl_scores)
+    sds = [np.std(v) for v in (ours_scores, dpl_scores) if np.all(np.isfinite(v))]
+    close = bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= max(sds, default=0.0))
+    return _better(task, a, b), close
+
+
+def verdict(task, ours_scores, dpl_scores):
+    ours_better, close = compare(task, ours_scores, dpl_scores)
+    return ("ours" if ours_better else "**diffprivlib**") + (" (within 1 std)" if close else "")
+
+
 def headline_rows(raw, eps=1.0):
     """Real datasets at epsilon = 1: ours vs diffprivlib vs non-private, with the time ratios."""
     rows = []
@@ -671,7 +684,7 @@ def headline_rows(raw, eps=1.0):
         metric = {"hinge": "accuracy", "user": "accuracy", "linear": "R^2", "growth": "MAE (lower is better)"}[task.key]
         win = "—"
         if dpl.get("score"):
-            win = "ours" if _better(task, _mean(ours["score"]), _mean(dpl["score"])) else "**diffprivlib**"
+            win = verdict(task, ours["score"], dpl["score"])
         rows.append({
             "estimator": task.title, "dataset": _dataset_label(cell), "metric": metric,
             "ours": f"{fmt_stats(ours['score'])} ({'/'.join(ours['solver'])})",
@@ -747,32 +760,29 @@ def time_table(raw):
 
 def findings(raw):
     """Win/loss counts against diffprivlib and every loss spelled out (generated from the numbers)."""
-    lines = []
-    wins, losses, ties = 0, [], 0
+    counts = {(True, False): 0, (True, True): 0, (False, True): 0, (False, False): 0}
+    losses = []
     for _, cell in raw["cells"].items():
         task = TASK_BY_KEY[cell["task"]]
         for e, ours in cell["ours"].items():
             dpl = cell["dpl"].get(e)
             if not dpl or not dpl["score"] or not ours["score"]:
                 continue
-            a, b = _mean(ours["score"]), _mean(dpl["score"])
-            sd = max(np.std(ours["score"]), np.std(dpl["score"]) if np.all(np.isfinite(dpl["score"])) else 0)
-            if _better(task, a, b):
-                wins += 1
-            else:
-                gap = abs(a - b)
-                tie = np.isfinite(a) and np.isfinite(b) and gap <= sd
-                ties += tie
+            ours_better, close = compare(task, ours["score"], dpl["score"])
+            counts[(ours_better, close)] += 1
+            if not ours_better:
+                small = _small(task.key, cell)
                 losses.append(f"{task.title} on {cell['dataset']['name']} at eps={float(e):g}: ours "
-                              f"{fmt_stats(ours['score'], _small(task.key, cell))} vs diffprivlib "
-                              f"{fmt_stats(dpl['score'], _small(task.key, cell))}"
-                              + (" (within one std)" if tie else ""))
-    total = wins + len(losses)
-    lines.append(f"- Against diffprivlib (same arrays, same epsilon, every cell of every table): ours has the better "
-                 f"mean utility in {wins} of {total} cells.")
+                              f"{fmt_stats(ours['score'], small)} vs diffprivlib {fmt_stats(dpl['score'], small)}"
+                              + (" (within 1 std)" if close else ""))
+    total = sum(counts.values())
+    wins = counts[(True, False)] + counts[(True, True)]
+    lines = [f"- Against diffprivlib (same arrays, same epsilon; every cell of the tables below, synthetic and real): "
+             f"ours has the better mean utility in {wins} of {total} cells ({counts[(True, False)]} by more than one "
+             f"std), diffprivlib in {len(losses)} ({counts[(False, False)]} by more than one std)."]
     if losses:
         lines.append("- diffprivlib is better in these cells:")
-        lines += [f"  - {s}" for s in losses]
+        lines += [f"  - {x}" for x in losses]
     return lines
 
 
