@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mechanisms import GaussianMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent, gaussian_mu
 from ._geometry import project_ball
@@ -163,7 +163,7 @@ class ItemGroupPlan:
         return ApproxDPEvent(m * self.item_epsilon, m * math.exp((m - 1) * self.item_epsilon) * self.item_delta)
 
 
-def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta, tolerance=0.02, noise="float"):
+def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta, tolerance=0.02, noise=DEFAULT_NOISE):
     """Public plan of item-level output perturbation converted to users by group privacy."""
     lam = check_positive(lam, "lam")
     data_norm = check_positive(data_norm, "data_norm")
