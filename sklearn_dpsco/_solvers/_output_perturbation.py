@@ -126,7 +126,7 @@ def output_perturbation(
         Public constraint set of the ERM.
     tolerance : float, default=0.1
         Certified solver accuracy as a fraction of the exact sensitivity.
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
 
     Returns
     -------

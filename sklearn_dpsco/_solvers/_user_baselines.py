@@ -7,7 +7,10 @@ step is taken. Replacing one user moves the sum by at most 2C, so each step
 is a Gaussian mechanism with sensitivity 2C; T steps compose exactly as a
 Gaussian of ``mu = sqrt(T) 2C / sigma`` (Dong, Roth, Su 2019), so
 ``sigma = 2C sqrt(T) / mu(epsilon, delta)``. T, C, the step and the ridge
-are public; the number of steps is fixed in advance.
+are public; the number of steps is fixed in advance. Its noise is
+``rng.normal`` (float only): there is NO secure (discrete) path, so
+:class:`~sklearn_dpsco.UserLevelDPLogistic` refuses it under
+``noise="secure"``.
 
 ``item_group`` — item-level DP made user-level by group privacy: certified
 output perturbation of the regularised logistic ERM normalised by the public

@@ -179,7 +179,9 @@ def user_level_schedule(solver, n_users, max_items, n_coef, *, data_norm, alpha,
     beta : float
         Utility failure probability of the thresholds and radii.
     max_exhaustive_solves : int
-    noise : {"float"}
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
+        Sampling path of every deletion call (its Gaussian release and its
+        truncated discrete Laplace level).
 
     Returns
     -------
