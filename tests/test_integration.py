@@ -179,6 +179,24 @@ def test_user_level_under_an_allowance_and_a_budget_block():
     assert _ledger_len(parent) == 1 and small.ledger == ()
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_worker_binding_routes_the_spend_to_the_parent_ledger(name, tmp_path):
+    """An estimator unpickled in a worker carries the ledger in force where it was pickled; its fit charges
+    that ledger (the template's resolution), never the worker's own default."""
+    import os
+    import socket
+
+    from sklearn_dpsco.accounting._context import _Binding
+
+    parent = BudgetAccountant(10.0, 1e-3, path=tmp_path / "parent.sqlite")
+    est, X, y, kw = _make(name, epsilon=EPS, delta=1e-6)
+    # as set by __setstate__ in a worker whose parent (alive, another pid) had `parent` in force
+    est._dpsco_binding = _Binding("ledger", parent.path, (parent.epsilon, parent.delta), "", os.getppid(),
+                                  socket.gethostname())
+    est.fit(X, y, **kw)
+    assert _ledger_len(parent) == 1 and parent.ledger[0].event == est.privacy_event_
+
+
 class _RowsAreUsers(UserLevelDPLogistic):
     """Test-only: one user per row (a search calls fit(X, y))."""
 
