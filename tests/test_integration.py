@@ -197,6 +197,27 @@ def test_worker_binding_routes_the_spend_to_the_parent_ledger(name, tmp_path):
     assert _ledger_len(parent) == 1 and parent.ledger[0].event == est.privacy_event_
 
 
+def _user_mechanisms(plan):
+    sched = plan.params["schedule"]
+    if plan.solver in ("user_clip", "item_group"):
+        return [sched.mechanism]
+    out = []
+    for stage in sched.stages:
+        for phase in stage.phases:
+            out += [phase.plan.mechanism, phase.plan.tdlap]
+    return out
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("solver", ["user_clip", "item_group", "sc_output_pert", "phased_erm", "phased_sco",
+                                    "sc_erm_two_step", "sc_sco_two_step"])
+def test_user_level_noise_reaches_every_mechanism(solver, noise):
+    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-6, solver=solver, noise=noise)
+    mechanisms = _user_mechanisms(est._plan(20000, 4, 1))
+    assert mechanisms and all(m.noise == noise for m in mechanisms)
+    assert UserLevelDPLogistic().noise == "secure"
+
+
 class _RowsAreUsers(UserLevelDPLogistic):
     """Test-only: one user per row (a search calls fit(X, y))."""
 

@@ -115,7 +115,8 @@ def _record(**info):
 # --------------------------------------------------------------------------- budget: k, K, split
 @lru_cache(maxsize=4096)
 def _tdlap_k(epsilon1, delta1):
-    return TruncatedDiscreteLaplace.for_delta(epsilon1, delta1).k
+    # k depends on the pmf only, not on the sampling path: the plan builds the sampler with its noise
+    return TruncatedDiscreteLaplace.for_delta(epsilon1, delta1, noise="float").k
 
 
 @lru_cache(maxsize=4096)
