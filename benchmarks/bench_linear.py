@@ -23,6 +23,9 @@ memory         fit_stream on file-backed (numpy.memmap) datasets of 1e5 and 1e6 
                allocations (tracemalloc) stay at a few blocks whatever the file size.
 
 Raw numbers are cached in benchmarks/.cache/linear_raw.json (git-ignored; delete it to recompute).
+
+All fits use noise="float" (Snowball has no secure path; the recorded results/linear.md are float-path
+numbers, comparable with diffprivlib's float samplers).
 """
 
 import argparse
@@ -132,7 +135,7 @@ def run_grid(raw, seeds, ns):
                     if key in raw or (solver == "snowball" and delta == 0):
                         continue
                     make = lambda seed, s=solver: DPLinearRegressor(  # noqa: E731
-                        epsilon=eps, delta=delta, solver=s, random_state=seed)
+                        epsilon=eps, delta=delta, solver=s, random_state=seed, noise="float")
                     try:
                         raw[key] = fit_many(make, X, y, Xt, yt, seeds)
                     except ValueError as err:  # e.g. Snowball-SGD needs more rows at this budget
@@ -234,7 +237,7 @@ def run_interpolation(raw, seeds, delta_list=(1e-5, 0.0), ns=INTERP_NS):
                 if solver == "interpolation_ald" and n > 20000:
                     continue  # the paper's instance does not move at these sizes (see the table); slow
                 make = lambda seed, s=solver: DPLinearRegressor(  # noqa: E731
-                    epsilon=1.0, delta=delta, solver=s, random_state=seed, fit_intercept=False)
+                    epsilon=1.0, delta=delta, solver=s, random_state=seed, fit_intercept=False, noise="float")
                 try:
                     raw[key] = fit_many(make, X, y, Xt, yt, seeds, metric="excess")
                 except ValueError as err:
@@ -309,7 +312,8 @@ def run_heavy(raw, seeds, n=20000):
             if key in raw:
                 continue
             make = lambda seed, s=solver: DPLinearRegressor(  # noqa: E731
-                epsilon=1.0, delta=delta, solver=s, random_state=seed, row_bound=None, clip=1.0)
+                epsilon=1.0, delta=delta, solver=s, random_state=seed, row_bound=None, clip=1.0,
+                noise="float")
             raw[key] = fit_many(make, X, y, Xt, yt, seeds)
             print(key, raw[key]["score"], flush=True)
             save_raw(raw)
@@ -351,7 +355,7 @@ def run_timing(raw, repeats=7):
         _pnsgd.rho_for_budget.cache_clear()
         ours, sgd = [], []
         for r in range(repeats):
-            est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver="snowball", random_state=r)
+            est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver="snowball", random_state=r, noise="float")
             t0 = time.perf_counter()
             est.fit(X, y)
             ours.append(time.perf_counter() - t0)
@@ -415,7 +419,7 @@ def run_memory(raw, d=20, block_rows=8192):
             y = np.load(Path(tmp) / "y.npy", mmap_mode="r")
             out = {"file_mb": X.nbytes / 1e6}
             for solver in ("snowball", "adassp"):
-                est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0)
+                est = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0, noise="float")
                 tracemalloc.start()
                 t0 = time.perf_counter()
                 est.fit_stream(X, y, block_rows=block_rows)

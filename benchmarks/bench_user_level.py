@@ -135,7 +135,8 @@ def fit_private(solver, X, y, groups, Xt, yt, m, data_norm, seed, ref_coef):
     from sklearn_dpsco._solvers._deletion import record_diagnostics
 
     est = UserLevelDPLogistic(epsilon=EPSILON, delta=DELTA, solver=solver, max_items_per_user=m, data_norm=data_norm,
-                              intercept_scaling=0.5, alpha=ALPHA, random_state=seed)
+                              intercept_scaling=0.5, alpha=ALPHA, random_state=seed,
+                              noise="float")  # the recorded results (results/user_level.md) are float-path numbers
     t = time.perf_counter()
     try:
         with record_diagnostics() as diag, warnings.catch_warnings():

@@ -218,10 +218,10 @@ def test_paper_schedule_is_alds_printed_schedule():
 
     est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")
     plan = est._plan(5000, 4, 1)
-    ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0)
+    ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0, noise="float")
     assert plan.params["schedule"].info == ref.info and plan.event == ref.event
     base = est.set_params(solver="ald_localization")._plan(5000, 4, 1)
-    ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0)
+    ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0, noise="float")
     assert base.params["schedule"].info == ref1.info and base.event == ref1.event
     # practical: the same phases' structure, the privacy-branch step, one phase per epoch
     prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)

@@ -54,6 +54,11 @@ def test_sklearn_conformance(estimator, check):
     check(estimator)
 
 
+def _noise(solver, delta=1e-5):
+    """Snowball (and interpolation, which runs it when delta > 0) has no secure sampler: float only."""
+    return "float" if solver == "snowball" or (solver == "interpolation" and delta > 0) else "secure"
+
+
 def _data(n=3000, p=4, seed=0, noise=0.05):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, p)) / math.sqrt(p)
@@ -68,11 +73,12 @@ def _data(n=3000, p=4, seed=0, noise=0.05):
 def test_each_solver_fits_and_spends_its_plan(solver, delta):
     if solver == "snowball" and delta == 0:
         with pytest.raises(ValueError, match="delta > 0"):
-            DPLinearRegressor(solver=solver, accountant=BudgetAccountant()).fit(*_data(200))
+            DPLinearRegressor(solver=solver, accountant=BudgetAccountant(), noise="float").fit(*_data(200))
         return
     X, y = _data(1500 if solver in SLOW_SOLVERS else 4000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    reg = DPLinearRegressor(epsilon=2.0, delta=delta, solver=solver, accountant=acc, random_state=0).fit(X, y)
+    reg = DPLinearRegressor(epsilon=2.0, delta=delta, solver=solver, accountant=acc, random_state=0,
+                            noise=_noise(solver, delta)).fit(X, y)
     assert reg.solver_ == solver
     assert reg.coef_.shape == (4,) and isinstance(reg.intercept_, float)
     assert len(acc.ledger) == 1 and acc.ledger[0].event == reg.privacy_event_
@@ -82,8 +88,9 @@ def test_each_solver_fits_and_spends_its_plan(solver, delta):
 
 
 def test_solver_auto_table_uses_public_facts_only():
-    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "snowball"
-    assert _auto_solver(100, 21, 0.1, 1e-5, 1.0) == "adassp"  # Snowball cannot fit; m < 75
+    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0, "float") == "snowball"
+    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # secure noise: no Snowball (float only)
+    assert _auto_solver(100, 21, 0.1, 1e-5, 1.0, "float") == "adassp"  # Snowball cannot fit; m < 75
     assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "phased_erm"  # m = 952
     assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "lowy"  # m = 95
     assert _auto_solver(2000, 21, 0.5, 0.0, 1.0) == "adassp"  # m = 48
@@ -91,7 +98,8 @@ def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"
     assert _auto_solver(2000, 2001, 1.0, 0.0, 1.0) == "lowy"  # no d x d release in high dimension
     X, y = _data(20000, 20)
-    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "snowball"
+    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0, noise="float").fit(X, y).solver_ == "snowball"
+    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "phased_erm"
 
 
 @pytest.mark.parametrize("solver", ["adassp", "snowball", "phased_sgd"])
@@ -99,7 +107,7 @@ def test_dense_csr_and_pandas_agree(solver):
     pd = pytest.importorskip("pandas")
     X, y = _data(1500)
     X[np.abs(X) < 0.1] = 0.0
-    kw = dict(epsilon=1.0, delta=1e-5, solver=solver, random_state=3)
+    kw = dict(epsilon=1.0, delta=1e-5, solver=solver, random_state=3, noise=_noise(solver))
     dense = DPLinearRegressor(**kw).fit(X, y)
     csr = DPLinearRegressor(**kw).fit(sp.csr_matrix(X), y)
     frame = DPLinearRegressor(**kw).fit(pd.DataFrame(X, columns=list("abcd")), pd.Series(y))
@@ -135,7 +143,7 @@ def test_public_attributes_do_not_depend_on_the_data(solver):
     Xa, ya = rng.uniform(-1, 1, (n, p)), rng.uniform(-1, 1, n)
     Xb, yb = 1e6 * rng.standard_t(1, (n, p)), 1e9 * rng.standard_t(1, n)
     delta = 1e-6 if solver in ("snowball", "interpolation") else 0.0
-    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0)
+    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta))
     a = DPLinearRegressor(**kw).fit(Xa, ya)
     b = DPLinearRegressor(**kw).fit(Xb, yb)
     private = {"coef_", "intercept_"}
@@ -166,7 +174,8 @@ def test_public_attributes_do_not_depend_on_the_data(solver):
         ({"radius": 0.0}, "radius"),
         ({"solver": "newton"}, "solver"),
         ({"solver": "snowball", "row_bound": None}, "row_bound"),
-        ({"solver": "snowball", "delta": 0.0}, "delta > 0"),
+        ({"solver": "snowball", "delta": 0.0, "noise": "float"}, "delta > 0"),
+        ({"solver": "snowball"}, "noise='float' only"),
     ],
 )
 def test_bad_parameters_raise_and_spend_nothing(params, match):
@@ -226,7 +235,9 @@ def test_predict_checks_feature_count():
 
 # ----------------------------------------------------------------------------- chunked fitting
 def _stream_reg(acc, solver="snowball"):
-    return DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, accountant=acc, random_state=7, radius=3.0)
+    # float noise: the stream tests' coarse score level was set on the float draws (Snowball is float only)
+    return DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, accountant=acc, random_state=7, radius=3.0,
+                             noise="float")
 
 
 @pytest.mark.parametrize("solver", ["snowball", "phased_sgd", "adassp"])
@@ -318,7 +329,8 @@ def test_file_backed_stream_keeps_memory_bounded(tmp_path, solver, sizes):
     peaks = []
     for n in sizes:
         X, y = _file_backed(tmp_path, n)
-        reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0, radius=3.0)
+        reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0, radius=3.0,
+                                noise=_noise(solver))
         peaks.append(_peak_fit_stream(reg, X, y, block_rows=512))
     assert reg.score(X[:2000], y[:2000]) > 0.5
     assert peaks[1] < 1.25 * peaks[0] + 50_000, peaks  # no growth with n

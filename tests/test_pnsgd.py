@@ -317,7 +317,7 @@ def test_coupled_sensitivity_through_the_estimator():
     y = X @ np.array([0.3, -0.2]) + rng.standard_normal(n)
     Xp, yp = X.copy(), y.copy()
     Xp[17], yp[17] = [1e8, -1e8], 1e12
-    kw = dict(epsilon=1.0, delta=1e-5, solver="snowball", clip=0.5, random_state=11, radius=3.0)
+    kw = dict(epsilon=1.0, delta=1e-5, solver="snowball", clip=0.5, random_state=11, radius=3.0, noise="float")
     a = DPLinearRegressor(**kw).fit(X, y)
     b = DPLinearRegressor(**kw).fit(Xp, yp)
     sch = a._plan(n, p + 1, 1).params["schedule"]
@@ -366,7 +366,7 @@ def _no_clip_kernel(X, y, sw, state, B, eta, noise, st):
 def test_snowball_first_batch_canary_audit():
     eps, delta, n_draws = 1.0, 1e-5, 100_000
     est = DPLinearRegressor(epsilon=eps, delta=delta, solver="snowball", fit_intercept=False, clip=1.0,
-                            radius=1e6)
+                            radius=1e6, noise="float")
     schedule = est._plan(82, 1, 1).params["schedule"]  # n = 82: the t = 1 term is 0.96 rho
     # the t = 1 term of Thm 3.1 is what this canary realises: make sure it is (nearly) the max
     t1 = 2 * schedule.steps[0] / (schedule.batch_sizes[0] * schedule.sigma * np.sqrt(np.sum(schedule.steps**2)))

@@ -81,17 +81,19 @@ def test_scaler_exact_sensitivity_on_worst_case_neighbours():
     Dfar[0] = upper + 1e6
     np.testing.assert_allclose(clipped_moments(Dfar, lower, upper)[1], m2_dp)
 
-    mechs = DPStandardScaler(epsilon=1.0, bounds=(lower, upper))._mechanisms(n, lower, upper)
+    mechs = DPStandardScaler(epsilon=1.0, bounds=(lower, upper), noise="float")._mechanisms(n, lower, upper)
     r = upper - lower
     assert np.abs(mean_dp - mean_d).sum() == pytest.approx(mechs["mean"].sensitivity)
     assert np.abs(mean_dp - mean_d).sum() == pytest.approx(r.sum() / n)
     assert np.abs(m2_dp - m2_d).sum() == pytest.approx(mechs["second_moment"].sensitivity)
     assert mechs["mean"].epsilon == mechs["second_moment"].epsilon == pytest.approx(0.5)
     # Gaussian: l2 sensitivities, the two parts compose to exactly mu(eps, delta)
-    g = DPStandardScaler(epsilon=1.0, delta=1e-6, bounds=(lower, upper))._mechanisms(n, lower, upper)
+    g = DPStandardScaler(epsilon=1.0, delta=1e-6, bounds=(lower, upper), noise="float")._mechanisms(n, lower, upper)
     assert np.linalg.norm(mean_dp - mean_d) == pytest.approx(g["mean"].sensitivity)
     mu2 = sum(profile_of(m.event).gauss_mu2 for m in g.values())
-    assert math.sqrt(mu2) == pytest.approx(gaussian_mu(1.0, 1e-6), rel=1e-9)
+    # (within the split's documented 1e-9 calibration slack, never above)
+    assert math.sqrt(mu2) <= gaussian_mu(1.0, 1e-6)
+    assert math.sqrt(mu2) == pytest.approx(gaussian_mu(1.0, 1e-6), rel=1e-8)
 
 
 def test_scaler_fit_spends_once_and_reports(data):
@@ -191,7 +193,7 @@ def test_pipeline_gaussian_shares_compose_exactly(data):
     X, y = data
     acc = BudgetAccountant(5.0, 1e-6)
     pipe = make_dp_pipeline(
-        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1)), TinyDPClassifier(noise="float"),
+        FunctionTransformer(np.tanh), DPStandardScaler(bounds=(-1, 1), noise="float"), TinyDPClassifier(noise="float"),
         epsilon=1.0, delta=1e-6, accountant=acc,
     ).fit(X, y)
     mu2 = profile_of(pipe.privacy_event_).gauss_mu2

@@ -114,7 +114,7 @@ def test_budget_split_k_and_minimum_users():
 
 def test_exhaustive_plan_formulas():
     n, m, p, lam = 12, 3, 2, 0.5
-    plan = deletion_plan(n, m, p, data_norm=1.0, lam=lam, test="exhaustive", **TINY)
+    plan = deletion_plan(n, m, p, data_norm=1.0, lam=lam, test="exhaustive", noise="float", **TINY)  # analytic sigma
     b = plan.budget
     k, K = b.k, b.K
     assert (k, K) == (1, 3)
@@ -134,7 +134,8 @@ def test_exhaustive_plan_formulas():
 
 def test_graded_plan_formulas_against_a_loop_implementation():
     n, m, p, lam, R = 40, 5, 3, 0.2, 1.5
-    plan = deletion_plan(n, m, p, data_norm=R, lam=lam, epsilon=4.0, delta=0.05, epsilon1_fraction=0.5)
+    plan = deletion_plan(n, m, p, data_norm=R, lam=lam, epsilon=4.0, delta=0.05, epsilon1_fraction=0.5,
+                         noise="float")  # the analytic sigma below
     k, K, tau = plan.k, plan.K, plan.tau
     beta_s = R * R / 4 + lam
     eta = m * beta_s * (2 * R / (lam * n) + 2 * tau) + 1e-9 * 2 * m * R

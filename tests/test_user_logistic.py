@@ -63,6 +63,11 @@ def _neighbour(X, y, groups, seed=1):
 
 
 # --------------------------------------------------------------------------- bad inputs, refusals
+def _noise(solver):
+    """DP-GD has no secure sampler (float only); every other solver runs on the default secure path."""
+    return "float" if solver == "user_dp_sgd" else "secure"
+
+
 def _fresh_accountant():
     return BudgetAccountant(10.0, 1e-2)
 
@@ -71,7 +76,7 @@ def test_groups_are_required():
     X, y, _ = _grouped(50, 2)
     acc = _fresh_accountant()
     with pytest.raises(ValueError, match="requires groups"):
-        UserLevelDPLogistic(accountant=acc, solver="user_dp_sgd").fit(X, y)
+        UserLevelDPLogistic(accountant=acc, solver="user_dp_sgd", noise="float").fit(X, y)
     assert len(acc.ledger) == 0
 
 
@@ -100,7 +105,7 @@ def test_bad_input_raises_before_spending(params, mutate, match):
     if mutate is not None:
         X, y, g = mutate(X, y, g)
     acc = _fresh_accountant()
-    est = UserLevelDPLogistic(accountant=acc, random_state=0, **{"solver": "user_dp_sgd", **params})
+    est = UserLevelDPLogistic(accountant=acc, random_state=0, **{"solver": "user_dp_sgd", "noise": "float", **params})
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, g)
     assert len(acc.ledger) == 0
@@ -110,7 +115,7 @@ def test_bad_input_raises_before_spending(params, mutate, match):
 def test_budget_exhausted_spends_nothing_and_keeps_the_fitted_model():
     X, y, g = _grouped(60, 3)
     acc = BudgetAccountant(1.1, 1e-5)
-    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, accountant=acc, random_state=0, solver="user_dp_sgd")
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, accountant=acc, random_state=0, solver="user_dp_sgd", noise="float")
     est.fit(X, y, g)
     coef = est.coef_.copy()
     with pytest.raises(BudgetExceededError):
@@ -136,7 +141,8 @@ def test_error_messages_carry_no_data():
 def test_fit_spends_the_budget_once(solver):
     X, y, g = _grouped(700, 2, seed=2)
     acc = BudgetAccountant(20.0, 0.1)
-    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, accountant=acc, random_state=3)
+    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, accountant=acc, random_state=3,
+                              noise=_noise(solver))
     est.fit(X, y, g)
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
     eps, delta = epsilon_delta(est.privacy_event_, delta=1e-2)
@@ -161,14 +167,14 @@ def test_multiclass_one_vs_rest_splits_the_budget():
     assert part.epsilon == pytest.approx(1.0) and part.delta <= 1e-5 / 3
     assert est.coef_.shape == (3, 4)
     np.testing.assert_allclose(est.predict_proba(X).sum(axis=1), 1.0)
-    sgd = UserLevelDPLogistic(epsilon=3.0, delta=1e-5, solver="user_dp_sgd", random_state=0).fit(X, y, g)
+    sgd = UserLevelDPLogistic(epsilon=3.0, delta=1e-5, solver="user_dp_sgd", noise="float", random_state=0).fit(X, y, g)
     assert epsilon_delta(sgd.privacy_event_, delta=1e-5)[0] == pytest.approx(3.0, rel=1e-6)  # Gaussian split
 
 
 @pytest.mark.parametrize("solver", ["item_group", "user_dp_sgd", "sc_output_pert", "user_clip"])
 def test_results_do_not_depend_on_n_jobs(solver):
     X, y, g = _grouped(400, 2, n_classes=3, seed=6)
-    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=11)
+    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=11, noise=_noise(solver))
     a = UserLevelDPLogistic(n_jobs=1, **kw).fit(X, y, g)
     b = UserLevelDPLogistic(n_jobs=2, **kw).fit(X, y, g)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -177,7 +183,7 @@ def test_results_do_not_depend_on_n_jobs(solver):
 @pytest.mark.parametrize("solver", ["sc_output_pert", "user_dp_sgd", "item_group", "user_clip"])
 def test_sparse_equals_dense(solver):
     X, y, g = _grouped(300, 2, seed=7)
-    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1)
+    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1, noise=_noise(solver))
     a = UserLevelDPLogistic(**kw).fit(X, y, g)
     b = UserLevelDPLogistic(**kw).fit(sp.csr_matrix(X), y, g)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
@@ -188,7 +194,7 @@ def test_pandas_input_and_string_groups():
     X, y, g = _grouped(200, 2, seed=8)
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(4)])
     groups = pd.Series([f"user-{v}" for v in g])
-    est = UserLevelDPLogistic(epsilon=5.0, delta=1e-3, solver="user_dp_sgd", random_state=0).fit(df, y, groups)
+    est = UserLevelDPLogistic(epsilon=5.0, delta=1e-3, solver="user_dp_sgd", noise="float", random_state=0).fit(df, y, groups)
     assert list(est.feature_names_in_) == list(df.columns) and est.n_users_ == 200
 
 
@@ -204,7 +210,8 @@ def test_coupling_neighbours_differ_only_in_private_outputs(solver):
     for data in ((X, y, g), (Xp, yp, gp)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, random_state=5).fit(*data)
+            est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, random_state=5,
+                                      noise=_noise(solver)).fit(*data)
         fits.append((est, [str(w.message) for w in caught]))
     (a, wa), (b, wb) = fits
     assert wa == wb == []
@@ -217,12 +224,24 @@ def test_coupling_neighbours_differ_only_in_private_outputs(solver):
 
 
 def test_auto_choice_follows_the_public_noise_proxy():
-    """m = 1: user_clip is item-level OP (C = R); DP-GD's noise proxy is lower. m >= 10: user_clip."""
-    picks = {}
+    """m = 1: user_clip is item-level OP (C = R); DP-GD's noise proxy is lower. m >= 10: user_clip.
+
+    DP-GD has no secure sampler: under noise="secure" (the default) auto never picks it."""
+    picks, secure = {}, {}
     for m in (1, 10, 100):
-        est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, alpha=0.05)
-        picks[m] = est._plan(1000, 11, 1).solver
+        kw = dict(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, alpha=0.05)
+        picks[m] = UserLevelDPLogistic(noise="float", **kw)._plan(1000, 11, 1).solver
+        secure[m] = UserLevelDPLogistic(**kw)._plan(1000, 11, 1).solver
     assert picks == {1: "user_dp_sgd", 10: "user_clip", 100: "user_clip"}
+    assert secure == {1: "user_clip", 10: "user_clip", 100: "user_clip"}
+
+
+def test_dp_sgd_refuses_secure_noise_before_spending():
+    X, y, g = _grouped(60, 3)
+    acc = _fresh_accountant()
+    with pytest.raises(ValueError, match="no secure sampler"):
+        UserLevelDPLogistic(solver="user_dp_sgd", accountant=acc).fit(X, y, g)
+    assert len(acc.ledger) == 0
 
 
 def test_auto_choice_uses_public_facts_only():
@@ -299,5 +318,5 @@ def test_adversarial_data_neither_warns_nor_raises(solver):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, random_state=0, data_norm=2.0,
-                                  user_clip=0.5).fit(X, y, g)
+                                  user_clip=0.5, noise=_noise(solver)).fit(X, y, g)
     assert np.all(np.isfinite(est.coef_))

@@ -20,7 +20,9 @@ statistic             replace-one l2-sensitivity                  why
 ====================  ==========================================  ============================
 
 Approximate DP: three Gaussian mechanisms whose Gaussian-DP parameters
-compose exactly, ``mu^2 = mu_1^2 + mu_2^2 + mu_3^2 = gaussian_mu(eps, delta)^2``.
+compose exactly, ``mu^2 = mu_1^2 + mu_2^2 + mu_3^2 = gaussian_mu(eps, delta)^2``
+(float noise), or whose zCDP parameters add up to ``zcdp_rho(eps, delta)``
+(secure noise: the discrete Gaussian is calibrated through zCDP).
 Pure DP (our addition; Wang's paper is (epsilon, delta) only): Laplace on
 ``lambda_min`` and isotropic l2-Laplace on A and b, epsilons adding up. Then
 (post-processing of the three releases and public constants only):
@@ -39,10 +41,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._mechanisms import LaplaceMechanism
+from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ..accounting._shares import split_by_weights, split_kind
 from ._release import release_mechanism
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
@@ -50,7 +52,7 @@ __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_
 #: Shares of the budget: (lambda_min, A, b). Utility choices (any split is
 #: private): lambda_min only steers the ridge, so it gets little; for pure DP
 #: the A release (d(d+1)/2 coordinates) needs more than b.
-_SHARES_GAUSSIAN = (0.1, 0.5, 0.4)  # shares of mu^2
+_SHARES_GAUSSIAN = (0.1, 0.5, 0.4)  # shares of mu^2 (float) or rho (secure)
 _SHARES_PURE = (0.1, 0.65, 0.25)  # shares of epsilon
 #: Failure probability of the ridge's confidence bounds (utility only).
 _RIDGE_BETA = 1e-3
@@ -115,7 +117,7 @@ def _noise_op_bound(mech_A, d, delta):
     return radius * math.sqrt(2.0) * (math.sqrt(d) + math.sqrt(log_b)) / math.sqrt(D)
 
 
-def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise="float"):
+def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE):
     """Plan an AdaSSP release from public inputs (``d`` counts the intercept column)."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     row_bound = check_positive(row_bound, "row_bound")
@@ -126,22 +128,20 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
     sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
     D = d * (d + 1) // 2
+    # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
+    # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
+    kind = split_kind(delta, noise)
+    weights = _SHARES_PURE if kind == "pure" else _SHARES_GAUSSIAN
+    e_min, e_A, e_b = (s.epsilon for s in split_by_weights(epsilon, delta, weights, None if kind == "pure" else [kind] * 3))
     if delta == 0:
-        e_min, e_A, e_b = (s * epsilon for s in _SHARES_PURE)
         mech_min = LaplaceMechanism(sens_min, e_min, 1, noise=noise)
         mech_A = release_mechanism(sens_A, e_A, 0.0, D, noise)
         mech_b = release_mechanism(sens_b, e_b, 0.0, d, noise)
         t_min = mech_min.scale * math.log(1.0 / _RIDGE_BETA)  # P(Laplace > b log(1/beta)) = beta / 2
     else:
-        # the mu <-> epsilon round trips below each round to the safe side by ~1e-13;
-        # a 1e-9 margin keeps the composition within (epsilon, delta)
-        mu = gaussian_mu(epsilon, delta) * (1.0 - 1e-9)
-        # a Gaussian calibrated to (gaussian_epsilon(mu_i, delta), delta) has exactly mu_i:
-        # the three compose to mu (doc/privacy/composition.rst)
-        eps_i = [gaussian_epsilon(mu * math.sqrt(s), delta) for s in _SHARES_GAUSSIAN]
-        mech_min = release_mechanism(sens_min, eps_i[0], delta, 1, noise)
-        mech_A = release_mechanism(sens_A, eps_i[1], delta, D, noise)
-        mech_b = release_mechanism(sens_b, eps_i[2], delta, d, noise)
+        mech_min = release_mechanism(sens_min, e_min, delta, 1, noise)
+        mech_A = release_mechanism(sens_A, e_A, delta, D, noise)
+        mech_b = release_mechanism(sens_b, e_b, delta, d, noise)
         t_min = mech_min.sigma * math.sqrt(2.0 * math.log(1.0 / _RIDGE_BETA))
     event = ComposedEvent((mech_min.event, mech_A.event, mech_b.event))
     return AdaSSPPlan(

@@ -51,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 from joblib import Parallel, delayed
 
-from .._mechanisms import GaussianMechanism, TruncatedDiscreteLaplace
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, TruncatedDiscreteLaplace
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ApproxDPEvent, gaussian_mu
 from ._user_erm import augmented_user_sums, solve_user_logistic
@@ -115,7 +115,8 @@ def _record(**info):
 # --------------------------------------------------------------------------- budget: k, K, split
 @lru_cache(maxsize=4096)
 def _tdlap_k(epsilon1, delta1):
-    return TruncatedDiscreteLaplace.for_delta(epsilon1, delta1).k
+    # k depends on the pmf only, not on the sampling path: the plan builds the sampler with its noise
+    return TruncatedDiscreteLaplace.for_delta(epsilon1, delta1, noise="float").k
 
 
 @lru_cache(maxsize=4096)
@@ -351,7 +352,7 @@ def _plan_for_budget(test, n, m, p, R, lam, beta, budget, tau, theta0):
 
 def deletion_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta, test="graded", beta=0.05,
                   tau=None, theta0=None, epsilon1_fraction=None, max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
-                  noise="float"):
+                  noise=DEFAULT_NOISE):
     """Plan one deletion-mechanism call from public inputs only.
 
     Parameters
@@ -434,7 +435,7 @@ def deletion_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta,
     return DeletionPlan(
         test=test, n_users=n, max_items=m, n_coef=p, data_norm=data_norm, lam=lam, tau=tau_f, beta=beta,
         budget=budget, thresholds=thresholds, step_bounds=steps, release_sensitivity=sens, mechanism=mechanism,
-        tdlap=TruncatedDiscreteLaplace(budget.epsilon1, budget.k), max_exhaustive_solves=int(max_exhaustive_solves),
+        tdlap=TruncatedDiscreteLaplace(budget.epsilon1, budget.k, noise=noise), max_exhaustive_solves=int(max_exhaustive_solves),
     )
 
 

@@ -23,6 +23,7 @@ in public, utility-only constants (doc/privacy/growth.rst):
 
 import math
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_positive
 from ._localization import _dimension_term, ald_growth_schedule, ald_schedule
 
@@ -57,7 +58,7 @@ def practical_step(radius, clip, d, epsilon, delta, beta):
 
 
 def localization_schedule(n, d, *, clip, radius, epsilon, delta, start=0, beta=None, scale=None, schedule="practical",
-                          tolerance=0.1, noise="float"):
+                          tolerance=0.1, noise=DEFAULT_NOISE):
     """ALD Algorithm 1 (non-adaptive) on ``n`` rows from ``start``."""
     _check_schedule(schedule)
     beta = 1.0 / (n + d) if beta is None else beta
@@ -75,7 +76,7 @@ def localization_schedule(n, d, *, clip, radius, epsilon, delta, start=0, beta=N
 
 
 def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, scale=None,
-                           schedule="practical", tolerance=0.1, noise="float"):
+                           schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """ALD Algorithm 2 on ``n`` rows from ``start`` with the chosen constants.
 
     Returns the lead's :class:`PhaseSchedule` (``info``: ``epochs``,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._balls import project_balls
@@ -146,7 +147,7 @@ class ExtensionPlan:
 
 
 def extension_plan(n, d, *, lipschitz, radius, epsilon, delta, kappa_lower=2.0, start=0, beta=None, scale=None,
-                   schedule="practical", tolerance=0.1, noise="float"):
+                   schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan A-Alg 1 (ALD-2 on the ``lipschitz``-extension) on ``n`` rows from ``start``.
 
     Parameters
@@ -270,7 +271,7 @@ def _min_rows_for_ald2():
 
 def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, kappa=2.0, lipschitz=None, start=0,
                            c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None, max_epochs=128, scale=None,
-                           inner_kappa_lower=2.0, schedule="practical", tolerance=0.1, noise="float"):
+                           inner_kappa_lower=2.0, schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan ACCD Algorithm 2 (``kappa = 2``) / Algorithm 6 (``kappa > 2``) on ``n`` rows from ``start``.
 
     Parameters
@@ -384,7 +385,7 @@ class AdaptiveInterpolationSchedule:
 
 def adaptive_interpolation_schedule(n, d, *, smoothness, growth, lipschitz, radius, epsilon, delta, kappa=2.0,
                                     start=0, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None, max_epochs=128,
-                                    schedule="practical", tolerance=0.1, noise="float"):
+                                    schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan ACCD Algorithm 3 on ``n`` rows from ``start`` over ``X = B(centre, radius)``.
 
     1. A-Alg 1 (ALD-2, ``kappa_lower = 2``) at Lipschitz level ``lipschitz``
@@ -447,7 +448,7 @@ def _n_rows(data, start, stop):
 
 def interpolation_epochs(data, loss, *, smoothness, growth, center, radius, epsilon, delta, rng, kappa=2.0,
                          lipschitz=None, start=0, stop=None, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None,
-                         schedule="practical", tolerance=0.1, noise="float"):
+                         schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """ACCD Algorithm 2/6 on rows [start, stop) over ``B(center, radius)``: plan, then run."""
     sched = interpolation_schedule(
         _n_rows(data, start, stop), data.n_features, smoothness=smoothness, growth=growth, radius=radius,
@@ -460,7 +461,7 @@ def interpolation_epochs(data, loss, *, smoothness, growth, center, radius, epsi
 
 def adaptive_interpolation(data, loss, *, smoothness, growth, lipschitz, center, radius, epsilon, delta, rng,
                            kappa=2.0, start=0, stop=None, c=DEFAULT_UTILITY_CONSTANT, beta=None, n_epochs=None,
-                           schedule="practical", tolerance=0.1, noise="float"):
+                           schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
     """ACCD Algorithm 3 on rows [start, stop) over ``B(center, radius)``: plan, then run."""
     sched = adaptive_interpolation_schedule(
         _n_rows(data, start, stop), data.n_features, smoothness=smoothness, growth=growth, lipschitz=lipschitz,

@@ -39,6 +39,7 @@ composition (ALGORITHMS.md P5). Doc: doc/privacy/interpolation_sgd.rst.
 import math
 from dataclasses import dataclass, field, replace
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._phased_sgd import phased_sgd_schedule, run_phased_sgd
@@ -83,7 +84,7 @@ def _inner_schedule(inner, m, d, epsilon, delta, settings, steps, noise):
 
 
 def interpolation_sgd_schedule(n, d, *, epsilon, delta, settings, smoothness=None, n_epoch_rows=None,
-                               inner=None, steps="jnn", noise="float"):
+                               inner=None, steps="jnn", noise=DEFAULT_NOISE):
     """Plan the interpolation-adaptive run on ``n`` rows (public inputs only).
 
     Parameters

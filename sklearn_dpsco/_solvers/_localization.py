@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._geometry import project_ball, project_two_balls
@@ -127,7 +128,7 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise="float", decay=16.0, phases=None):
+                 noise=DEFAULT_NOISE, decay=16.0, phases=None):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
@@ -154,7 +155,7 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     )
 
 
-def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise="float"):
+def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise=DEFAULT_NOISE):
     """FKT Phased-ERM schedule (Section 4, non-smooth case).
 
     k = ceil(log2 n) phases on disjoint blocks of ``floor(2^-i n)`` rows,
@@ -209,7 +210,7 @@ def _resolvable_epochs(eta0, clip, scale, decay=16.0):
 
 
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise="float", scale=None, step=None, decay=16.0, phases=None, max_epochs=None):
+                        noise=DEFAULT_NOISE, scale=None, step=None, decay=16.0, phases=None, max_epochs=None):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
@@ -291,7 +292,7 @@ def _n_rows(data, start, stop):
 
 
 def ald_localization(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0, stop=None, step=None,
-                     beta=None, noise="float", tolerance=0.1):
+                     beta=None, noise=DEFAULT_NOISE, tolerance=0.1):
     """ALD Algorithm 1 on rows [start, stop): plan from public inputs, then run."""
     sched = ald_schedule(
         _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, epsilon=epsilon, delta=delta,
@@ -302,7 +303,7 @@ def ald_localization(data, loss, *, clip, center, radius, epsilon, delta, rng, s
 
 
 def phased_erm(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0, stop=None, step=None,
-               noise="float", tolerance=0.1):
+               noise=DEFAULT_NOISE, tolerance=0.1):
     """FKT Phased-ERM on rows [start, stop): plan from public inputs, then run."""
     sched = phased_erm_schedule(
         _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, epsilon=epsilon, delta=delta,
@@ -313,7 +314,7 @@ def phased_erm(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0
 
 
 def ald_growth_epochs(data, loss, *, clip, center, radius, kappa_lower, epsilon, delta, rng, start=0, stop=None,
-                      beta=None, noise="float", tolerance=0.1):
+                      beta=None, noise=DEFAULT_NOISE, tolerance=0.1):
     """ALD Algorithm 2 on rows [start, stop): plan from public inputs, then run."""
     sched = ald_growth_schedule(
         _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, kappa_lower=kappa_lower,

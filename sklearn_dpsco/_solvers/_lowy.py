@@ -37,8 +37,9 @@ from scipy import special
 
 from .._param_checks import check_delta, check_epsilon, check_positive
 from .._rng import check_random_state, spawn_random_states
+from .._mechanisms import DEFAULT_NOISE
 from ..accounting import ComposedEvent, ParallelComposedEvent
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
+from ..accounting._shares import split_by_weights, split_kind
 from ._data import GLMData
 from ._geometry import project_ball, project_two_balls
 from ._localization import certifiable
@@ -63,7 +64,6 @@ __all__ = [
     "run_double_output_perturbation",
     "run_output_pert_localize",
     "run_pop_localize",
-    "split_gaussian_budget",
     "split_two_stages",
 ]
 
@@ -103,39 +103,18 @@ def lowy_repeats(phases, failure, success=0.6):
     return max(1, math.ceil(math.log(phases / failure) / (2.0 * (success - 0.5) ** 2)))
 
 
-def split_gaussian_budget(epsilon, delta, shares, noise="float"):
-    """Per-part epsilons (at the same delta) of Gaussian releases composing to exactly (epsilon, delta).
-
-    ``noise="float"`` (analytic Gaussian, exactly ``mu``-GDP): Gaussian-DP
-    parameters ``mu sqrt(share_i)``, whose squares add up to ``mu^2`` with
-    ``mu = gaussian_mu(epsilon, delta)``. ``noise="secure"`` (discrete
-    Gaussian, calibrated through zCDP): ``rho share_i`` with ``rho =
-    zcdp_rho(epsilon, delta)``; zCDP parameters add. Each part is then
-    calibrated at (its epsilon, delta), which gives exactly its share
-    (doc/privacy/composition.rst).
-    """
-    # why the (1 - 1e-9): each part's mechanism re-derives its mu (rho) from (its epsilon, delta)
-    # by root finding, which may land a few ulps above the share; shrinking the share by a
-    # relative 1e-9 keeps the composition at or below (epsilon, delta) (noise grows by 1e-9).
-    if noise == "secure":
-        rho = zcdp_rho(epsilon, delta) * (1.0 - 1e-9)
-        return [zcdp_epsilon(rho * s, delta) for s in shares]
-    mu = gaussian_mu(epsilon, delta) * (1.0 - 1e-9)
-    return [gaussian_epsilon(mu * math.sqrt(s), delta) for s in shares]
-
-
-def split_two_stages(epsilon, delta, share, noise="float"):
+def split_two_stages(epsilon, delta, share, noise=DEFAULT_NOISE):
     """Budgets of two releases on the same rows whose composition is (epsilon, delta).
 
-    Pure DP: ``share * epsilon`` and ``(1 - share) * epsilon`` (basic
-    composition is exact). Gaussian releases: :func:`split_gaussian_budget`.
+    ``share`` and ``1 - share`` of the budget by the library's one split
+    (:func:`~sklearn_dpsco.accounting._shares.split_by_weights`): epsilon for
+    pure DP, ``mu^2`` for the float Gaussian, ``rho`` for the secure one.
     """
     if not 0 < share < 1:
         raise ValueError(f"the localization share must be in (0, 1), got {share}.")
-    if delta == 0:
-        return (share * epsilon, 0.0), ((1.0 - share) * epsilon, 0.0)
-    e1, e2 = split_gaussian_budget(epsilon, delta, (share, 1.0 - share), noise)
-    return (e1, delta), (e2, delta)
+    kind = split_kind(delta, noise)
+    first, second = split_by_weights(epsilon, delta, (share, 1.0 - share), None if kind == "pure" else [kind] * 2)
+    return (first.epsilon, first.delta), (second.epsilon, second.delta)
 
 
 def noise_norm_quantile(mechanism, zeta):
@@ -174,7 +153,7 @@ class LocalizePlan:
 
 
 def output_pert_localize_plan(n, d, *, lam, clip, epsilon, delta=0.0, zeta=3.0, start=0, tolerance=0.1,
-                              noise="float"):
+                              noise=DEFAULT_NOISE):
     """Plan OutputPert-Localize (Lowy Algorithm 2) on ``n`` rows from ``start``.
 
     The radius ``tau + q`` (``tau`` the certified distance target, ``q`` the
@@ -207,7 +186,7 @@ def run_output_pert_localize(data, loss, plan, rng, *, w0, domain=None):
 
 
 def output_pert_localize(data, loss, *, lam, clip, epsilon, rng, w0=None, delta=0.0, zeta=3.0, start=0, stop=None,
-                         domain=None, tolerance=0.1, noise="float"):
+                         domain=None, tolerance=0.1, noise=DEFAULT_NOISE):
     """OutputPert-Localize on rows [start, stop): plan from public inputs, then run.
 
     Returns
@@ -251,7 +230,7 @@ class DoubleOutputPerturbationPlan:
 
 
 def double_output_perturbation_plan(m, d, *, lam, clip, epsilon, delta=0.0, localize_share=0.5, zeta=3.0, start=0,
-                                    tolerance=0.1, noise="float"):
+                                    tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan Double-OutputPert (Lowy Algorithm 4) on ``m`` rows from ``start``.
 
     Stage 1 (OutputPert-Localize) gets ``localize_share`` of the budget,
@@ -287,7 +266,7 @@ def run_double_output_perturbation(data, loss, plan, rng, *, w0, domain=None):
 
 
 def double_output_perturbation(data, loss, *, lam, clip, epsilon, rng, w0=None, delta=0.0, localize_share=0.5,
-                               zeta=3.0, start=0, stop=None, domain=None, tolerance=0.1, noise="float"):
+                               zeta=3.0, start=0, stop=None, domain=None, tolerance=0.1, noise=DEFAULT_NOISE):
     """Double-OutputPert on rows [start, stop): plan from public inputs, then run."""
     stop = data.n_samples if stop is None else stop
     plan = double_output_perturbation_plan(
@@ -349,7 +328,7 @@ def _inner_plan(inner, m, d, *, lam, clip, epsilon, delta, localize_share, zeta,
 
 def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repeats=1, lam_growth=32.0,
                       shrink=2.0, min_block=1, inner="double", localize_share=0.5, zeta=3.0, start=0,
-                      tolerance=0.1, noise="float"):
+                      tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan Pop-Localize (Lowy Algorithm 1) on ``n`` rows from ``start``.
 
     Phase t (t = 1..T) uses ``n_t = floor(n / shrink^t)`` fresh rows, split

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ._erm import solve_certified
 from ._release import release_mechanism
@@ -79,7 +80,7 @@ class OutputPerturbationPlan:
         return self.mechanism.sensitivity
 
 
-def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise="float"):
+def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise=DEFAULT_NOISE):
     """Plan a release on ``n`` rows from ``start`` in dimension ``d`` — public inputs only."""
     lam = check_positive(lam, "lam")
     clip = check_positive(clip, "clip")
@@ -104,7 +105,7 @@ def run_output_perturbation(data, loss, plan, rng, *, w0=None, ball=None):
 
 def output_perturbation(
     data, loss, *, lam, clip, epsilon, delta, rng, w0=None, start=0, stop=None, ball=None, tolerance=0.1,
-    noise="float",
+    noise=DEFAULT_NOISE,
 ):
     """One certified output-perturbation release on rows [start, stop).
 
@@ -125,7 +126,7 @@ def output_perturbation(
         Public constraint set of the ERM.
     tolerance : float, default=0.1
         Certified solver accuracy as a fraction of the exact sensitivity.
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
 
     Returns
     -------

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._pnsgd import rho_for_budget
@@ -55,7 +56,7 @@ def phased_sgd_step(n, d, epsilon, delta, settings):
     return (settings.diameter / settings.lipschitz) * min(4.0 / math.sqrt(n), dim_term)
 
 
-def phased_sgd_schedule(n, d, *, epsilon, delta, settings, step=None, noise="float"):
+def phased_sgd_schedule(n, d, *, epsilon, delta, settings, step=None, noise=DEFAULT_NOISE):
     """Phased-SGD schedule on ``n`` rows in dimension ``d`` (public inputs only).
 
     ``step`` overrides the base step ``eta``; every phase step ``4^-i eta`` is

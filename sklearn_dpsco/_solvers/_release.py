@@ -6,12 +6,12 @@ point calls :func:`release_mechanism` with a sensitivity it computed from
 public quantities, so the noise scale of the whole library is set here.
 """
 
-from .._mechanisms import GaussianMechanism, L2LaplaceMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, L2LaplaceMechanism
 
 __all__ = ["release_mechanism"]
 
 
-def release_mechanism(sensitivity, epsilon, delta, dimension, noise="float"):
+def release_mechanism(sensitivity, epsilon, delta, dimension, noise=DEFAULT_NOISE):
     """The mechanism releasing a d-vector of l2-sensitivity ``sensitivity`` at (epsilon, delta).
 
     ``delta == 0``: :class:`L2LaplaceMechanism` (pure epsilon-DP, scale

@@ -7,7 +7,10 @@ step is taken. Replacing one user moves the sum by at most 2C, so each step
 is a Gaussian mechanism with sensitivity 2C; T steps compose exactly as a
 Gaussian of ``mu = sqrt(T) 2C / sigma`` (Dong, Roth, Su 2019), so
 ``sigma = 2C sqrt(T) / mu(epsilon, delta)``. T, C, the step and the ridge
-are public; the number of steps is fixed in advance.
+are public; the number of steps is fixed in advance. Its noise is
+``rng.normal`` (float only): there is NO secure (discrete) path, so
+:class:`~sklearn_dpsco.UserLevelDPLogistic` refuses it under
+``noise="secure"``.
 
 ``item_group`` — item-level DP made user-level by group privacy: certified
 output perturbation of the regularised logistic ERM normalised by the public
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mechanisms import GaussianMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent, gaussian_mu
 from ._geometry import project_ball
@@ -163,7 +166,7 @@ class ItemGroupPlan:
         return ApproxDPEvent(m * self.item_epsilon, m * math.exp((m - 1) * self.item_epsilon) * self.item_delta)
 
 
-def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta, tolerance=0.02, noise="float"):
+def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta, tolerance=0.02, noise=DEFAULT_NOISE):
     """Public plan of item-level output perturbation converted to users by group privacy."""
     lam = check_positive(lam, "lam")
     data_norm = check_positive(data_norm, "data_norm")

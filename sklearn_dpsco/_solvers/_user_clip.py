@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.special import expit
 
-from .._mechanisms import GaussianMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from .._param_checks import check_positive
 from ._geometry import project_ball
 from ._user_data import group_gradient_sums
@@ -64,7 +64,7 @@ class UserClipPlan:
 
 
 def user_clip_plan(n_users, max_items, n_coef, *, data_norm, lam, clip=None, epsilon, delta, tolerance=0.02,
-                   noise="float"):
+                   noise=DEFAULT_NOISE):
     """Public plan: C (default R sqrt(m)), tau and the Gaussian release."""
     lam = check_positive(lam, "lam")
     data_norm = check_positive(data_norm, "data_norm")

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent, ParallelComposedEvent
+from ..accounting._shares import split_budget
 from ._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES, deletion_budget, deletion_plan, run_deletion_mechanism
 from ._geometry import project_ball, project_two_balls
 
@@ -107,7 +109,8 @@ def _lambda_for_sigma(n, m, p, mu, epsilon, delta, target_sigma, common):
 def _phased_erm_phases(n, m, p, *, mu, diameter, epsilon, delta, common):
     """G-Alg 3: T phases on all users at (eps/T, delta/T); lam_i = lam_1 4^(i-1)."""
     T = 1 + math.ceil(math.log(n * math.sqrt(m), 4))
-    eps_t, delta_t = epsilon / T, delta / T
+    # T deletion calls (approximate DP) on the same users: basic composition
+    eps_t, delta_t = split_budget(epsilon, delta, T, "basic")
     # lam_1 = sqrt(16/3) sqrt(d) A / D with A = lam sigma(lam): the phase-1 noise
     # has sigma_1 = D / (sqrt(16/3) sqrt(d)) (ALGORITHMS.md G-Alg 3, OUR RECONSTRUCTION).
     target = diameter / (math.sqrt(16.0 / 3.0) * math.sqrt(p))
@@ -156,7 +159,7 @@ def _phased_sco_phases(n, m, p, *, mu, diameter, epsilon, delta, data_norm, comm
 
 def user_level_schedule(solver, n_users, max_items, n_coef, *, data_norm, alpha, radius, epsilon, delta,
                         deletion_test="graded", beta=0.05, max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
-                        noise="float"):
+                        noise=DEFAULT_NOISE):
     """Public schedule of a GKKMMZ solver (no data).
 
     Parameters
@@ -176,7 +179,9 @@ def user_level_schedule(solver, n_users, max_items, n_coef, *, data_norm, alpha,
     beta : float
         Utility failure probability of the thresholds and radii.
     max_exhaustive_solves : int
-    noise : {"float"}
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
+        Sampling path of every deletion call (its Gaussian release and its
+        truncated discrete Laplace level).
 
     Returns
     -------
@@ -214,11 +219,12 @@ def user_level_schedule(solver, n_users, max_items, n_coef, *, data_norm, alpha,
     mu = check_positive(alpha, "alpha")
     if solver == "sc_erm_two_step":
         # G-Alg 5: SCOutputPert at (eps/2, delta/2), then Phased-ERM at (eps/2, delta/2) in a ball.
-        first = _plan(n, m, p, mu, epsilon / 2, delta / 2, common)
+        half_eps, half_delta = split_budget(epsilon, delta, 2, "basic")  # two stages on the same users
+        first = _plan(n, m, p, mu, half_eps, half_delta, common)
         beta_r = min(delta, data_norm * p / (mu * n * n * m * epsilon**2 * D))
         ball = first.sigma * (math.sqrt(p) + math.sqrt(2.0 * math.log(1.0 / beta_r))) + 2.0 * first.tau
         inner_d = 2.0 * min(ball, radius)
-        phases, T = _phased_erm_phases(n, m, p, mu=mu, diameter=inner_d, epsilon=epsilon / 2, delta=delta / 2,
+        phases, T = _phased_erm_phases(n, m, p, mu=mu, diameter=inner_d, epsilon=half_eps, delta=half_delta,
                                        common=common)
         stages = (_Stage("output_pert", (_Phase(first, 0.0, -1),), ()), _Stage("phased", phases, ()))
         event = ComposedEvent((first.event, ComposedEvent(tuple(ph.plan.event for ph in phases))))

@@ -21,7 +21,12 @@ consume more. Two kinds:
   Gaussian or pure part also fits such an allowance through its zCDP reading
   (``mu^2/2``, ``eps^2/2``).
 
-:func:`curve_kind` picks ``"zcdp"`` unless every private step of an estimator
+* ``"basic"`` (``delta > 0``, approximate-DP parts without a Gaussian or
+  zCDP curve): fitted with ``(eps_i, delta_i)``; allowance
+  ``ApproxDPEvent(eps_i, delta_i)``; shares compose by adding both.
+
+:func:`split_by_weights` is the library's one budget split (the rules and the
+calibration slack are in its docstring). :func:`curve_kind` picks ``"zcdp"`` unless every private step of an estimator
 uses the float Gaussian (``noise="float"``).
 """
 
@@ -30,10 +35,23 @@ from dataclasses import dataclass
 
 from .._param_checks import check_delta, check_epsilon
 from ._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
-from ._events import GaussianEvent, PrivacyEvent, PureDPEvent, ZCDPEvent
+from ._events import ApproxDPEvent, GaussianEvent, PrivacyEvent, PureDPEvent, ZCDPEvent
 
-__all__ = ["Share", "curve_kind", "curve_share", "gaussian_share", "pure_share", "split_by_weights", "zcdp_share"]
+__all__ = [
+    "Share",
+    "basic_share",
+    "curve_kind",
+    "curve_share",
+    "gaussian_share",
+    "pure_share",
+    "split_budget",
+    "split_by_weights",
+    "split_kind",
+    "zcdp_share",
+]
 
+# Relative shrink of every Gaussian / zCDP share (see split_by_weights): the
+# mechanisms' root-finding calibrations round by ~1e-12 relative.
 _CALIBRATION_SLACK = 1e-9
 
 
@@ -49,6 +67,8 @@ class Share:
     def kind(self):
         if self.delta == 0:
             return "pure"
+        if isinstance(self.allowance, ApproxDPEvent):
+            return "basic"
         return "zcdp" if isinstance(self.allowance, ZCDPEvent) else "gaussian"
 
     @property
@@ -84,6 +104,13 @@ def zcdp_share(rho, delta):
     return Share(zcdp_epsilon(rho * (1.0 - _CALIBRATION_SLACK), delta), delta, ZCDPEvent(rho))
 
 
+def basic_share(epsilon, delta):
+    """An approximate-DP share ``(epsilon, delta)`` (basic composition)."""
+    epsilon = check_epsilon(epsilon, "share epsilon")
+    delta = check_delta(delta)
+    return Share(epsilon, delta, ApproxDPEvent(epsilon, delta) if delta > 0 else PureDPEvent(epsilon))
+
+
 def curve_share(value, delta, kind):
     """A ``"gaussian"`` share of Gaussian-DP ``value`` or a ``"zcdp"`` share of rho ``value``."""
     return gaussian_share(value, delta) if kind == "gaussian" else zcdp_share(value, delta)
@@ -96,16 +123,67 @@ def curve_kind(estimator):
     return "gaussian" if noises and all(v == "float" for v in noises) else "zcdp"
 
 
+def split_kind(delta, noise):
+    """The split rule of releases on the ``noise`` path at ``delta``: ``"pure"``, ``"gaussian"`` or ``"zcdp"``.
+
+    ``delta == 0``: pure DP (Laplace-type noise). Otherwise the float Gaussian
+    (``noise="float"``, analytic calibration, exactly Gaussian-DP) splits
+    ``mu``; the secure discrete Gaussian (``noise="secure"``, calibrated
+    through zCDP) splits ``rho``.
+    """
+    if delta == 0:
+        return "pure"
+    if noise not in ("secure", "float"):
+        raise ValueError(f"noise must be 'secure' or 'float', got {noise!r}.")
+    return "zcdp" if noise == "secure" else "gaussian"
+
+
 def split_by_weights(epsilon, delta, weights, kinds=None):
     """Shares proportional to ``weights`` whose composition is within (epsilon, delta).
 
-    ``kinds`` gives each part's calibration (``"gaussian"`` or ``"zcdp"``,
-    default all Gaussian). Pure: ``eps_i = epsilon w_i / W``. All Gaussian:
-    ``mu_i = mu sqrt(w_i / W)`` with ``mu = gaussian_mu(epsilon, delta)``, so
-    ``sum mu_i^2 = mu^2`` exactly. Otherwise zCDP: ``rho_i = rho w_i / W``
-    with ``rho = zcdp_rho(epsilon, delta)``; a zCDP part is fitted at
-    ``zcdp_epsilon(rho_i, delta)``, a Gaussian part at the epsilon whose
-    Gaussian has ``mu = sqrt(2 rho_i)`` (so its zCDP reading is ``rho_i``).
+    THE budget split of the library: estimators (one-vs-rest problems),
+    building blocks with several releases (Lowy's two stages, AdaSSP's three
+    statistics, the scaler's two moments), pipelines and searches all call
+    this function (directly or through :func:`split_budget`). The rules, with
+    ``W = sum(weights)``:
+
+    * pure (``delta == 0``, any kind): ``eps_i = epsilon w_i / W``; basic
+      composition of pure DP is exact.
+    * ``"gaussian"`` (float Gaussian releases, analytic calibration, exactly
+      Gaussian-DP): ``mu_i = mu sqrt(w_i / W)`` with ``mu = gaussian_mu(epsilon,
+      delta)``, so ``sum mu_i^2 = mu^2`` (Dong, Roth, Su 2019); part i is
+      fitted at ``(gaussian_epsilon(mu_i), delta)``; allowance
+      ``GaussianEvent(mu_i, 1)``.
+    * ``"zcdp"`` (secure discrete Gaussian releases, calibrated through zCDP):
+      ``rho_i = rho w_i / W`` with ``rho = zcdp_rho(epsilon, delta)``; zCDP
+      parameters add; part i is fitted at ``(zcdp_epsilon(rho_i), delta)``;
+      allowance ``ZCDPEvent(rho_i)``. When kinds are mixed and any is
+      ``"zcdp"``, the whole budget is read in zCDP and a ``"gaussian"`` part is
+      fitted at the epsilon whose Gaussian has ``mu = sqrt(2 rho_i)`` (its
+      zCDP reading is ``rho_i``).
+    * ``"basic"`` (approximate-DP parts with no curve, e.g. the deletion
+      mechanism or group privacy): ``(epsilon w_i / W, delta w_i / W)``;
+      allowance ``ApproxDPEvent``. Cannot be mixed with curve kinds.
+
+    Calibration slack: each part's mechanism re-derives its ``mu`` (``rho``)
+    from (its epsilon, delta) by root finding, which may land a few ulps above
+    the share; every Gaussian / zCDP share is shrunk by a relative 1e-9
+    (``_CALIBRATION_SLACK``) so the composition stays at or below
+    (epsilon, delta) (the noise grows by a relative 1e-9).
+    doc/privacy/composition.rst.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total budget.
+    weights : sequence of float > 0
+    kinds : sequence of {"gaussian", "zcdp", "basic"}, default=None
+        Each part's calibration (ignored when ``delta == 0``; default all
+        ``"gaussian"``).
+
+    Returns
+    -------
+    list of Share
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -116,7 +194,13 @@ def split_by_weights(epsilon, delta, weights, kinds=None):
     if delta == 0:
         return [pure_share(epsilon * w / total) for w in weights]
     kinds = ["gaussian"] * len(weights) if kinds is None else list(kinds)
-    if any(k == "zcdp" for k in kinds):
+    if len(kinds) != len(weights) or any(k not in ("gaussian", "zcdp", "basic") for k in kinds):
+        raise ValueError(f"kinds must give 'gaussian', 'zcdp' or 'basic' for each weight, got {kinds!r}.")
+    if "basic" in kinds:
+        if any(k != "basic" for k in kinds):
+            raise ValueError("'basic' (approximate-DP) parts cannot share a budget with Gaussian or zCDP parts.")
+        return [basic_share(epsilon * w / total, delta * w / total) for w in weights]
+    if "zcdp" in kinds:
         rho = zcdp_rho(epsilon, delta)
         shares = []
         for w, k in zip(weights, kinds):
@@ -129,3 +213,20 @@ def split_by_weights(epsilon, delta, weights, kinds=None):
         return shares
     mu = gaussian_mu(epsilon, delta)
     return [gaussian_share(mu * math.sqrt(w / total), delta) for w in weights]
+
+
+def split_budget(epsilon, delta, parts, kind):
+    """``(epsilon_i, delta_i)`` of each of ``parts`` equal parts (:func:`split_by_weights`).
+
+    ``kind`` is ``"pure"``, ``"gaussian"``, ``"zcdp"`` or ``"basic"`` (see
+    :func:`split_by_weights`; :func:`split_kind` gives it for a noise path).
+    One part is the whole budget, unchanged (nothing composes).
+    """
+    parts = int(parts)
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts}.")
+    if parts == 1:
+        return epsilon, delta
+    kinds = None if (kind == "pure" or delta == 0) else [kind] * parts
+    share = split_by_weights(epsilon, delta, [1.0] * parts, kinds)[0]
+    return share.epsilon, share.delta

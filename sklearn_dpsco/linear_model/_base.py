@@ -31,39 +31,10 @@ from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._context import AccountantMixin
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
+from ..accounting._shares import split_budget, split_kind
 from .._solvers import GLMData
 
-__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitPlan", "split_budget"]
-
-
-def split_budget(epsilon, delta, parts, kind):
-    """Per-part (epsilon, delta) whose ``parts``-fold composition is within (epsilon, delta).
-
-    Parameters
-    ----------
-    kind : {"pure", "gaussian", "zcdp", "basic"}
-        ``"pure"``: epsilon / parts each (basic composition is exact for pure
-        DP). ``"gaussian"``: each part is a Gaussian-DP mechanism (a single
-        Gaussian release, or disjoint-block phases of them); parts get
-        ``mu / sqrt(parts)`` so the composition is exactly ``mu``-GDP with
-        ``mu = gaussian_mu(epsilon, delta)`` (doc/privacy/composition.rst).
-        ``"zcdp"``: each part is calibrated through zCDP (the secure discrete
-        Gaussian); parts get ``rho / parts`` with ``rho = zcdp_rho(epsilon,
-        delta)``. ``"basic"``: (epsilon / parts, delta / parts).
-    """
-    if parts == 1:
-        return epsilon, delta
-    if kind == "pure" or delta == 0:
-        return epsilon / parts, 0.0
-    if kind == "gaussian":
-        mu_part = gaussian_mu(epsilon, delta) / math.sqrt(parts)
-        # a Gaussian calibrated to (eps_part, delta) has exactly mu_part
-        return gaussian_epsilon(mu_part, delta), delta
-    if kind == "zcdp":
-        # a zCDP mechanism calibrated to (eps_part, delta) has rho_part = rho / parts
-        return zcdp_epsilon(zcdp_rho(epsilon, delta) / parts, delta), delta
-    return epsilon / parts, delta / parts
+__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitPlan"]
 
 
 class DPLinearModelMixin(AccountantMixin, BaseEstimator):
@@ -103,11 +74,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         Gaussian splits the Gaussian-DP mu; the secure (discrete) Gaussian,
         calibrated through zCDP, splits rho.
         """
-        if self.delta == 0:
-            kind = "pure"
-        else:
-            kind = "zcdp" if self.noise == "secure" else "gaussian"
-        return split_budget(self.epsilon, self.delta, n_problems, kind)
+        return split_budget(self.epsilon, self.delta, n_problems, split_kind(self.delta, self.noise))
 
     # -- checks ---------------------------------------------------------------------------
     def _check_privacy_params(self):

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state
 from .._solvers import PrivateFit, run_growth_epochs, run_phases
 from .._solvers._glm_reference import get_loss
@@ -197,7 +198,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         accountant=None,
         random_state=None,
         n_jobs=None,
-        noise="secure",
+        noise=DEFAULT_NOISE,
         verbose=0,
     ):
         self.epsilon = epsilon

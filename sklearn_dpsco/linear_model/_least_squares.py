@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state, noise_source
 from .._solvers import PrivateFit, phased_erm_schedule, run_phases
 from .._solvers._adassp import adassp_plan, run_adassp
@@ -18,7 +19,6 @@ from .._solvers._phased_sgd import phased_sgd_schedule, run_phased_sgd
 from .._solvers._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
 from .._solvers._row_source import ArraySource, as_row_source, is_dask_array
 from .._solvers._sgd_settings import SGDSettings
-from ..accounting import get_accountant
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 
 __all__ = ["DPLinearRegressor"]
@@ -49,7 +49,7 @@ _LOWY_LAM1_CONSTANT = 10.0
 _MIN_MOVE_FRACTION = 1e-9
 
 
-def _auto_solver(n_samples, n_features, epsilon, delta, row_bound):
+def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT_NOISE):
     """The ``solver="auto"`` table (public facts only; benchmarks/results/linear.md justifies it).
 
     ``m = n epsilon / d`` (rows per unit of privacy per coefficient, d with the intercept column):
@@ -57,19 +57,21 @@ def _auto_solver(n_samples, n_features, epsilon, delta, row_bound):
     ===============================================  ============  =======================================
     condition                                        solver        why (benchmark, d = 21)
     ===============================================  ============  =======================================
-    ``delta > 0``, a row bound, Snowball fits in n   snowball      best R^2 whenever it runs (n >= 2000),
-                                                                   linear time
+    ``delta > 0``, ``noise="float"``, a row bound,   snowball      best R^2 whenever it runs (n >= 2000),
+    Snowball fits in n                                             linear time (float noise only)
     ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
                                                                    where every other solver goes negative
     ``m < 500``                                      lowy          best pure-DP solver at moderate m
     otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
     ===============================================  ============  =======================================
 
-    Without a row bound only the extension solvers qualify (lowy, phased_erm).
+    Without a row bound only the extension solvers qualify (lowy, phased_erm). Snowball adds
+    floating-point Gaussian noise at every step (no secure sampler), so under the default
+    ``noise="secure"`` it is never chosen.
     """
     m = n_samples * epsilon / n_features
     if row_bound is not None:
-        if delta > 0 and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
+        if delta > 0 and noise == "float" and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
             return "snowball"
         if m < _AUTO_SSP_BELOW and n_features <= _ADASSP_MAX_FEATURES:
             return "adassp"
@@ -153,7 +155,13 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     n_jobs : int, default=None
         Reserved for solvers with independent sub-problems; results never
         depend on it.
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default="secure"
+        Noise sampling path (doc/privacy/secure_noise.rst): ``"secure"`` exact
+        integer noise on a grid (Gaussians calibrated through zCDP), ``"float"``
+        the textbook floating-point samplers. ``"snowball"`` (and
+        ``"interpolation"`` with ``delta > 0``, which runs Snowball inside) add
+        floating-point Gaussian noise at every step and have no secure path:
+        they are refused under ``"secure"`` and ``solver="auto"`` skips them.
     verbose : int, default=0
 
     Attributes
@@ -199,8 +207,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       ALD Algorithm 2 inside; needs no bound (interpolation.rst).
 
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
-    intercept column): Snowball-SGD when ``delta > 0``, a row bound is
-    declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
+    intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
+    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
     (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
     Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
 
@@ -213,6 +221,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     >>> y = X @ np.array([0.5, -0.3, 0.2]) + 0.01 * rng.standard_normal(5000)
     >>> reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     >>> reg.solver_
+    'phased_erm'
+    >>> DPLinearRegressor(epsilon=1.0, delta=1e-5, noise="float", random_state=0).fit(X, y).solver_
     'snowball'
     """
 
@@ -251,7 +261,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         accountant=None,
         random_state=None,
         n_jobs=None,
-        noise="float",
+        noise=DEFAULT_NOISE,
         verbose=0,
     ):
         self.epsilon = epsilon
@@ -304,8 +314,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         if self.solver != "auto":
             return self.solver
         if streaming:
-            return "snowball" if self.delta > 0 else "adassp"
-        return _auto_solver(n_samples, n_coef, self.epsilon, self.delta, self.row_bound)
+            return "snowball" if self.delta > 0 and self.noise == "float" else "adassp"
+        return _auto_solver(n_samples, n_coef, self.epsilon, self.delta, self.row_bound, self.noise)
 
     def _plan(self, n_samples, n_features, n_problems, streaming=False):
         # n_features counts the intercept column (the base adds it when fit_intercept)
@@ -483,7 +493,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         are sorted: utility, not privacy, assumes a random order). Only
         one-pass solvers are allowed (``"snowball"``, ``"phased_sgd"``,
         ``"adassp"``); ``solver="auto"`` uses Snowball-SGD for
-        approximate DP and AdaSSP for pure DP. Memory stays bounded by a
+        approximate DP with ``noise="float"`` and AdaSSP otherwise. Memory stays bounded by a
         block (plus d x d for AdaSSP).
         """
         self._validate_params()
@@ -499,7 +509,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             n, p = source.n_samples, source.n_features
             d = p + (1 if self.fit_intercept else 0)
             plan = self._plan(n, d, 1, streaming=True)
-            accountant = get_accountant(self.accountant)
+            accountant = self._get_accountant()  # the template's resolution (blocks, allowances, bindings)
             accountant.check(plan.event)
             rng = check_random_state(self.random_state)
             coef = self._unscale(self._run(plan.solver, source, plan.params["schedule"], rng),

@@ -11,6 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES
 from .._solvers._user_baselines import (
@@ -23,14 +24,17 @@ from .._solvers._user_baselines import (
 from .._solvers._user_clip import run_user_clip, user_clip_plan
 from .._solvers._user_data import make_user_data
 from .._solvers._user_level import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
-from ..accounting import ComposedEvent, get_accountant
-from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan, split_budget
+from ..accounting import ComposedEvent
+from ..accounting._shares import split_budget, split_kind
+from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 
 __all__ = ["UserLevelDPLogistic"]
 
 _SOLVERS = GKKMMZ_SOLVERS + ("user_clip", "user_dp_sgd", "item_group")
 # solver="auto" chooses among the solvers of the alpha-regularised objective
 _AUTO_CANDIDATES = ("user_clip", "sc_output_pert", "item_group", "user_dp_sgd")
+# solvers whose noise has no secure (discrete) sampler: refused under noise="secure"
+_FLOAT_ONLY = ("user_dp_sgd",)
 
 
 class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
@@ -66,11 +70,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         item-level output perturbation made user-level by group privacy.
         ``"auto"``: among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
-        objective), the feasible one whose planned noise on the coefficients
-        has the smallest expected norm — a function of public facts only
-        (users, cap, dimension, budget, parameters; in practice ``user_dp_sgd``
-        at m = 1 and ``user_clip`` for m >= 10). The choice is stored in
-        ``solver_``.
+        objective; ``user_dp_sgd`` only with ``noise="float"``), the feasible
+        one whose planned noise on the coefficients has the smallest expected
+        norm — a function of public facts only (users, cap, dimension, budget,
+        parameters; in practice ``user_dp_sgd`` at m = 1 with float noise and
+        ``user_clip`` for m >= 10). The choice is stored in ``solver_``.
     max_items_per_user : int, default=10
         Contribution bound m: a user keeps at most this many rows; the others
         are dropped by ``item_selection``, a rule that never looks at values.
@@ -121,7 +125,16 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     n_jobs : int, default=None
         Threads for one-vs-rest problems and the exhaustive test's solves;
         results do not depend on it.
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default="secure"
+        Noise sampling path (doc/privacy/secure_noise.rst), passed to every
+        mechanism of the fit. ``"secure"``: the Gaussian releases
+        (``user_clip``, ``item_group``, the deletion mechanism's release) draw
+        exact discrete Gaussian noise on a grid, calibrated through zCDP, and
+        the deletion mechanism's truncated discrete Laplace level is sampled
+        exactly; ``"float"``: the textbook floating-point samplers.
+        ``solver="user_dp_sgd"`` has NO secure path (its per-step noise is
+        ``rng.normal``): it is refused under ``noise="secure"`` and left out of
+        ``solver="auto"``'s candidates.
     verbose : int, default=0
 
     Attributes
@@ -147,7 +160,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     needs at least 2(K + 1) users per call, K = 4k - 1, k = O(log(1/delta) /
     epsilon); fits with fewer users are refused before anything is spent.
     Multiclass problems are fitted one-vs-rest with the budget split evenly
-    (basic composition; Gaussian composition for ``user_dp_sgd``).
+    by the rule of the solver's events (accounting/_shares.py): basic
+    composition for the approximate-DP solvers (deletion mechanism,
+    ``item_group``), Gaussian-DP ``mu`` (float) or zCDP ``rho`` (secure) for
+    ``user_clip``, Gaussian-DP for ``user_dp_sgd``.
 
     ``groups`` is required, so scikit-learn's generic ``check_estimator``
     (which calls ``fit(X, y)``) needs a wrapper that supplies it; the
@@ -213,7 +229,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         accountant=None,
         random_state=None,
         n_jobs=None,
-        noise="float",
+        noise=DEFAULT_NOISE,
         verbose=0,
     ):
         self.epsilon = epsilon
@@ -269,6 +285,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return FitPlan(solver, sched.event, schedule=sched)
         if solver == "user_dp_sgd":
             clip, step = self._sgd_settings()
+            if self.noise != "float":
+                raise ValueError(
+                    "solver='user_dp_sgd' adds floating-point Gaussian noise at every step and has no secure "
+                    "sampler; pass noise='float' to use it. Nothing was spent."
+                )
             sched = dp_sgd_plan(n_users, n_coef, epsilon=epsilon, delta=delta, iterations=self.sgd_iterations,
                                 clip=clip, step=step, lam=self.alpha, radius=self.radius)
             return FitPlan(solver, sched.event, schedule=sched)
@@ -289,13 +310,22 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return sched.mechanism.sigma * math.sqrt(sched.mechanism.dimension)
         return sched.info["sigma"] * math.sqrt(sched.stages[0].phases[0].plan.n_coef)
 
+    def _split_kind(self, solver):
+        """How one-vs-rest problems share the budget: the composition rule of ``solver``'s events."""
+        if solver == "user_dp_sgd":
+            return "gaussian"  # float Gaussian steps, exactly Gaussian-DP
+        if solver == "user_clip":
+            return split_kind(self.delta, self.noise)  # one Gaussian release on the noise path
+        return "basic"  # approximate-DP events (deletion mechanism, group privacy)
+
     def _plan(self, n_users, n_coef, n_problems):
         solver = self.solver
         candidates = _AUTO_CANDIDATES if solver == "auto" else (solver,)
+        if solver == "auto" and self.noise != "float":
+            candidates = tuple(c for c in candidates if c not in _FLOAT_ONLY)
         best, first_error = None, None
         for name in candidates:
-            kind = "gaussian" if name == "user_dp_sgd" else "basic"
-            eps, delta = split_budget(self.epsilon, self.delta, n_problems, kind)
+            eps, delta = split_budget(self.epsilon, self.delta, n_problems, self._split_kind(name))
             try:
                 plan = self._plan_solver(name, n_users, n_coef, eps, delta)
             except ValueError as err:  # public refusal (too few users, exhaustive over budget)
@@ -377,7 +407,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
             plan = self._plan(n_users, n_coef, len(targets))  # may refuse: public facts only
             event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
-            accountant = get_accountant(self.accountant)
+            self._check_within_budget(event)
+            # the template's resolution: the parameter, else the budget block in force (a
+            # pipeline's or search's allowance arrives as the parameter), else the ledger bound
+            # when this estimator was sent to a worker, else the session default
+            accountant = self._get_accountant()
             accountant.check(event)
 
             rng = check_random_state(self.random_state)

@@ -12,11 +12,11 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._mechanisms import GaussianMechanism, LaplaceMechanism
+from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, LaplaceMechanism
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
-from ..accounting._calibration import gaussian_epsilon, gaussian_mu
+from ..accounting._shares import split_budget, split_kind
 from ..accounting._context import AccountantMixin
 
 __all__ = ["DPStandardScaler"]
@@ -77,7 +77,10 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     accountant : BudgetAccountant, default=None
     random_state : int, Generator or None, default=None
         None draws noise from the OS CSPRNG.
-    noise : {"float"}, default="float"
+    noise : {"secure", "float"}, default="secure"
+        Noise sampling path of both releases (doc/privacy/secure_noise.rst):
+        ``"secure"`` exact integer noise on a grid (the Gaussian calibrated
+        through zCDP), ``"float"`` the textbook floating-point samplers.
 
     Attributes
     ----------
@@ -104,7 +107,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     ``||r||_1 / n`` (mean) and ``||(r / 2)^2||_1 / n`` (second moment), each
     released with Laplace noise at ``epsilon / 2``. Gaussian: l2
     sensitivities and Gaussian-DP parameter ``mu / sqrt(2)`` each, ``mu =
-    gaussian_mu(epsilon, delta)``. With ``with_std=False`` only the mean is
+    gaussian_mu(epsilon, delta)`` (float noise), or zCDP ``rho / 2`` each,
+    ``rho = zcdp_rho(epsilon, delta)`` (secure noise). With ``with_std=False`` only the mean is
     released, at the full budget. Full argument: doc/privacy/preprocessing.rst.
 
     Examples
@@ -128,7 +132,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         "clip": ["boolean"],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state"],
-        "noise": [StrOptions({"float"})],
+        "noise": [StrOptions({"secure", "float"})],
     }
 
     def __init__(
@@ -142,7 +146,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         clip=True,
         accountant=None,
         random_state=None,
-        noise="float",
+        noise=DEFAULT_NOISE,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -168,13 +172,13 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             # why: (x - centre)^2 lies in [0, (r/2)^2]; the mean moves by <= (r_j/2)^2 / n
             queries.append(("second_moment", (r / 2.0) ** 2 / n))
         mechanisms = {}
-        k = len(queries)
+        # k releases share the budget by the library's one split (epsilon / k for pure DP,
+        # mu / sqrt(k) for the float Gaussian, rho / k for the secure one; composition.rst)
+        eps_part, _ = split_budget(self.epsilon, self.delta, len(queries), split_kind(self.delta, self.noise))
         for name, sens in queries:
             if self.delta == 0:
-                mechanisms[name] = LaplaceMechanism(float(np.sum(sens)), self.epsilon / k, d, noise=self.noise)
+                mechanisms[name] = LaplaceMechanism(float(np.sum(sens)), eps_part, d, noise=self.noise)
             else:
-                # k Gaussian releases of mu / sqrt(k) compose to exactly mu (composition.rst)
-                eps_part = gaussian_epsilon(gaussian_mu(self.epsilon, self.delta) / math.sqrt(k), self.delta)
                 mechanisms[name] = GaussianMechanism(
                     float(np.linalg.norm(sens)), eps_part, self.delta, d, noise=self.noise
                 )
