@@ -78,7 +78,9 @@ results["DPHingeClassifier vs LinearSVC\n(accuracy)"] = (
 # -------------
 # Rows are scaled to norm at most 1 and labels into [-1, 1] by fixed public
 # constants (the default ``row_bound=1`` and ``label_bound=1``). With a small
-# ``delta`` the ``"auto"`` solver picks Snowball-SGD, one pass of noisy SGD.
+# ``delta`` and the default secure noise the ``"auto"`` solver picks from the
+# output-perturbation family by ``n epsilon / d`` (AdaSSP, Lowy, Phased-ERM;
+# Snowball-SGD needs ``noise="float"``). ``solver_`` records the pick.
 X, y, coef = make_regression(6000, 20, n_informative=10, noise=10.0, random_state=0, coef=True)
 X = X / 6.5
 X = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
