@@ -228,27 +228,32 @@ class DPClassifierMixin:
     the one-vs-rest budget split depends on their number.
     """
 
+    def _resolve_classes(self, y_):
+        """The sorted label set: ``classes`` if given (checked against ``y``), else read from ``y``."""
+        if self.classes is None:
+            classes = np.unique(y_)
+        else:
+            classes = np.asarray(self.classes)
+            if np.unique(classes).size != classes.size:
+                raise ValueError("classes must not contain duplicates.")
+            unknown = np.setdiff1d(np.unique(y_), classes)
+            if unknown.size:
+                raise ValueError(f"y contains labels not listed in classes: {unknown[:5]!r}.")
+            classes = np.sort(classes)
+        if classes.size < 2:
+            raise ValueError(
+                "The training data must contain samples of at least 2 classes; "
+                f"got {classes.size} class. Nothing was spent."
+            )
+        return classes
+
     def _fit_classifier(self, X, y, sample_weight):
         from sklearn.utils.multiclass import check_classification_targets
 
         def body():
             X_, y_ = self._validate_Xy(X, y, y_numeric=False)
             check_classification_targets(y_)
-            if self.classes is None:
-                classes = np.unique(y_)
-            else:
-                classes = np.asarray(self.classes)
-                if np.unique(classes).size != classes.size:
-                    raise ValueError("classes must not contain duplicates.")
-                unknown = np.setdiff1d(np.unique(y_), classes)
-                if unknown.size:
-                    raise ValueError(f"y contains labels not listed in classes: {unknown[:5]!r}.")
-                classes = np.sort(classes)
-            if classes.size < 2:
-                raise ValueError(
-                    "The training data must contain samples of at least 2 classes; "
-                    f"got {classes.size} class. Nothing was spent."
-                )
+            classes = self._resolve_classes(y_)
             sw = self._check_sample_weight(sample_weight, X_.shape[0])
             if classes.size == 2:
                 targets = [np.where(y_ == classes[1], 1.0, -1.0)]

@@ -440,24 +440,6 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
 
         return self._run_fit(body)
 
-    def _resolve_classes(self, y_):
-        if self.classes is None:
-            classes = np.unique(y_)
-        else:
-            classes = np.asarray(self.classes)
-            if np.unique(classes).size != classes.size:
-                raise ValueError("classes must not contain duplicates.")
-            unknown = np.setdiff1d(np.unique(y_), classes)
-            if unknown.size:
-                raise ValueError(f"y contains labels not listed in classes: {unknown[:5]!r}.")
-            classes = np.sort(classes)
-        if classes.size < 2:
-            raise ValueError(
-                "The training data must contain samples of at least 2 classes; "
-                f"got {classes.size} class. Nothing was spent."
-            )
-        return classes
-
     # -- prediction -----------------------------------------------------------------------------
     def predict_proba(self, X):
         """Class probabilities: sigmoid for binary, normalised one-vs-rest sigmoids otherwise."""

@@ -16,10 +16,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._mechanisms import LaplaceMechanism
 from .._param_checks import check_delta, check_epsilon
-from ..accounting._shares import curve_kind
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
 from ..accounting._context import AccountantMixin
+from ..accounting._shares import curve_kind
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._scoring import get_scorer
@@ -59,8 +59,9 @@ def _configure(estimator, params, share, seed, classes):
         sub = [None] * len(keys) if seed is None else _param_seeds(np.random.default_rng(seed), len(keys))
         est.set_params(**dict(zip(keys, sub)))
     if classes is not None:
-        keys = [k for k, v in est.get_params(deep=True).items() if (k == "classes" or k.endswith("__classes"))]
-        est.set_params(**{k: classes for k in keys if est.get_params(deep=True)[k] is None})
+        params = est.get_params(deep=True)
+        unset = [k for k, v in params.items() if (k == "classes" or k.endswith("__classes")) and v is None]
+        est.set_params(**dict.fromkeys(unset, classes))
     return est
 
 
