@@ -71,6 +71,10 @@ class _Absolute:
     def ext_deriv(self, z, y, k):
         return _clip(self.deriv(z, y), k)
 
+    def saturation(self, k):
+        """Residual size beyond which the extension's derivative is constant (+-min(1, k))."""
+        return np.zeros_like(k, dtype=float)
+
     def dual_box(self, y, k):
         c = np.minimum(1.0, k) * np.ones_like(y, dtype=float)
         return -c, c
@@ -102,6 +106,10 @@ class _Squared:
 
     def ext_deriv(self, z, y, k):
         return _clip(z - y, k)
+
+    def saturation(self, k):
+        """Residual size beyond which the extension's derivative is constant (+-k)."""
+        return np.asarray(k, dtype=float)
 
     def dual_box(self, y, k):
         k = k * np.ones_like(y, dtype=float)
@@ -146,6 +154,14 @@ class _Power:
 
     def ext_deriv(self, z, y, k):
         return _clip(self.deriv(z, y), k)
+
+    def saturation(self, k):
+        """Residual size beyond which the extension's derivative is constant: p r^(p-1) = k."""
+        k = np.asarray(k, dtype=float)
+        if self.p == 1:
+            return np.zeros_like(k)
+        with np.errstate(over="ignore"):
+            return (k / self.p) ** (1.0 / (self.p - 1.0))
 
     def dual_box(self, y, k):
         c = (np.minimum(1.0, k) if self.p == 1 else k) * np.ones_like(y, dtype=float)
