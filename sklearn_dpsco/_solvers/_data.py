@@ -85,6 +85,21 @@ class GLMData:
             g = np.append(g, self.intercept_scaling * a.sum())
         return g
 
+    def centred_block(self, center, start=0, stop=None):
+        """Rows [start, stop) with targets ``y_i - <x_i, center>``: the regression problem in ``w - center``.
+
+        For a loss of the residual ``<x_i, w> - y_i`` the block's objective in
+        ``u = w - center`` is the original one in ``w`` (up to the rounding of
+        the new targets). Each new target is a function of its own row and the
+        public ``center`` only, so every per-row loss keeps its Lipschitz level
+        and the replace-one argument of a building block applies unchanged
+        (doc/privacy/output_perturbation.rst, "Centring").
+        """
+        Xb, stop = self._block(start, stop)
+        sw = None if self.sample_weight is None else self.sample_weight[start:stop]
+        y = self.y[start:stop] - self.matvec(np.asarray(center, dtype=float), start, stop)
+        return GLMData(Xb, y, sw, self.intercept_scaling)
+
     def weights(self, start=0, stop=None):
         stop = self.n_samples if stop is None else stop
         if self.sample_weight is None:

@@ -92,6 +92,6 @@ def solve_certified(data, loss, lam, w0, *, clip, target_distance, start=0, stop
         raise CertificationError(
             f"the ERM solver could not certify a distance of {target_distance:.3g} to the exact minimizer "
             f"within its budget of {MAX_EPOCHS} passes; no point was released and no budget spent. "
-            "Increase the regularisation (or the tolerance) of this solver."
+            "Increase the regularisation (or the tolerance) of this solver, or rescale the targets."
         )
     return res

@@ -34,7 +34,7 @@ from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._geometry import project_ball, project_two_balls
-from ._output_perturbation import output_perturbation_plan, run_output_perturbation
+from ._output_perturbation import OBJECTIVE_SCALE, output_perturbation_plan, run_output_perturbation
 from ._result import PrivateFit
 
 __all__ = [
@@ -103,8 +103,13 @@ def certifiable(n, lam, clip, tolerance):
     return 2.0 * tolerance**2 * clip**2 / (lam * n * n) >= _MIN_CERTIFIED_GAP
 
 
-def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info):
-    """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones."""
+def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info, centred=False,
+                   objective_scale=OBJECTIVE_SCALE):
+    """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones.
+
+    ``centred`` and ``objective_scale`` go to every phase's
+    :func:`output_perturbation_plan` (centred regression phases).
+    """
     kept = [
         b for b in blocks
         if clip * b[2] >= _MIN_STEP_FRACTION * scale
@@ -113,7 +118,7 @@ def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, 
     phases = tuple(
         output_perturbation_plan(
             stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
-            start=start, tolerance=tolerance, noise=noise,
+            start=start, tolerance=tolerance, noise=noise, centred=centred, objective_scale=objective_scale,
         )
         for start, stop, eta in kept
     )
@@ -128,7 +133,7 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise=DEFAULT_NOISE, decay=16.0, phases=None):
+                 noise=DEFAULT_NOISE, decay=16.0, phases=None, centred=False, objective_scale=OBJECTIVE_SCALE):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
@@ -136,7 +141,8 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     domain, for dropping unresolvable phases) to ``radius``. Phase i uses
     ``eta_i = decay^-i step`` (ALD: ``decay = 2^4``; any public ``decay > 1``
     is private — each phase's sensitivity is computed from its own step).
-    ``phases`` overrides ALD's phase count ``k = ceil(log n)``.
+    ``phases`` overrides ALD's phase count ``k = ceil(log n)``. ``centred``
+    and ``objective_scale`` are passed to every phase's plan.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     k = max(1, math.ceil(math.log(n))) if phases is None else int(phases)
@@ -151,7 +157,8 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     blocks = [(start + (i - 1) * n0, start + i * n0, decay ** (-i) * eta) for i in range(1, k + 1)]
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise,
-        scale=radius if scale is None else scale, info={"block_size": n0, "step": eta},
+        scale=radius if scale is None else scale, info={"block_size": n0, "step": eta}, centred=centred,
+        objective_scale=objective_scale,
     )
 
 
@@ -210,7 +217,8 @@ def _resolvable_epochs(eta0, clip, scale, decay=16.0):
 
 
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
-                        noise=DEFAULT_NOISE, scale=None, step=None, decay=16.0, phases=None, max_epochs=None):
+                        noise=DEFAULT_NOISE, scale=None, step=None, decay=16.0, phases=None, max_epochs=None,
+                        centred=False, objective_scale=OBJECTIVE_SCALE):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
@@ -226,7 +234,8 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
 
     ``step`` overrides ALD's ``eta_0``, ``decay`` the inner ALD-1 phase
     ratio and ``phases`` its phase count (all public, utility only; see
-    :func:`ald_schedule`); ``max_epochs`` caps T before anything else.
+    :func:`ald_schedule`); ``max_epochs`` caps T before anything else;
+    ``centred`` and ``objective_scale`` go to every phase's plan.
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
@@ -268,6 +277,7 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
                 step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay, phases=phases,
+                centred=centred, objective_scale=objective_scale,
             )
         )
         radii.append(D_i)

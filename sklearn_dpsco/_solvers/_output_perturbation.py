@@ -27,7 +27,7 @@ from ._release import release_mechanism
 from ._result import PrivateFit
 
 __all__ = ["OutputPerturbationPlan", "erm_sensitivity", "float_floor", "output_perturbation", "output_perturbation_plan",
-           "run_output_perturbation"]
+           "run_output_perturbation", "winsorized_targets"]
 
 
 # A declared (public) scale of the objective's terms: the float64 duality
@@ -36,17 +36,19 @@ __all__ = ["OutputPerturbationPlan", "erm_sensitivity", "float_floor", "output_p
 OBJECTIVE_SCALE = 1e6
 
 
-def float_floor(lam, d):
+def float_floor(lam, d, objective_scale=OBJECTIVE_SCALE):
     """Smallest certified distance requested of the solver: a public function of (lam, d).
 
-    Twice the solver's rounding floor at an objective scale of
-    :data:`OBJECTIVE_SCALE`; it binds only for very large ``lam`` (late
-    localization phases), where the noise it adds is negligible.
+    Twice the solver's rounding floor at the declared ``objective_scale``
+    (default :data:`OBJECTIVE_SCALE`). It binds for very large ``lam`` (late
+    localization phases); there the noise it adds can exceed the exact
+    sensitivity, which is why centred regression phases declare a smaller
+    scale (``centred`` in :func:`output_perturbation_plan`).
     """
-    return 2.0 * math.sqrt(2.0 * (d + 16.0) * 2.0**-50 * OBJECTIVE_SCALE / lam)
+    return 2.0 * math.sqrt(2.0 * (d + 16.0) * 2.0**-50 * objective_scale / lam)
 
 
-def erm_sensitivity(clip, lam, n, tolerance, d=1):
+def erm_sensitivity(clip, lam, n, tolerance, d=1, objective_scale=OBJECTIVE_SCALE):
     """Replace-one l2-sensitivity of a certified regularized minimizer, and the solver target.
 
     Returns ``(sensitivity, target_distance)``; the target is the larger of
@@ -56,7 +58,7 @@ def erm_sensitivity(clip, lam, n, tolerance, d=1):
     # convex, so exact minimizers on neighbours are within 2 clip / (lam n)
     # (ALGORITHMS.md P4); the certified solver may be off by tau on each side.
     exact = 2.0 * clip / (lam * n)
-    tau = max(tolerance * exact, float_floor(lam, d))
+    tau = max(tolerance * exact, float_floor(lam, d, objective_scale))
     return exact + 2.0 * tau, tau
 
 
@@ -70,6 +72,7 @@ class OutputPerturbationPlan:
     clip: float
     target_distance: float
     mechanism: object
+    centred: bool = False
 
     @property
     def event(self):
@@ -80,22 +83,65 @@ class OutputPerturbationPlan:
         return self.mechanism.sensitivity
 
 
-def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise=DEFAULT_NOISE):
-    """Plan a release on ``n`` rows from ``start`` in dimension ``d`` — public inputs only."""
+def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise=DEFAULT_NOISE,
+                             centred=False, objective_scale=OBJECTIVE_SCALE):
+    """Plan a release on ``n`` rows from ``start`` in dimension ``d`` — public inputs only.
+
+    ``centred=True`` (regression losses only) solves the block's problem in
+    ``u = w - w0`` with targets ``y - <x, w0>`` and releases ``w0 + (u + noise)``:
+    the same minimizer, but the objective's terms are sized by the residuals
+    at the centre, so a small declared ``objective_scale`` (the certificate's
+    float floor, :func:`float_floor`) is reachable on data whose targets are
+    far from 0.
+    """
     lam = check_positive(lam, "lam")
     clip = check_positive(clip, "clip")
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if n < 1:
         raise ValueError("output perturbation needs at least one row.")
-    sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance, d)
+    objective_scale = check_positive(objective_scale, "objective_scale")
+    sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance, d, objective_scale)
     mechanism = release_mechanism(sensitivity, epsilon, delta, d, noise)
-    return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism)
+    return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism, bool(centred))
+
+
+def winsorized_targets(block, loss, clip, lam):
+    """A centred block's targets clipped where clipping cannot move the minimizer.
+
+    Row ``i``'s target is clipped to ``+-(saturation(k_i) + clip ||x_i|| / lam)``
+    with ``k_i = clip / ||x_i||``. This bounds the size of the certificate's
+    terms by the rows' own norms — targets of any size certify — and leaves
+    the minimizer exactly where it was. Each clipped target is a function of
+    its own row and public constants, so privacy is unaffected
+    (doc/privacy/output_perturbation.rst, "Centring").
+    """
+    norms = block.row_norms()
+    with np.errstate(divide="ignore"):
+        k = clip / norms
+    # why: lam u* is a weighted mean of gradients of norm <= clip, so |<x_i, u*>| <= clip ||x_i|| / lam;
+    # a target beyond saturation(k_i) + that keeps the residual at u* where the extension's derivative
+    # is the constant +-k_i, so the gradient at u* — hence the minimizer — is unchanged.
+    bound = (1.0 + 1e-6) * (loss.saturation(k) + clip * norms / lam)
+    return np.clip(block.y, -bound, bound)
 
 
 def run_output_perturbation(data, loss, plan, rng, *, w0=None, ball=None):
     """Solve the planned ERM to its certified target and release it with the planned mechanism."""
     w0 = np.zeros(data.n_features) if w0 is None else np.asarray(w0, dtype=float)
+    if plan.centred:
+        if loss.classification:
+            raise ValueError(f"a centred release needs a regression loss (of the residual); got {loss.name!r}.")
+        # the problem in u = w - w0 (targets y - <x, w0>, each a function of its own row and the
+        # public centre); adding the public w0 to the released u is post-processing
+        block = data.centred_block(w0, plan.start, plan.stop)
+        block.y = winsorized_targets(block, loss, plan.clip, plan.lam)
+        shifted = None if ball is None else (np.asarray(ball[0], dtype=float) - w0, ball[1])
+        res = solve_certified(
+            block, loss, plan.lam, np.zeros_like(w0), clip=plan.clip, target_distance=plan.target_distance,
+            ball=shifted,
+        )
+        return w0 + plan.mechanism.release(res.w, rng)
     res = solve_certified(
         data, loss, plan.lam, w0, clip=plan.clip, target_distance=plan.target_distance, start=plan.start,
         stop=plan.stop, ball=ball,
