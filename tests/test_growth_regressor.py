@@ -29,7 +29,9 @@ from sklearn_dpsco import BudgetAccountant, BudgetExceededError, DPGrowthAdaptiv
 from sklearn_dpsco._solvers import solve_certified
 from sklearn_dpsco._solvers._geometry import project_ball, project_two_balls
 from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_pmf
-from sklearn_dpsco._solvers._output_perturbation import float_floor
+from sklearn_dpsco._solvers._glm_reference import get_loss
+from sklearn_dpsco._solvers._growth import CENTRED_OBJECTIVE_SCALE
+from sklearn_dpsco._solvers._output_perturbation import float_floor, winsorized_targets
 from sklearn_dpsco._solvers._release import release_mechanism
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
@@ -89,6 +91,15 @@ def _epoch_phase(est, n, d, epoch):
     return plan, sched, sched.phases[epoch].phases[-1]
 
 
+def _centred_minimizer(est, X, y, phase, w0, target):
+    """What fit certifies in a phase: the centred, winsorized block solved to ``target``, plus the centre."""
+    assert phase.centred
+    block = est._glm_data(X, y, None).centred_block(w0, phase.start, phase.stop)
+    block.y = winsorized_targets(block, est._loss(), phase.clip, phase.lam)
+    return w0 + solve_certified(block, est._loss(), phase.lam, np.zeros_like(w0), clip=phase.clip,
+                                target_distance=target).w
+
+
 # ------------------------------------------------------------------ T0: exact sensitivity and replay
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 @pytest.mark.parametrize("epoch", [0, 4])
@@ -102,13 +113,10 @@ def test_epoch_centre_moves_by_exactly_clip_times_step(delta, epoch):
     assert phase.clip == clip
     assert phase.sensitivity == pytest.approx(clip * eta + 2 * phase.target_distance, rel=1e-12)
     assert phase.target_distance >= 0.1 * clip * eta * (1 - 1e-12)
-    loss = est._loss()
-    w0 = np.zeros(d)
-    tol = max(1e-3 * clip * eta, float_floor(phase.lam, d))  # what the solver can certify
-    c = solve_certified(est._glm_data(X, y, None), loss, phase.lam, w0, clip=clip, target_distance=tol,
-                        start=phase.start, stop=phase.stop).w
-    cp = solve_certified(est._glm_data(X, yp, None), loss, phase.lam, w0, clip=clip, target_distance=tol,
-                         start=phase.start, stop=phase.stop).w
+    w0 = np.full(d, 0.1)  # a public centre away from 0: the phase is solved in w - w0
+    tol = max(1e-3 * clip * eta, float_floor(phase.lam, d, CENTRED_OBJECTIVE_SCALE))  # what the solver certifies
+    c = _centred_minimizer(est, X, y, phase, w0, tol)
+    cp = _centred_minimizer(est, X, yp, phase, w0, tol)
     assert abs(np.linalg.norm(c - cp) - clip * eta) <= 2 * tol + 1e-15
     if epoch == 0:
         assert 2 * tol <= 0.1 * clip * eta  # tight enough to tell a factor 2 (the float floor binds at ~1%)
@@ -133,9 +141,12 @@ def test_fit_is_the_documented_pipeline():
     for epoch, D_i in zip(plan.params["schedule"].phases, plan.params["schedule"].info["radii"]):
         anchor = x
         for ph in epoch.phases:
-            w = solve_certified(data, est._loss(), ph.lam, x, clip=ph.clip, target_distance=ph.target_distance,
-                                start=ph.start, stop=ph.stop).w
-            x = project_two_balls(ph.mechanism.release(w, rng), centre, 2.0, anchor, D_i)
+            # centred at the previous output, targets winsorized; the released u is shifted back
+            block = data.centred_block(x, ph.start, ph.stop)
+            block.y = winsorized_targets(block, est._loss(), ph.clip, ph.lam)
+            u = solve_certified(block, est._loss(), ph.lam, np.zeros(d), clip=ph.clip,
+                                target_distance=ph.target_distance).w
+            x = project_two_balls(x + ph.mechanism.release(u, rng), centre, 2.0, anchor, D_i)
     np.testing.assert_allclose(est.coef_, x, atol=1e-10)
     assert est.n_epochs_ == len(est.radii_) == plan.params["schedule"].info["epochs"]
     np.testing.assert_allclose(est.radii_, [2.0 ** (1 - i) * 2.0 for i in range(est.n_epochs_)])
@@ -169,6 +180,50 @@ def test_inverse_sensitivity_pmf_through_the_estimator(eps):
     assert a.solver_ == "inverse_sensitivity" and a.epsilon_spent_ == pytest.approx(eps)
 
 
+@pytest.mark.parametrize("power", [1.0, 1.5, 3.0])
+def test_centring_and_winsorizing_leave_the_minimizer_in_place(power):
+    """Heavy-tailed targets, rows of mixed norm: the centred, winsorized phase certifies the plain phase's minimizer."""
+    rng = np.random.default_rng(7)
+    n, d, clip = 400, 3, 1.0
+    X = rng.standard_normal((n, d)) * rng.choice([0.05, 1.0, 30.0], (n, 1))
+    y = X @ np.array([0.3, -0.2, 0.1]) + rng.standard_cauchy(n)
+    est = DPGrowthAdaptiveRegressor(power=power, clip=clip, radius=2.0, fit_intercept=False)
+    data, loss = est._glm_data(X, y, None), est._loss()
+    w0 = np.array([0.5, 0.0, -0.5])
+    for lam in (1.0, 1e3):
+        block = data.centred_block(w0, 0, n)
+        clipped = winsorized_targets(block, loss, clip, lam)
+        assert (clipped != block.y).any()  # the Cauchy tail is clipped ...
+        block.y = clipped
+        tol = 1e-4 / math.sqrt(lam)  # above the uncentred solve's float floor on these targets
+        u = solve_certified(block, loss, lam, np.zeros(d), clip=clip, target_distance=tol).w
+        w = solve_certified(data, loss, lam, w0, clip=clip, target_distance=tol).w
+        assert np.linalg.norm(w0 + u - w) <= 2 * tol  # ... and the minimizer does not move
+
+
+def test_winsorizing_bound_is_needed():
+    """Mutant check: clipping at the saturation level alone (without clip ||x|| / lam) moves the minimizer."""
+    X = np.ones((10, 1))
+    y = np.array([5.0] * 6 + [-0.5] * 4)  # LAD + (lam/2) w^2: minimizer (6 - 4) / (10 lam) = 2 at lam = 0.1
+    loss, clip, lam = get_loss("absolute"), 1.0, 0.1
+    data = DPGrowthAdaptiveRegressor(fit_intercept=False)._glm_data(X, y, None)
+    np.testing.assert_array_equal(winsorized_targets(data, loss, clip, lam), y)  # bound clip / lam = 10 > 5
+    w = solve_certified(data, loss, lam, np.zeros(1), clip=clip, target_distance=1e-4).w
+    assert w[0] == pytest.approx(2.0, abs=1e-4)
+    data.y = np.clip(y, -loss.saturation(np.ones(10)), loss.saturation(np.ones(10)))  # the mutant: targets 0
+    w_mutant = solve_certified(data, loss, lam, np.zeros(1), clip=clip, target_distance=1e-4).w
+    assert abs(w[0] - w_mutant[0]) > 1.0
+
+
+def test_huge_targets_certify_at_the_centred_scale():
+    """Cauchy * 1e8 targets: the centred phases certify (no refusal), the fit stays private and in the domain."""
+    rng = np.random.default_rng(0)
+    X = _rows(2000, 4, 0)
+    y = 1e8 * rng.standard_cauchy(2000)
+    est = DPGrowthAdaptiveRegressor(power=1.5, radius=1.0, fit_intercept=False, random_state=0).fit(X, y)
+    assert est.n_epochs_ > 10 and np.linalg.norm(est.coef_) <= 1.0 + 1e-9
+
+
 # ------------------------------------------------------------------ T1: statistical audits
 @pytest.mark.statistical
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
@@ -180,9 +235,7 @@ def test_last_epoch_release_audit(delta):
     X, y, yp = _flip_pair(n, d, row=phase.start)
     eta = 2.0 / (phase.lam * (phase.stop - phase.start))
     c, cp = (  # certified exactly as fit certifies them
-        solve_certified(est._glm_data(X, t, None), est._loss(), phase.lam, np.zeros(d), clip=clip,
-                        target_distance=phase.target_distance, start=phase.start, stop=phase.stop).w
-        for t in (y, yp)
+        _centred_minimizer(est, X, t, phase, np.zeros(d), phase.target_distance) for t in (y, yp)
     )
     move = np.linalg.norm(c - cp)
     assert abs(move - clip * eta) <= 2 * phase.target_distance
@@ -218,10 +271,12 @@ def test_paper_schedule_is_alds_printed_schedule():
 
     est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")
     plan = est._plan(5000, 4, 1)
-    ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0, noise="float")
+    cert = dict(centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)  # |r|^p phases are centred
+    ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0, noise="float",
+                              **cert)
     assert plan.params["schedule"].info == ref.info and plan.event == ref.event
     base = est.set_params(solver="ald_localization")._plan(5000, 4, 1)
-    ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0, noise="float")
+    ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0, noise="float", **cert)
     assert base.params["schedule"].info == ref1.info and base.event == ref1.event
     # practical: the same phases' structure, the privacy-branch step, one phase per epoch
     prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)
@@ -380,3 +435,16 @@ def test_adaptive_solver_beats_the_non_adaptive_baseline_on_sharp_growth():
     baseline = DPGrowthAdaptiveRegressor(solver="ald_localization", **kw).fit(X, y)
     err_a, err_b = np.linalg.norm(adaptive.coef_ - w), np.linalg.norm(baseline.coef_ - w)
     assert err_a < 1e-3 and err_a < 0.3 * err_b, (err_a, err_b)
+
+
+@pytest.mark.parametrize("name, power", [("absolute", None), ("squared", None), ("power", 1.5), ("power", 3.0)])
+def test_saturation_is_where_the_extension_turns_linear(name, power):
+    loss = get_loss(name, power=power) if power else get_loss(name)
+    k = np.array([0.3, 1.0, 4.0])
+    r = loss.saturation(k)
+    slope = np.minimum(1.0, k) if name == "absolute" else k
+    # beyond r the derivative is the constant +-slope; just inside it is smaller (p > 1)
+    np.testing.assert_allclose(loss.ext_deriv(r * (1 + 1e-9) + 1e-12, 0.0, k), slope)
+    np.testing.assert_allclose(loss.ext_deriv(-r * (1 + 1e-9) - 1e-12, 0.0, k), -slope)
+    if name != "absolute" and power != 1:
+        assert (np.abs(loss.ext_deriv(0.99 * r, 0.0, k)) < slope).all()

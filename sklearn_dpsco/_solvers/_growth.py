@@ -17,8 +17,15 @@ in public, utility-only constants (doc/privacy/growth.rst):
     ``n`` below ~1e7 at d = 10); ALD-2 runs ONE phase per epoch at step
     ``2^-i eta_0`` (the epochs' halving already shrinks the noise
     geometrically; more inner blocks only delay localization — measured in
-    benchmarks/results/growth.md). The float64 floor is set at ``1e-6`` of
-    the domain radius (steps below it could not be certified reliably).
+    benchmarks/results/growth_rates.md). The float64 floor is set at ``1e-6`` of
+    the domain radius, ``1e-8`` for centred phases.
+
+Regression phases can be *centred* (``centred=True``): each phase solves for
+``w - w_prev`` against the residuals at its public centre, so the certificate's
+float floor (:func:`~._output_perturbation.float_floor`) may be declared at
+:data:`CENTRED_OBJECTIVE_SCALE` instead of the generic ``1e6``. At the generic
+scale the floor, not the step, set the noise of every epoch past about the
+sixth, and the rates flattened (benchmarks/results/growth_rates.md).
 """
 
 import math
@@ -26,20 +33,36 @@ import math
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_positive
 from ._localization import _dimension_term, ald_growth_schedule, ald_schedule
+from ._output_perturbation import OBJECTIVE_SCALE
 
-__all__ = ["SCHEDULES", "growth_epochs_schedule", "localization_schedule", "practical_step"]
+__all__ = ["CENTRED_OBJECTIVE_SCALE", "SCHEDULES", "growth_epochs_schedule", "localization_schedule",
+           "practical_step"]
 
 SCHEDULES = ("practical", "paper")
 
 #: Relative float64 floor of the practical schedules: phases whose movement
 #: ``L eta`` is below this fraction of the domain radius are not scheduled
-#: (the lead's floor is 1e-9; the reference certified solver is not reliable
-#: below ~1e-7 on non-smooth losses).
+#: (at the generic certificate scale 1e6 the float floor, not the step, sets
+#: the noise well before this depth).
 PRACTICAL_RESOLUTION = 1e-6
 
-# The lead's schedules drop phases below 1e-9 * scale; scale = radius * this
-# factor moves the floor to PRACTICAL_RESOLUTION * radius.
-_SCALE_FACTOR = PRACTICAL_RESOLUTION / 1e-9
+#: The same for centred phases (at :data:`CENTRED_OBJECTIVE_SCALE` the
+#: certificate's floor stays below the step noise down to about this depth at
+#: n_0 ~ 1e3; deeper epochs gain little and cost rows: 1e-10 was worse at
+#: n <= 8k and no better at 128k, benchmarks/results/growth_rates.md).
+CENTRED_RESOLUTION = 1e-8
+
+#: Declared size of a centred regression phase's objective terms (public): the
+#: certificate's float floor is ``2 sqrt(2 (d + 16) 2^-50 S / lam)`` at this S.
+#: Centred terms are sized by the residuals at the phase's centre, so only data
+#: whose mean centred term exceeds about 4 S (residuals of order 100 at a late
+#: centre) can fail to certify — and then the fit refuses before spending.
+CENTRED_OBJECTIVE_SCALE = 1e2
+
+
+def _scale_factor(centred):
+    """The lead's schedules drop phases below ``1e-9 * scale``; ``scale = radius * factor`` moves that floor."""
+    return (CENTRED_RESOLUTION if centred else PRACTICAL_RESOLUTION) / 1e-9
 
 # The practical ALD-2 epoch is one ALD-1 phase; ald_schedule gives phase 1 the
 # step eta / decay, so the epoch step eta_i is passed as decay * eta_i.
@@ -58,13 +81,14 @@ def practical_step(radius, clip, d, epsilon, delta, beta):
 
 
 def localization_schedule(n, d, *, clip, radius, epsilon, delta, start=0, beta=None, scale=None, schedule="practical",
-                          tolerance=0.1, noise=DEFAULT_NOISE):
+                          tolerance=0.1, noise=DEFAULT_NOISE, centred=False, objective_scale=OBJECTIVE_SCALE):
     """ALD Algorithm 1 (non-adaptive) on ``n`` rows from ``start``."""
     _check_schedule(schedule)
     beta = 1.0 / (n + d) if beta is None else beta
+    cert = {"centred": centred, "objective_scale": objective_scale}
     if schedule == "paper":
         return ald_schedule(n, d, clip=clip, radius=radius, epsilon=epsilon, delta=delta, start=start, beta=beta,
-                            scale=scale, tolerance=tolerance, noise=noise)
+                            scale=scale, tolerance=tolerance, noise=noise, **cert)
     radius = check_positive(radius, "radius")
     clip = check_positive(clip, "clip")
     scale = radius if scale is None else scale
@@ -72,11 +96,13 @@ def localization_schedule(n, d, *, clip, radius, epsilon, delta, start=0, beta=N
     # at the practical ALD-2's first epoch step, so the two solvers start alike
     eta0 = 0.5 * practical_step(radius, clip, d, epsilon, delta, beta)
     return ald_schedule(n, d, clip=clip, radius=radius, epsilon=epsilon, delta=delta, start=start, beta=beta,
-                        scale=scale * _SCALE_FACTOR, tolerance=tolerance, noise=noise, step=16.0 * eta0)
+                        scale=scale * _scale_factor(centred), tolerance=tolerance, noise=noise, step=16.0 * eta0,
+                        **cert)
 
 
 def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, scale=None,
-                           schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE):
+                           schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE, centred=False,
+                           objective_scale=OBJECTIVE_SCALE):
     """ALD Algorithm 2 on ``n`` rows from ``start`` with the chosen constants.
 
     Returns the lead's :class:`PhaseSchedule` (``info``: ``epochs``,
@@ -85,9 +111,11 @@ def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, s
     """
     _check_schedule(schedule)
     beta = 1.0 / (n + d) if beta is None else beta
+    cert = {"centred": centred, "objective_scale": objective_scale}
     if schedule == "paper":
         return ald_growth_schedule(n, d, clip=clip, radius=radius, kappa_lower=kappa_lower, epsilon=epsilon,
-                                   delta=delta, start=start, beta=beta, scale=scale, tolerance=tolerance, noise=noise)
+                                   delta=delta, start=start, beta=beta, scale=scale, tolerance=tolerance, noise=noise,
+                                   **cert)
     radius = check_positive(radius, "radius")
     clip = check_positive(clip, "clip")
     scale = radius if scale is None else scale
@@ -95,6 +123,7 @@ def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, s
     eta0 = 0.5 * practical_step(radius, clip, d, epsilon, delta, beta)
     return ald_growth_schedule(
         n, d, clip=clip, radius=radius, kappa_lower=kappa_lower, epsilon=epsilon, delta=delta, start=start, beta=beta,
-        scale=scale * _SCALE_FACTOR, tolerance=tolerance, noise=noise, step=_FIRST_PHASE_DECAY * eta0,
+        scale=scale * _scale_factor(centred), tolerance=tolerance, noise=noise, step=_FIRST_PHASE_DECAY * eta0,
         decay=_FIRST_PHASE_DECAY, phases=1, max_epochs=n,  # one phase per epoch: at least one row each
+        **cert,
     )

@@ -64,7 +64,7 @@ __all__ = [
 
 #: ACCD's utility constant ``c`` (ALGORITHMS.md A-Alg 2: "not recoverable").
 #: It scales the public radius recursion only — never a noise scale. Calibrated
-#: empirically (benchmarks/calibrate_accd.py, benchmarks/results/growth.md):
+#: empirically (benchmarks/calibrate_accd.py):
 #: the largest implied ``c = sqrt(lambda excess) / (L r(m))`` of A-Alg 1
 #: (practical ALD-2) on noiseless least squares, d in {2, 5, 10}, m in
 #: {500, 2000, 8000}, epsilon in {0.5, 1, 4}, was 0.168; twice that, for

@@ -10,7 +10,7 @@ from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state
 from .._solvers import PrivateFit, run_growth_epochs, run_phases
 from .._solvers._glm_reference import get_loss
-from .._solvers._growth import SCHEDULES, growth_epochs_schedule, localization_schedule
+from .._solvers._growth import CENTRED_OBJECTIVE_SCALE, SCHEDULES, growth_epochs_schedule, localization_schedule
 from .._solvers._interpolation import DEFAULT_UTILITY_CONSTANT, interpolation_schedule, run_interpolation
 from .._solvers._inverse_sensitivity import (
     GRID_SIZE_FAST,
@@ -143,7 +143,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     ``ceil(log n_0)`` phases per epoch; at n below ~1e7 (d = 10) its first
     phases cannot move the iterate across the domain. ``"practical"`` keeps
     the privacy branch of the step and one phase per epoch
-    (benchmarks/results/growth.md).
+    (benchmarks/results/growth_rates.md). Both centre every phase at the
+    previous output (targets ``y - <x, w_prev>``, winsorized where that
+    cannot move the phase's minimizer), so the certified solver resolves
+    the deep epochs the adaptivity needs, for targets of any size
+    (doc/privacy/output_perturbation.rst, "Centring").
 
     References
     ----------
@@ -262,6 +266,8 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             )
             info = {k: sched.info[k] for k in ("epochs", "epoch_size", "radii", "lipschitz", "predicted_excess")}
             return FitPlan(solver, sched.event, schedule=sched, info=info)
+        # |r|^p is a loss of the residual: its phases are centred (doc/privacy/output_perturbation.rst)
+        common.update(centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)
         if solver == "ald_localization":
             sched = localization_schedule(n_samples, n_features, schedule=self.schedule, **common)
             info = {"epochs": sched.info["phases"], "radii": [self.radius] * sched.info["phases"],
