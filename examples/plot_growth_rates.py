@@ -89,7 +89,7 @@ baseline = [geometric_mean([fit_excess(2.0, "ald_localization", n, s) for s in s
 # (-3, -2 and -1.5), anchored at the last point of its curve. The fitted
 # slopes are printed below; each is within 25% of theory (the study in
 # ``benchmarks/results/growth_rates.md``, 5 seeds up to 128k rows, records
-# -2.75, -1.96 and -1.38). The non-adaptive baseline falls like ``n^-1``.
+# -2.75, -2.00 and -1.41). The non-adaptive baseline falls like ``n^-1``.
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
 for (name, p), color in zip(powers.items(), ("C0", "C1", "C2")):
     ys = np.array(curves[name])
