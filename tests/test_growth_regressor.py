@@ -31,7 +31,7 @@ from sklearn_dpsco._solvers._geometry import project_ball, project_two_balls
 from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_pmf
 from sklearn_dpsco._solvers._glm_reference import get_loss
 from sklearn_dpsco._solvers._growth import CENTRED_OBJECTIVE_SCALE
-from sklearn_dpsco._solvers._output_perturbation import float_floor, winsorized_targets
+from sklearn_dpsco._solvers._output_perturbation import centred_phase_data, float_floor, winsorized_targets
 from sklearn_dpsco._solvers._release import release_mechanism
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
@@ -94,8 +94,7 @@ def _epoch_phase(est, n, d, epoch):
 def _centred_minimizer(est, X, y, phase, w0, target):
     """What fit certifies in a phase: the centred, winsorized block solved to ``target``, plus the centre."""
     assert phase.centred
-    block = est._glm_data(X, y, None).centred_block(w0, phase.start, phase.stop)
-    block.y = winsorized_targets(block, est._loss(), phase.clip, phase.lam)
+    block = centred_phase_data(est._glm_data(X, y, None), est._loss(), phase, w0)
     return w0 + solve_certified(block, est._loss(), phase.lam, np.zeros_like(w0), clip=phase.clip,
                                 target_distance=target).w
 
@@ -142,8 +141,7 @@ def test_fit_is_the_documented_pipeline():
         anchor = x
         for ph in epoch.phases:
             # centred at the previous output, targets winsorized; the released u is shifted back
-            block = data.centred_block(x, ph.start, ph.stop)
-            block.y = winsorized_targets(block, est._loss(), ph.clip, ph.lam)
+            block = centred_phase_data(data, est._loss(), ph, x)
             u = solve_certified(block, est._loss(), ph.lam, np.zeros(d), clip=ph.clip,
                                 target_distance=ph.target_distance).w
             x = project_two_balls(x + ph.mechanism.release(u, rng), centre, 2.0, anchor, D_i)

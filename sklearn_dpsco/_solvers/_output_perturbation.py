@@ -26,8 +26,8 @@ from ._erm import solve_certified
 from ._release import release_mechanism
 from ._result import PrivateFit
 
-__all__ = ["OutputPerturbationPlan", "erm_sensitivity", "float_floor", "output_perturbation", "output_perturbation_plan",
-           "run_output_perturbation", "winsorized_targets"]
+__all__ = ["OutputPerturbationPlan", "centred_phase_data", "erm_sensitivity", "float_floor", "output_perturbation",
+           "output_perturbation_plan", "run_output_perturbation", "winsorized_targets"]
 
 
 # A declared (public) scale of the objective's terms: the float64 duality
@@ -126,16 +126,24 @@ def winsorized_targets(block, loss, clip, lam):
     return np.clip(block.y, -bound, bound)
 
 
+def centred_phase_data(data, loss, plan, w0):
+    """The rows a centred ``plan`` solves on: targets ``y - <x, w0>``, winsorized by :func:`winsorized_targets`.
+
+    Each new target is a function of its own row and the public ``w0``, ``plan.clip`` and ``plan.lam``.
+    """
+    if loss.classification:
+        raise ValueError(f"a centred release needs a regression loss (of the residual); got {loss.name!r}.")
+    block = data.centred_block(w0, plan.start, plan.stop)
+    block.y = winsorized_targets(block, loss, plan.clip, plan.lam)
+    return block
+
+
 def run_output_perturbation(data, loss, plan, rng, *, w0=None, ball=None):
     """Solve the planned ERM to its certified target and release it with the planned mechanism."""
     w0 = np.zeros(data.n_features) if w0 is None else np.asarray(w0, dtype=float)
     if plan.centred:
-        if loss.classification:
-            raise ValueError(f"a centred release needs a regression loss (of the residual); got {loss.name!r}.")
-        # the problem in u = w - w0 (targets y - <x, w0>, each a function of its own row and the
-        # public centre); adding the public w0 to the released u is post-processing
-        block = data.centred_block(w0, plan.start, plan.stop)
-        block.y = winsorized_targets(block, loss, plan.clip, plan.lam)
+        # the problem in u = w - w0; adding the public w0 to the released u is post-processing
+        block = centred_phase_data(data, loss, plan, w0)
         shifted = None if ball is None else (np.asarray(ball[0], dtype=float) - w0, ball[1])
         res = solve_certified(
             block, loss, plan.lam, np.zeros_like(w0), clip=plan.clip, target_distance=plan.target_distance,
