@@ -30,6 +30,7 @@ from ._events import (
     SelfComposedEvent,
     ZCDPEvent,
 )
+from ._units import PrivacyUnitError, group_privacy_event, privacy_unit_of
 
 __all__ = [
     "AmbiguousAccountantError",
@@ -44,6 +45,7 @@ __all__ = [
     "ParallelComposedEvent",
     "PrivacyEvent",
     "PrivacyProfile",
+    "PrivacyUnitError",
     "PureDPEvent",
     "SelfComposedEvent",
     "ZCDPEvent",
@@ -57,7 +59,9 @@ __all__ = [
     "gaussian_sigma_analytic",
     "gaussian_sigma_classic",
     "get_accountant",
+    "group_privacy_event",
     "laplace_scale",
+    "privacy_unit_of",
     "profile_of",
     "rdp_epsilon",
     "zcdp_epsilon",

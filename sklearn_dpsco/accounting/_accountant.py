@@ -15,6 +15,10 @@ Semantics (doc/privacy/accounting.rst):
   raises with a message pointing to the process-safe SQLite ledger
   (``BudgetAccountant(..., path="ledger.sqlite")``), instead of letting a
   worker spend into a copy that is then thrown away.
+* Every entry records its privacy unit (``"row"`` or ``"user"``). A ledger
+  may declare the unit its total must hold for; the rule that admits or
+  converts a spend is :func:`~sklearn_dpsco.accounting._units.admit_spend`
+  (doc/privacy/accounting.rst, "Privacy units").
 * ``with accountant:`` makes it the ledger of every fit given
   ``accountant=None`` inside the block (doc/privacy/accounting.rst,
   "Budget blocks"); :meth:`BudgetAccountant.temporary` makes a process-safe
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 from .._param_checks import check_delta
 from ._composition import PrivacyProfile, profile_epsilon, profile_of
 from ._events import PrivacyEvent
+from ._units import admit_spend, check_privacy_unit
 
 __all__ = ["BudgetAccountant", "BudgetExceededError", "LedgerEntry"]
 
@@ -54,6 +59,9 @@ class LedgerEntry:
     event: PrivacyEvent
     label: str
     timestamp: float
+    #: ``"row"`` or ``"user"``: the neighbouring relation ``event`` holds for
+    #: (after group-privacy conversion on a user-level ledger).
+    privacy_unit: str = "row"
 
 
 class _MemoryLedger:
@@ -61,8 +69,9 @@ class _MemoryLedger:
 
     kind = "memory"
 
-    def __init__(self, epsilon, delta):
+    def __init__(self, epsilon, delta, unit=(None, None)):
         self.ceiling = (epsilon, delta)
+        self.unit = tuple(unit)  # (declared privacy unit or None, max_items_per_user or None)
         self._entries = []
         self._profile = PrivacyProfile()
         self._lock = threading.RLock()
@@ -108,11 +117,28 @@ class BudgetAccountant:
         Store the ledger in this SQLite file instead of memory. Required for
         fits in other processes (joblib's loky backend); several processes
         may share one file and the ceiling holds across all of them.
+    privacy_unit : {None, "row", "user"}, default=None
+        The neighbouring relation the total must hold for. None: any spend
+        is recorded with its unit, and the total holds for the weakest unit
+        among them (:attr:`unit_of_total`). ``"row"``: row- and user-level
+        spends (user-level DP implies row-level DP). ``"user"``: user-level
+        spends only; row-level spends are refused, unless
+        ``max_items_per_user`` is given. A persistent ledger keeps the unit
+        it was created with (None on reopening adopts it).
+    max_items_per_user : int, default=None
+        Only with ``privacy_unit="user"``: convert row-level spends by group
+        privacy over this many rows (``group_privacy_event``). Declaring
+        it is a promise that every user has at most this many rows in the
+        data of every row-level fit charged here; the row-level estimators
+        do not check it.
 
     Attributes
     ----------
     epsilon, delta : float
         The ceiling.
+    privacy_unit : {None, "row", "user"}
+        The declared unit.
+    max_items_per_user : int or None
 
     See Also
     --------
@@ -123,7 +149,8 @@ class BudgetAccountant:
     Totals are computed by the composition rules of
     doc/privacy/composition.rst: basic composition for pure and
     (epsilon, delta) parts, exact Gaussian-DP composition for Gaussian
-    parts, zCDP for the rest, converted at the ceiling's delta.
+    parts, zCDP for the rest, converted at the ceiling's delta. Units:
+    doc/privacy/accounting.rst, "Privacy units".
 
     Examples
     --------
@@ -136,7 +163,7 @@ class BudgetAccountant:
     (0.6, 0.0)
     """
 
-    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None):
+    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, privacy_unit=None, max_items_per_user=None):
         if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon < 0:
             raise ValueError(f"epsilon ceiling must be a number >= 0 (inf for none), got {epsilon!r}.")
         if delta == 1.0:
@@ -144,14 +171,15 @@ class BudgetAccountant:
                 raise ValueError("delta ceiling 1 means 'no ceiling' and needs epsilon=inf; use delta < 1.")
         else:
             check_delta(delta, "delta ceiling")
+        unit = _check_ledger_unit(privacy_unit, max_items_per_user)
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         if path is None:
-            self._ledger = _MemoryLedger(self.epsilon, self.delta)
+            self._ledger = _MemoryLedger(self.epsilon, self.delta, unit)
         else:
             from ._sqlite_ledger import SQLiteLedger
 
-            self._ledger = SQLiteLedger(path, self.epsilon, self.delta)
+            self._ledger = SQLiteLedger(path, self.epsilon, self.delta, unit)
 
     @classmethod
     def temporary(cls, epsilon=math.inf, delta=0.0):
@@ -209,6 +237,30 @@ class BudgetAccountant:
     def path(self):
         """The SQLite file of a persistent ledger, or None."""
         return getattr(self._ledger, "path", None)
+
+    @property
+    def privacy_unit(self):
+        """The declared unit (None: undeclared)."""
+        return self._ledger.unit[0]
+
+    @property
+    def max_items_per_user(self):
+        """The declared group size of row-to-user conversion, or None."""
+        return self._ledger.unit[1]
+
+    @property
+    def unit_of_total(self):
+        """The unit :meth:`total` holds for: the declared one, else the weakest among the entries.
+
+        ``"user"`` only if every entry is user-level; None for an empty
+        undeclared ledger.
+        """
+        if self.privacy_unit is not None:
+            return self.privacy_unit
+        units = {e.privacy_unit for e in self.ledger}
+        if not units:
+            return None
+        return "user" if units == {"user"} else "row"
 
     def _report_delta(self, profile, delta):
         if delta is not None:
@@ -282,19 +334,37 @@ class BudgetAccountant:
             ceiling=(self.epsilon, self.delta),
         )
 
-    def check(self, event):
-        """Raise :class:`BudgetExceededError` if ``event`` would not fit now.
+    def _admit(self, event, privacy_unit):
+        """The event, unit and label note recorded for a spend at ``privacy_unit`` (may refuse)."""
+        if not isinstance(event, PrivacyEvent):
+            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        return admit_spend(self.privacy_unit, self.max_items_per_user, event, privacy_unit)
+
+    def check(self, event, privacy_unit="row"):
+        """Raise if ``event`` would not fit now.
 
         Estimators call this before touching data; the authoritative,
         atomic test is made again by :meth:`spend`.
+
+        Parameters
+        ----------
+        event : PrivacyEvent
+        privacy_unit : {"row", "user"}, default="row"
+            The unit ``event`` holds for.
+
+        Raises
+        ------
+        BudgetExceededError
+            The total would exceed the ceiling.
+        PrivacyUnitError
+            The ledger's declared unit refuses this unit.
         """
-        if not isinstance(event, PrivacyEvent):
-            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
+        event, _, _ = self._admit(event, privacy_unit)
         profile = self._ledger.profile()
         if not self._within(profile + profile_of(event)):
             raise self._refusal(event, profile)
 
-    def spend(self, event, label=""):
+    def spend(self, event, label="", privacy_unit="row"):
         """Record ``event`` if it fits under the ceiling, atomically.
 
         Parameters
@@ -302,6 +372,10 @@ class BudgetAccountant:
         event : PrivacyEvent
         label : str, default=""
             A note stored with the entry (estimators put their class name).
+        privacy_unit : {"row", "user"}, default="row"
+            The unit ``event`` holds for (the estimator's ``privacy_unit``).
+            On a user-level ledger with ``max_items_per_user``, a row-level
+            event is recorded converted by group privacy.
 
         Returns
         -------
@@ -311,10 +385,11 @@ class BudgetAccountant:
         ------
         BudgetExceededError
             If the total would exceed the ceiling. Nothing is recorded.
+        PrivacyUnitError
+            If the ledger's declared unit refuses this unit. Nothing is recorded.
         """
-        if not isinstance(event, PrivacyEvent):
-            raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
-        entry = LedgerEntry(event=event, label=str(label), timestamp=time.time())
+        event, unit, note = self._admit(event, privacy_unit)
+        entry = LedgerEntry(event=event, label=str(label) + note, timestamp=time.time(), privacy_unit=unit)
         ok, profile = self._ledger.append_if_within(entry, self._within)
         if not ok:
             raise self._refusal(event, profile)
@@ -322,7 +397,24 @@ class BudgetAccountant:
 
     def __repr__(self):
         where = f", path={self.path!r}" if self.path else ""
+        if self.privacy_unit is not None:
+            where += f", privacy_unit={self.privacy_unit!r}"
+        if self.max_items_per_user is not None:
+            where += f", max_items_per_user={self.max_items_per_user}"
         return f"BudgetAccountant(epsilon={self.epsilon}, delta={self.delta}{where})"
+
+
+def _check_ledger_unit(privacy_unit, max_items_per_user):
+    privacy_unit = check_privacy_unit(privacy_unit, "privacy_unit of a ledger", allow_none=True)
+    if max_items_per_user is None:
+        return privacy_unit, None
+    if privacy_unit != "user":
+        raise ValueError(
+            "max_items_per_user converts row-level spends for a user-level ledger; it needs privacy_unit='user'."
+        )
+    if isinstance(max_items_per_user, bool) or int(max_items_per_user) != max_items_per_user or max_items_per_user < 1:
+        raise ValueError(f"max_items_per_user must be an integer >= 1, got {max_items_per_user!r}.")
+    return privacy_unit, int(max_items_per_user)
 
 
 def _reattach(ledger):

@@ -22,6 +22,7 @@ from dataclasses import fields
 from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
 from ._composition import PrivacyProfile, profile_epsilon, profile_of
 from ._events import PrivacyEvent
+from ._units import check_privacy_unit
 
 __all__ = ["FitAllowance", "dominates"]
 
@@ -96,6 +97,15 @@ class FitAllowance(BudgetAccountant):
         return None if self.parent is None else self.parent.path
 
     @property
+    def privacy_unit(self):
+        """The parent's declared unit (None without a parent: the allowance only enforces its cap)."""
+        return None if self.parent is None else self.parent.privacy_unit
+
+    @property
+    def max_items_per_user(self):
+        return None if self.parent is None else self.parent.max_items_per_user
+
+    @property
     def spent_profile(self):
         """The composition profile of the spends accepted so far."""
         with self._lock:
@@ -117,16 +127,19 @@ class FitAllowance(BudgetAccountant):
             ceiling=(self.epsilon, self.delta),
         )
 
-    def check(self, event):
+    def check(self, event, privacy_unit="row"):
+        # the cap bounds the event as the fit states it; the parent applies its unit rule
+        check_privacy_unit(privacy_unit, "the spend's privacy_unit")
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
         with self._lock:
             if not dominates(self._cap, self._spent + profile_of(event)):
                 raise self._refuse(event)
         if self.parent is not None:
-            self.parent.check(event)
+            self.parent.check(event, privacy_unit=privacy_unit)
 
-    def spend(self, event, label=""):
+    def spend(self, event, label="", privacy_unit="row"):
+        check_privacy_unit(privacy_unit, "the spend's privacy_unit")
         if not isinstance(event, PrivacyEvent):
             raise TypeError(f"expected a PrivacyEvent, got {type(event).__name__}.")
         label = f"{self.label_prefix}{label}"
@@ -134,11 +147,11 @@ class FitAllowance(BudgetAccountant):
             new = self._spent + profile_of(event)
             if not dominates(self._cap, new):
                 raise self._refuse(event)
-            entry = self.parent.spend(event, label=label) if self.parent is not None else None
+            entry = self.parent.spend(event, label=label, privacy_unit=privacy_unit) if self.parent is not None else None
             if entry is None:
                 import time
 
-                entry = LedgerEntry(event=event, label=label, timestamp=time.time())
+                entry = LedgerEntry(event=event, label=label, timestamp=time.time(), privacy_unit=privacy_unit)
             self._spent = new
             self._entries.append(entry)
             return entry

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS entries (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     label TEXT NOT NULL,
     timestamp REAL NOT NULL,
-    event TEXT NOT NULL
+    event TEXT NOT NULL,
+    privacy_unit TEXT NOT NULL DEFAULT 'row'
 );
 """
 
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS entries (
 class SQLiteLedger:
     kind = "sqlite"
 
-    def __init__(self, path, epsilon, delta):
+    def __init__(self, path, epsilon, delta, unit=(None, None)):
         self.path = os.fspath(path)
         self.ceiling = (float(epsilon), float(delta))
         self._local = threading.local()
@@ -47,6 +48,22 @@ class SQLiteLedger:
                     f"the ledger {self.path!r} was created with ceiling {tuple(json.loads(row[0]))}, "
                     f"not {self.ceiling}; open it with the same ceiling or use another file."
                 )
+            self.unit = self._unit_meta(conn, tuple(unit))
+
+    def _unit_meta(self, conn, unit):
+        """The file's declared (unit, m): stored at creation; reopening with None adopts it."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'unit'").fetchone()
+        if row is None:  # a new file, or one written before units were recorded (undeclared)
+            stored = unit if conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0] == 0 else (None, None)
+            conn.execute("INSERT INTO meta VALUES ('unit', ?)", (json.dumps(list(stored)),))
+        else:
+            stored = tuple(json.loads(row[0]))
+        if unit != (None, None) and unit != stored:
+            raise ValueError(
+                f"the ledger {self.path!r} was created with (privacy_unit, max_items_per_user) = {stored}, not "
+                f"{unit}; open it with the same unit (or privacy_unit=None to adopt it) or use another file."
+            )
+        return stored
 
     def _conn(self):
         # One connection per thread and per process (connections are not
@@ -59,6 +76,9 @@ class SQLiteLedger:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(entries)")}
+                if "privacy_unit" not in columns:  # a file written before units were recorded
+                    conn.execute("ALTER TABLE entries ADD COLUMN privacy_unit TEXT NOT NULL DEFAULT 'row'")
             except sqlite3.OperationalError as exc:
                 raise OSError(
                     f"cannot open the privacy ledger {self.path!r} from process {pid} ({exc}). A "
@@ -71,9 +91,10 @@ class SQLiteLedger:
     def entries(self):
         from ._accountant import LedgerEntry
 
-        rows = self._conn().execute("SELECT label, timestamp, event FROM entries ORDER BY id").fetchall()
+        rows = self._conn().execute("SELECT label, timestamp, event, privacy_unit FROM entries ORDER BY id").fetchall()
         return tuple(
-            LedgerEntry(event=event_from_dict(json.loads(ev)), label=label, timestamp=ts) for label, ts, ev in rows
+            LedgerEntry(event=event_from_dict(json.loads(ev)), label=label, timestamp=ts, privacy_unit=unit)
+            for label, ts, ev, unit in rows
         )
 
     def profile(self):
@@ -89,18 +110,18 @@ class SQLiteLedger:
             if not within(new):
                 return False, current
             conn.execute(
-                "INSERT INTO entries (label, timestamp, event) VALUES (?, ?, ?)",
-                (entry.label, entry.timestamp, json.dumps(event_to_dict(entry.event))),
+                "INSERT INTO entries (label, timestamp, event, privacy_unit) VALUES (?, ?, ?, ?)",
+                (entry.label, entry.timestamp, json.dumps(event_to_dict(entry.event)), entry.privacy_unit),
             )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'profile'", (json.dumps(asdict(new)),))
             return True, new
 
     def __reduce__(self):
-        return (_reopen, (self.path, self.ceiling))
+        return (_reopen, (self.path, self.ceiling, self.unit))
 
 
-def _reopen(path, ceiling):
-    return SQLiteLedger(path, *ceiling)
+def _reopen(path, ceiling, unit=(None, None)):
+    return SQLiteLedger(path, *ceiling, unit)
 
 
 class _transaction:
