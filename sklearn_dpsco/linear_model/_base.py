@@ -44,7 +44,16 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
     the chosen solver name and the per-problem budget), ``_solve_one(data,
     plan, random_state)`` (returns a :class:`~sklearn_dpsco._solvers.PrivateFit`)
     and the prediction methods.
+
+    ``privacy_unit`` (read-only) is the neighbouring relation of the
+    guarantee: ``"row"`` (replace one row) here; a user-level subclass sets
+    the class constant ``_PRIVACY_UNIT = "user"``. It is the one source of
+    truth the ledger entry, pipelines and searches read
+    (doc/privacy/accounting.rst, "Privacy units").
     """
+
+    #: the neighbouring relation of every guarantee of the class (read through ``privacy_unit``)
+    _PRIVACY_UNIT = "row"
 
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -57,6 +66,11 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         "noise": [StrOptions({"secure", "float"})],
         "verbose": ["verbose"],
     }
+
+    @property
+    def privacy_unit(self):
+        """``"row"`` (replace one training row) or ``"user"`` (replace one whole user)."""
+        return self._PRIVACY_UNIT
 
     # -- hooks --------------------------------------------------------------------------
     @abstractmethod
@@ -141,7 +155,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         # the parameter, else the budget block in force, else the ledger bound
         # when this estimator was sent to a worker, else the session default
         accountant = self._get_accountant()
-        accountant.check(event)
+        accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)
         states = spawn_random_states(rng, len(targets))
@@ -151,7 +165,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
             if fit.event != plan.event:  # the plan promised this event; never spend less than ran
                 raise AssertionError(f"solver consumed {fit.event}, planned {plan.event}")
 
-        accountant.spend(event, label=type(self).__name__)
+        accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
         return plan, event, fits, noise_source(rng)
 
     def _check_within_budget(self, event):

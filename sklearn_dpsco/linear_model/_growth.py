@@ -122,7 +122,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
 
     Notes
     -----
-    **Privacy.** Unit: one row (replace-one neighbours; ``n`` is public).
+    **Privacy.** Unit: one row (``privacy_unit == "row"``; replace-one neighbours; ``n`` is public).
     Every solver is (epsilon, delta)-DP for ANY data — unbounded rows, any
     targets — because each row's loss is replaced by its ``clip``-Lipschitz
     extension (convex, ``clip``-Lipschitz). ``ald_growth``,

@@ -161,7 +161,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
 
     Notes
     -----
-    Unit of privacy: one row, replace-one neighbours; ``n``, ``n_features``
+    Unit of privacy: one row (``privacy_unit == "row"``), replace-one neighbours; ``n``, ``n_features``
     and the label set are public. The guarantee rests only on the public
     parameters (``epsilon``, ``delta``, ``clip``, ``alpha``, ``radius``,
     ``tolerance``, ``intercept_scaling``) and holds for every dataset; the

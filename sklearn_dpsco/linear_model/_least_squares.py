@@ -180,7 +180,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     Notes
     -----
-    Unit of privacy: one row (replace-one neighbours; the number of rows n
+    Unit of privacy: one row (``privacy_unit == "row"``; replace-one neighbours; the number of rows n
     is public). Solvers and their privacy arguments (doc/privacy/):
 
     * ``"adassp"`` — sufficient-statistics perturbation with adaptive ridge

@@ -152,7 +152,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
 
     Notes
     -----
-    Privacy unit: one user, replace-one-user neighbouring, n public. The
+    Privacy unit: one user, replace-one-user neighbouring, n public
+    (``privacy_unit == "user"``, also recorded in the ledger entry; it
+    implies the row-level guarantee). The
     guarantee holds for every input (any row norms, labels, adversarial
     users); utility guarantees assume exchangeable items (Ghazi et al. 2023).
     Public inputs of every noise scale: n users, m, dimension, R, alpha,
@@ -186,6 +188,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     >>> clf.fit(X, y, groups).solver_
     'user_clip'
     """
+
+    _PRIVACY_UNIT = "user"  # replace one whole user (read through ``privacy_unit``)
 
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
@@ -412,7 +416,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             # pipeline's or search's allowance arrives as the parameter), else the ledger bound
             # when this estimator was sent to a worker, else the session default
             accountant = self._get_accountant()
-            accountant.check(event)
+            accountant.check(event, privacy_unit=self.privacy_unit)
 
             rng = check_random_state(self.random_state)
             states = spawn_random_states(rng, len(targets) + 1)
@@ -427,7 +431,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             jobs = (delayed(self._solve_user_problem)(data.with_labels(t), plan, s, inner_jobs)
                     for t, s in zip(kept_targets, states[:-1]))
             fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-            accountant.spend(event, label=type(self).__name__)
+            accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
 
             parts = [self._split_coef(coef) for coef, _, _ in fits]
             self.classes_ = classes
