@@ -42,6 +42,12 @@ class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     After clipping, replacing one row changes a sum of rows by at most
     ``2 * max_norm`` in the chosen norm: the bound private estimators use.
 
+    No privacy unit (``privacy_unit`` is None): the transformer releases
+    nothing about the data, and each output row depends on its own input row
+    only, so replacing one row changes one output row and replacing one user
+    changes that user's output rows only. It may sit in row-level and
+    user-level pipelines alike.
+
     Examples
     --------
     >>> import numpy as np
@@ -50,6 +56,9 @@ class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([[0.6, 0.8],
            [0.3, 0.4]])
     """
+
+    #: unit-neutral: data-independent, row-wise (see Notes)
+    privacy_unit = None
 
     _parameter_constraints = {
         "max_norm": [Interval(numbers.Real, 0, None, closed="neither")],

@@ -4,6 +4,7 @@ Privacy argument: doc/privacy/preprocessing.rst ("Private pipelines").
 """
 
 import contextlib
+import inspect
 import math
 import numbers
 
@@ -17,6 +18,7 @@ from .._param_checks import check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._context import AccountantMixin
 from ..accounting._shares import curve_kind, split_by_weights
+from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from ._steps import classify_step, probe_row_wise
 
 __all__ = ["DPPipeline", "make_dp_pipeline"]
@@ -33,6 +35,24 @@ def _refusal(name, step):
         "(FunctionTransformer, Normalizer, Binarizer, PolynomialFeatures, RowNormClipper), or pass "
         "allow_non_private_steps=True if this data is not private. Nothing was spent."
     )
+
+
+def _mixed_units(units):
+    described = ", ".join(f"{name!r}: {unit}" for name, unit in units.items())
+    return PrivacyUnitError(
+        f"DPPipeline mixes privacy units ({described}): the pipeline's guarantee can only be as strong as its "
+        "weakest step, so a row-level step would silently void a user-level model's guarantee (one user with many "
+        "rows moves a row-level statistic far beyond its noise). Make every private step user-level (e.g. "
+        "DPStandardScaler(privacy_unit='user', max_items_per_user=m) before UserLevelDPLogistic, and pass "
+        "groups= to fit), or every step row-level. Nothing was spent."
+    )
+
+
+def _takes_groups(step):
+    try:
+        return "groups" in inspect.signature(step.fit).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 @contextlib.contextmanager
@@ -107,6 +127,13 @@ class DPPipeline(AccountantMixin, Pipeline):
     and dry-runs its transformers on synthetic rows (shapes, parameters,
     and a row-independence probe of every ``FunctionTransformer``).
 
+    Privacy unit (``privacy_unit``, read-only): the common unit of the
+    private steps; stateless steps are unit-neutral. Steps of different
+    units are refused before anything is spent (a row-level scaler before a
+    user-level model would void the user-level guarantee). A user-level
+    pipeline needs ``fit(X, y, groups=groups)`` and routes ``groups`` to
+    every private step; a row-level one refuses ``groups``.
+
     Examples
     --------
     >>> import numpy as np
@@ -162,6 +189,54 @@ class DPPipeline(AccountantMixin, Pipeline):
         self.allow_non_private_steps = allow_non_private_steps
         self.verbose = verbose
 
+    @property
+    def privacy_unit(self):
+        """The common unit of the private steps (None without one); raises if they mix units."""
+        private = [(name, step) for name, step in self.steps if classify_step(step) == "private"]
+        return self._common_unit(private)
+
+    @staticmethod
+    def _common_unit(private):
+        units = {name: privacy_unit_of(step) for name, step in private}
+        distinct = set(units.values()) - {None}
+        if len(distinct) > 1:
+            raise _mixed_units(units)
+        return distinct.pop() if distinct else None
+
+    def _route_groups(self, classified, fit_params, groups, n_rows):
+        """Check ``groups`` against the pipeline's unit; give it to every private step (user level)."""
+        unit = self._common_unit([(name, step) for name, step, kind in classified if kind == "private"])
+        for name, _, _ in classified:
+            if "groups" in fit_params[name]:
+                raise ValueError(
+                    f"pass groups to the pipeline's fit (fit(X, y, groups=...)), not as {name}__groups: the "
+                    "pipeline routes it to every user-level step. Nothing was spent."
+                )
+        if unit != "user":
+            if groups is not None:
+                raise PrivacyUnitError(
+                    "groups was given to a row-level DPPipeline: its guarantee protects one row, not one user. "
+                    "Use user-level steps (DPStandardScaler(privacy_unit='user', max_items_per_user=m), "
+                    "UserLevelDPLogistic) for a user-level guarantee, or drop groups. Nothing was spent."
+                )
+            return unit
+        if groups is None:
+            raise ValueError(
+                "this DPPipeline is user-level (its private steps protect one user): fit(X, y, groups=groups) "
+                "needs one user identifier per row. Nothing was spent."
+            )
+        if np.shape(groups) != (n_rows,):
+            raise ValueError(f"groups must have shape ({n_rows},), got {np.shape(groups)}. Nothing was spent.")
+        for name, step, kind in classified:
+            if kind == "private":
+                if not _takes_groups(step):
+                    raise ValueError(
+                        f"user-level step {name!r} ({type(step).__name__}) has no groups parameter in fit. "
+                        "Nothing was spent."
+                    )
+                fit_params[name]["groups"] = groups
+        return unit
+
     # -- validation (public facts only, before anything is spent) -----------------------------
     def _classified_steps(self):
         self.steps = list(self.steps)
@@ -210,9 +285,11 @@ class DPPipeline(AccountantMixin, Pipeline):
             out[step][param] = value
         return out
 
-    def _dry_run(self, classified, shares, n_features):
+    def _dry_run(self, classified, shares, n_features, unit):
         """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence."""
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
+        # user level: every synthetic row its own user
+        probe_params = {"groups": np.arange(_PROBE_ROWS)} if unit == "user" else {}
         for name, step, kind in classified[:-1]:
             if kind == "passthrough":
                 continue
@@ -230,7 +307,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 share = shares[name]
                 probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=BudgetAccountant(math.inf, 1.0))
             try:
-                Z = np.asarray(probe.fit_transform(Z), dtype=float)
+                Z = np.asarray(probe.fit_transform(Z, **(probe_params if kind == "private" else {})), dtype=float)
             except Exception as exc:
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
@@ -238,7 +315,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 ) from exc
 
     # -- fitting -------------------------------------------------------------------------------
-    def _fit_private(self, X, y, params, last):
+    def _fit_private(self, X, y, groups, params, last):
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         classified = self._classified_steps()
@@ -247,10 +324,12 @@ class DPPipeline(AccountantMixin, Pipeline):
         fit_params = self._split_fit_params(params, [name for name, _, _ in classified])
         # bad input fails here, before any step has spent
         X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
-        self._dry_run(classified, shares, X_checked.shape[1])
+        # mixed units and missing / misplaced groups are refused here, before anything is spent
+        unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
+        self._dry_run(classified, shares, X_checked.shape[1], unit)
 
         accountant = self._get_accountant()
-        accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)))
+        accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)), privacy_unit=unit or "row")
 
         Xt = X
         label = type(self).__name__
@@ -286,13 +365,17 @@ class DPPipeline(AccountantMixin, Pipeline):
         )
         return Xt
 
-    def fit(self, X, y=None, **params):
+    def fit(self, X, y=None, groups=None, **params):
         """Fit every step with its share of the budget.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like of shape (n_samples,), default=None
+        groups : array-like of shape (n_samples,), default=None
+            User identifier of each row. Required when the private steps
+            are user-level (it is passed to each of them), refused when
+            they are row-level.
         **params : dict
             Fit parameters ``<step>__<param>`` (e.g. ``clf__sample_weight``).
 
@@ -300,16 +383,16 @@ class DPPipeline(AccountantMixin, Pipeline):
         -------
         self
         """
-        self._fit_private(X, y, params, last="fit")
+        self._fit_private(X, y, groups, params, last="fit")
         return self
 
-    def fit_transform(self, X, y=None, **params):
+    def fit_transform(self, X, y=None, groups=None, **params):
         """Fit, then return the last step's transform of ``X``."""
-        return self._fit_private(X, y, params, last="fit_transform")
+        return self._fit_private(X, y, groups, params, last="fit_transform")
 
-    def fit_predict(self, X, y=None, **params):
+    def fit_predict(self, X, y=None, groups=None, **params):
         """Fit, then predict ``X``."""
-        self._fit_private(X, y, params, last="fit")
+        self._fit_private(X, y, groups, params, last="fit")
         return self.predict(X)
 
 

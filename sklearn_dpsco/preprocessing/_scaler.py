@@ -15,6 +15,7 @@ from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, LaplaceMechanism
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source
+from .._solvers._user_data import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._shares import split_budget, split_kind
 from ..accounting._context import AccountantMixin
@@ -49,6 +50,51 @@ def clipped_moments(X, lower, upper):
     return Xc.mean(axis=0), ((Xc - centre) ** 2).mean(axis=0)
 
 
+def user_clipped_moments(X, groups, lower, upper, max_items_per_user=None):
+    """The user-level statistics: averages over users of each user's clipped moments.
+
+    Every user keeps at most ``max_items_per_user`` rows (its first ones in
+    input order: the rule of UserLevelDPLogistic's ``item_selection="first"``,
+    shared through :func:`make_user_data`); each user contributes the mean of
+    its kept clipped rows and of their squared distance to the centre, and
+    the statistics average these over the users, each user weighing 1.
+
+    Returns
+    -------
+    mean, second_moment : ndarray of shape (n_features,)
+    n_users : int
+    """
+    n = X.shape[0]
+    m = n if max_items_per_user is None else int(max_items_per_user)
+    # the values are neither scaled (data_norm=inf) nor augmented: only grouped and capped
+    data = make_user_data(X, np.zeros(n), groups, max_items=m, data_norm=math.inf)
+    Xc = np.clip(data.X, lower, upper)
+    centre = (lower + upper) / 2.0
+    counts = np.diff(data.indptr)[:, None]
+    starts = data.indptr[:-1]
+    user_mean = np.add.reduceat(Xc, starts, axis=0) / counts
+    user_m2 = np.add.reduceat((Xc - centre) ** 2, starts, axis=0) / counts
+    return user_mean.mean(axis=0), user_m2.mean(axis=0), data.n_users
+
+
+def _check_groups(groups, n_rows):
+    if groups is None:
+        raise ValueError(
+            "DPStandardScaler(privacy_unit='user').fit requires groups: one user identifier per row (the privacy "
+            "unit is a user). Nothing was spent."
+        )
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_rows:
+        raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
+    if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
+        raise ValueError("groups must not contain NaN or infinite values. Nothing was spent.")
+    try:
+        np.unique(groups)
+    except TypeError:
+        raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
+    return groups
+
+
 class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardize features with differentially private means and standard deviations.
 
@@ -58,6 +104,12 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     replace-one sensitivity (``r_j / n`` and ``(r_j / 2)^2 / n``, with
     ``r_j = upper_j - lower_j``). The variance is post-processed from the two.
 
+    With ``privacy_unit="user"`` the privacy unit is one user (all rows
+    sharing a ``groups`` value): each user keeps at most
+    ``max_items_per_user`` rows, contributes the mean of its kept clipped
+    rows, and the statistics average the users (sensitivities ``r_j / U``
+    and ``(r_j / 2)^2 / U`` for ``U`` users).
+
     Parameters
     ----------
     epsilon : float, default=1.0
@@ -66,6 +118,17 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     bounds : tuple (lower, upper), default=None
         Public range of every feature: scalars or arrays of shape
         (n_features,). Required.
+    privacy_unit : {"row", "user"}, default="row"
+        ``"row"``: replace-one-row neighbours, ``fit(X)``. ``"user"``:
+        replace-one-user neighbours, ``fit(X, groups=groups)``; the
+        estimator to pair with :class:`~sklearn_dpsco.UserLevelDPLogistic`
+        in a :class:`DPPipeline`.
+    max_items_per_user : int, default=None
+        Only with ``privacy_unit="user"``: a user keeps its first
+        ``max_items_per_user`` rows in input order (the rule of
+        ``UserLevelDPLogistic(item_selection="first")``; use the model's value
+        so both describe the same rows). None keeps every row. The
+        sensitivity does not depend on it: each user contributes one mean.
     with_mean : bool, default=True
         Centre the data (costs nothing extra when ``with_std`` is True: the
         mean is needed for the variance anyway).
@@ -95,6 +158,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     epsilon_spent_, delta_spent_ : float
     noise_source_ : str
     n_features_in_ : int
+    n_users_ : int
+        Number of users (``privacy_unit="user"`` only; public under
+        replace-one-user neighbouring).
 
     See Also
     --------
@@ -103,7 +169,15 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
 
     Notes
     -----
-    Replace-one neighbouring rows, ``n`` public. Pure DP: l1-sensitivities
+    Privacy unit ``privacy_unit`` (a parameter; recorded in the ledger
+    entry). Row: replace-one neighbouring rows, ``n`` public. User:
+    replace-one-user neighbours, the number of users ``U`` public, ``U``
+    replacing ``n`` below: a user contributes one mean of values in
+    ``[lower, upper]`` whatever its number of rows, so replacing it moves the
+    average of the ``U`` user means by at most ``r_j / U`` (and the second
+    moment by ``(r_j / 2)^2 / U``). A row-level scaler's guarantee says nothing
+    about a user with many rows; :class:`DPPipeline` refuses to mix units.
+    Pure DP: l1-sensitivities
     ``||r||_1 / n`` (mean) and ``||(r / 2)^2||_1 / n`` (second moment), each
     released with Laplace noise at ``epsilon / 2``. Gaussian: l2
     sensitivities and Gaussian-DP parameter ``mu / sqrt(2)`` each, ``mu =
@@ -127,6 +201,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "bounds": [tuple, list, None],
+        "privacy_unit": [StrOptions({"row", "user"})],
+        "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
         "clip": ["boolean"],
@@ -141,6 +217,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         delta=0.0,
         *,
         bounds=None,
+        privacy_unit="row",
+        max_items_per_user=None,
         with_mean=True,
         with_std=True,
         clip=True,
@@ -151,6 +229,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
+        self.privacy_unit = privacy_unit
+        self.max_items_per_user = max_items_per_user
         self.with_mean = with_mean
         self.with_std = with_std
         self.clip = clip
@@ -160,7 +240,12 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
 
     # -- plan: public facts only --------------------------------------------------------
     def _mechanisms(self, n, lower, upper):
-        """The mechanisms the fit runs, from n, the bounds and the budget (never from data)."""
+        """The mechanisms the fit runs, from n, the bounds and the budget (never from data).
+
+        ``n`` is the number of privacy units: rows, or users for
+        ``privacy_unit="user"`` (each user contributes one mean of clipped
+        values, so the same sensitivities hold with users in place of rows).
+        """
         d = lower.size
         r = upper - lower
         queries = []
@@ -189,7 +274,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         return mech.scale * math.sqrt(2.0) if isinstance(mech, LaplaceMechanism) else mech.sigma
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, groups=None):
         """Compute the private statistics; check the budget first, spend once after.
 
         Parameters
@@ -198,6 +283,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             Dense only.
         y : None
             Ignored.
+        groups : array-like of shape (n_samples,), default=None
+            User identifier of each row: required with
+            ``privacy_unit="user"``, refused otherwise.
 
         Returns
         -------
@@ -205,16 +293,24 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         """
         check_epsilon(self.epsilon)
         check_delta(self.delta)
+        if self.privacy_unit == "row" and groups is not None:
+            raise ValueError(
+                "groups was given to a row-level DPStandardScaler: its guarantee protects one row, not one user. "
+                "Use DPStandardScaler(privacy_unit='user', max_items_per_user=m) for a user-level guarantee, or "
+                "drop groups. Nothing was spent."
+            )
+        if self.privacy_unit == "row" and self.max_items_per_user is not None:
+            raise ValueError("max_items_per_user applies to privacy_unit='user' only. Nothing was spent.")
         saved = dict(self.__dict__)
         try:
-            self._fit(X)
+            self._fit(X, groups)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
         return self
 
-    def _fit(self, X):
+    def _fit(self, X, groups):
         if sp.issparse(X):
             raise TypeError(
                 "DPStandardScaler does not accept sparse input (centring would densify it); use "
@@ -223,15 +319,23 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n, d = X.shape
         lower, upper = _check_bounds(self.bounds, d)
-        mechs = self._mechanisms(n, lower, upper)
+        n_users = None
+        if self.privacy_unit == "user":
+            groups = _check_groups(groups, n)
+            n_users = int(np.unique(groups).size)  # public under replace-one-user
+        # the number of privacy units: rows, or users (each contributes one mean)
+        mechs = self._mechanisms(n if n_users is None else n_users, lower, upper)
         event = ComposedEvent(tuple(m.event for m in mechs.values())) if mechs else ComposedEvent(())
         accountant = self._get_accountant()
-        accountant.check(event)
+        accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)
         centre = (lower + upper) / 2.0
         half = (upper - lower) / 2.0
-        exact_mean, exact_m2 = clipped_moments(X, lower, upper)
+        if n_users is None:
+            exact_mean, exact_m2 = clipped_moments(X, lower, upper)
+        else:
+            exact_mean, exact_m2, _ = user_clipped_moments(X, groups, lower, upper, self.max_items_per_user)
         mean = centre
         var = np.zeros(d)
         if "mean" in mechs:
@@ -244,8 +348,12 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             floor = np.minimum(self._noise_sd(mechs["second_moment"]), half**2)
             var = np.clip(m2 - (mean - centre) ** 2, floor, half**2)
 
-        accountant.spend(event, label=type(self).__name__)
+        accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
         self.lower_, self.upper_ = lower, upper
+        if n_users is not None:
+            self.n_users_ = n_users
+        else:
+            self.__dict__.pop("n_users_", None)
         self.mean_ = mean
         self.var_ = var if self.with_std else None
         scale = np.sqrt(var) if self.with_std else np.ones(d)
