@@ -46,6 +46,7 @@ __all__ = [
     "GaussianMechanism",
     "DiscreteLaplaceMechanism",
     "TruncatedDiscreteLaplace",
+    "NoiseDraw",
     "laplace_noise",
     "l2_laplace_noise",
     "gaussian_noise",
@@ -139,21 +140,95 @@ def _check_event_int(value, name):
     return value
 
 
-def _grid_release(value, rng, size, dimension, gamma, draw):
-    """Secure release: round ``value`` to the grid, add integer noise ``draw(rng, shape)``, scale back."""
-    k = _sn.round_to_grid(value, gamma, dimension)
-    n = draw(rng, _shape(size, dimension))
-    return _sn.scale_back(k, n, gamma)
+class NoiseDraw:
+    """Noise drawn for a release, held back until the centre is known.
 
+    Made by a mechanism's :meth:`draw` (before a solver touches the data, so
+    the random stream never depends on the data); :meth:`release` is the only
+    way to turn it into floats next to a centre. On the secure path it holds
+    *integer* noise in grid units and :meth:`release` rounds the centre to
+    the same grid before adding, so the output is ``fl(k + n) * gamma`` with
+    ``k + n`` an exactly private integer (doc/privacy/secure_noise.rst,
+    "The release contract"). There is deliberately no accessor for the noise
+    as floats: ``centre + noise`` in floats with an unrounded centre leaks
+    ``centre mod gamma`` in every release.
 
-def _noiseless_release(value, size, dimension):
-    value = np.asarray(value, dtype=float)
-    return np.array(np.broadcast_to(value, np.broadcast_shapes(value.shape, _shape(size, dimension))))
+    Parameters
+    ----------
+    units : ndarray of shape (dimension,) or (size, dimension)
+        Integer-valued noise in grid units (secure path) or float noise
+        (float path, ``grid == 0``).
+    grid : float
+        The grid ``gamma``; ``0.0`` on the float path and for noiseless
+        mechanisms.
+    """
+
+    __slots__ = ("_units", "_grid")
+
+    def __init__(self, units, grid):
+        self._units = units
+        self._grid = float(grid)
+
+    @property
+    def shape(self):
+        return self._units.shape
+
+    def release(self, value):
+        """``value + noise``: grid-rounded and exact on the secure path.
+
+        ``value`` broadcasts to :attr:`shape` (one centre for every stacked
+        draw, or one centre per draw).
+        """
+        if self._grid == 0.0:
+            value = np.asarray(value, dtype=float)
+            return np.broadcast_to(value, np.broadcast_shapes(value.shape, self.shape)) + self._units
+        k = _sn.round_to_grid(value, self._grid, self.shape)
+        return _sn.scale_back(k, self._units, self._grid)
+
+    def __repr__(self):
+        return f"NoiseDraw(shape={self.shape}, grid={self._grid!r})"
 
 
 # --------------------------------------------------------------------------- mechanisms
+class _AdditiveNoise:
+    """The one release idiom of the additive mechanisms (doc/privacy/secure_noise.rst).
+
+    Subclasses say how to draw float noise (``_float_noise``), integer noise
+    in grid units (``_grid_units``) and whether they add any noise at all;
+    :meth:`draw` and :meth:`release` are shared, so every solver releases
+    the same way. There is no public ``sample``: noise becomes floats only
+    through :meth:`NoiseDraw.release`, next to a grid-rounded centre.
+    """
+
+    def draw(self, rng, size=None):
+        """Draw the noise of one release (or ``size`` stacked releases) now, add it later.
+
+        Lets a solver consume its random stream before it touches the data.
+
+        Returns
+        -------
+        NoiseDraw
+        """
+        shape = _shape(size, self.dimension)
+        if self._noise_free():
+            return NoiseDraw(np.zeros(shape), 0.0)
+        if self.noise == "float":
+            return NoiseDraw(self._float_noise(rng, shape), 0.0)
+        return NoiseDraw(self._grid_units(rng, shape), self.grid)
+
+    def release(self, value, rng, size=None):
+        """``value + noise``; with ``size``, that many independent releases stacked.
+
+        On the secure path the centre is rounded to the grid and exact integer
+        noise added in grid units, so every output is an integer multiple of
+        :attr:`grid`. ``value`` broadcasts to ``(dimension,)``, or with
+        ``size`` to ``(size, dimension)`` (one centre per release).
+        """
+        return self.draw(rng, size).release(value)
+
+
 @dataclass(frozen=True)
-class LaplaceMechanism:
+class LaplaceMechanism(_AdditiveNoise):
     """Coordinate Laplace noise for a query of l1-sensitivity ``sensitivity``.
 
     ``epsilon``-DP with scale ``b = sensitivity / epsilon`` (ALGORITHMS.md P1).
@@ -230,33 +305,18 @@ class LaplaceMechanism:
             return PureDPEvent(0.0)
         return LaplaceEvent(self.noise_sensitivity, self.scale, "l1")
 
-    def sample(self, rng, size=None):
-        """Noise vectors: shape ``(dimension,)`` or ``(size, dimension)``.
+    def _noise_free(self):
+        return self.scale == 0
 
-        On the secure path these are grid multiples; ``value + sample`` in
-        floats is *not* the secure release -- use :meth:`release`.
-        """
-        shape = _shape(size, self.dimension)
-        if self.scale == 0:
-            return np.zeros(shape)
-        if self.noise == "float":
-            return laplace_noise(rng, self.scale, shape)
-        return _sn.discrete_laplace(rng, (self._t, 1), shape) * self.grid
+    def _float_noise(self, rng, shape):
+        return laplace_noise(rng, self.scale, shape)
 
-    def release(self, value, rng, size=None):
-        """``value + noise``; with ``size``, that many independent releases stacked."""
-        if self.scale == 0:
-            return _noiseless_release(value, size, self.dimension)
-        if self.noise == "float":
-            return np.asarray(value, dtype=float) + self.sample(rng, size)
-        t = self._t
-        return _grid_release(
-            value, rng, size, self.dimension, self.grid, lambda r, shape: _sn.discrete_laplace(r, (t, 1), shape)
-        )
+    def _grid_units(self, rng, shape):
+        return _sn.discrete_laplace(rng, (self._t, 1), shape)
 
 
 @dataclass(frozen=True)
-class L2LaplaceMechanism:
+class L2LaplaceMechanism(_AdditiveNoise):
     """Isotropic l2-Laplace noise for a query of l2-sensitivity ``sensitivity``.
 
     ``epsilon``-DP with ``scale = sensitivity / epsilon``: the density
@@ -321,28 +381,20 @@ class L2LaplaceMechanism:
             return PureDPEvent(0.0)
         return LaplaceEvent(self.noise_sensitivity, self.scale, "l2")
 
-    def _grid_noise(self, rng, shape):
+    def _noise_free(self):
+        return self.scale == 0
+
+    def _float_noise(self, rng, shape):
+        return l2_laplace_noise(rng, self.scale, self.dimension, None if len(shape) == 1 else shape[0])
+
+    def _grid_units(self, rng, shape):
         size = None if len(shape) == 1 else shape[0]
         z = _sn.hardened_l2_laplace_noise(rng, self.scale, self.dimension, size)
         return np.rint(z / self.grid)
 
-    def sample(self, rng, size=None):
-        if self.scale == 0:
-            return np.zeros(_shape(size, self.dimension))
-        if self.noise == "float":
-            return l2_laplace_noise(rng, self.scale, self.dimension, size)
-        return self._grid_noise(rng, _shape(size, self.dimension)) * self.grid
-
-    def release(self, value, rng, size=None):
-        if self.scale == 0:
-            return _noiseless_release(value, size, self.dimension)
-        if self.noise == "float":
-            return np.asarray(value, dtype=float) + self.sample(rng, size)
-        return _grid_release(value, rng, size, self.dimension, self.grid, self._grid_noise)
-
 
 @dataclass(frozen=True)
-class GaussianMechanism:
+class GaussianMechanism(_AdditiveNoise):
     """Gaussian noise for a query of l2-sensitivity ``sensitivity``.
 
     Parameters
@@ -463,23 +515,14 @@ class GaussianMechanism:
             return ZCDPEvent(self.rho)
         return GaussianEvent(self.sensitivity, self.sigma)
 
-    def sample(self, rng, size=None):
-        shape = _shape(size, self.dimension)
-        if self.sigma == 0:
-            return np.zeros(shape)
-        if self.noise == "float":
-            return gaussian_noise(rng, self.sigma, shape)
-        return _sn.discrete_gaussian(rng, (self._sigma2, 1), shape) * self.grid
+    def _noise_free(self):
+        return self.sigma == 0
 
-    def release(self, value, rng, size=None):
-        if self.sigma == 0:
-            return _noiseless_release(value, size, self.dimension)
-        if self.noise == "float":
-            return np.asarray(value, dtype=float) + self.sample(rng, size)
-        n_var = self._sigma2
-        return _grid_release(
-            value, rng, size, self.dimension, self.grid, lambda r, shape: _sn.discrete_gaussian(r, (n_var, 1), shape)
-        )
+    def _float_noise(self, rng, shape):
+        return gaussian_noise(rng, self.sigma, shape)
+
+    def _grid_units(self, rng, shape):
+        return _sn.discrete_gaussian(rng, (self._sigma2, 1), shape)
 
 
 @dataclass(frozen=True)

@@ -129,23 +129,38 @@ def rational_at_least(x, max_bits=62):
     raise ValueError(f"{x!r} is too large to represent with {max_bits}-bit integers.")
 
 
-def round_to_grid(value, gamma, dimension):
+def round_to_grid(value, gamma, shape):
     """Centre in grid units: ``k = rint(value / gamma)`` as integer-valued float64.
 
     ``value / gamma`` is exact (division by a power of two) unless it
     overflows, and ``rint`` puts ``k`` within 1/2 of it.
 
+    Parameters
+    ----------
+    value : array-like
+        The centre(s); must broadcast to ``shape``.
+    gamma : float
+        The grid (a power of two).
+    shape : int or tuple of int
+        ``(dimension,)`` for one release, ``(size, dimension)`` for stacked
+        releases (one centre per row, or one centre for every row).
+
     Raises
     ------
     ValueError
-        If ``value`` is not finite or does not broadcast to ``(dimension,)``.
+        If ``value`` is not finite or does not broadcast to ``shape``.
         (The estimators keep centres in public bounded sets; an error here
         is a programming error, never a silent privacy loss.)
     """
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(shape)
     value = np.asarray(value, dtype=float)
-    if np.broadcast_shapes(value.shape, (dimension,)) != (dimension,):
-        raise ValueError(f"value of shape {value.shape} does not match dimension {dimension}.")
-    k = np.rint(np.broadcast_to(value, (dimension,)) / gamma)
+    try:
+        fits = np.broadcast_shapes(value.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"value of shape {value.shape} does not match the release shape {shape} (dimension {shape[-1]}).")
+    k = np.rint(np.broadcast_to(value, shape) / gamma)
     if not np.all(np.isfinite(k)):
         raise ValueError("value must be finite (and |value| / grid must not overflow) for secure noise.")
     return k

@@ -102,7 +102,7 @@ def test_noise_quantile_is_exact(delta):
     d, zeta = 21, 3.0
     mech = release_mechanism(0.3, 1.0, delta, d)
     q = noise_norm_quantile(mech, zeta)
-    norms = np.linalg.norm(mech.sample(np.random.default_rng(0), size=200_000), axis=1)
+    norms = np.linalg.norm(mech.release(0.0, np.random.default_rng(0), size=200_000), axis=1)
     frac = np.mean(norms > q)
     assert abs(frac - math.exp(-zeta)) < 5 * math.sqrt(math.exp(-zeta) / 200_000)
     if delta == 0:
@@ -294,7 +294,7 @@ def test_two_stage_output_audit_at_total_budget():
         loc = plan.localize.release.mechanism.release(centre, rng, size=size)[:, 0]
         r = plan.localize.radius
         c2 = np.clip(centre[0], loc - r, loc + r)
-        out = c2 + plan.release.mechanism.sample(rng, size=size)[:, 0]
+        out = plan.release.mechanism.release(c2[:, None], rng, size=size)[:, 0]
         return np.clip(out, loc - r, loc + r)
 
     a = project_on(outputs(c)[:, None], c, cp)

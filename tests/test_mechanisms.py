@@ -186,7 +186,7 @@ def test_discrete_laplace_gof_and_mutant():
 @pytest.mark.statistical
 def test_gaussian_sampler_gof():
     g = GaussianMechanism(1.0, 1.0, 1e-5, dimension=1, noise="float")
-    x = g.sample(np.random.default_rng(9), size=N_DRAWS).ravel()
+    x = g.release(0.0, np.random.default_rng(9), size=N_DRAWS).ravel()
     assert ks_pvalue(x, stats.norm(scale=g.sigma).cdf) > ALPHA
     assert ks_pvalue(x, stats.norm(scale=0.9 * g.sigma).cdf) < ALPHA
 

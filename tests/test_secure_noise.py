@@ -189,7 +189,7 @@ def test_outputs_lie_exactly_on_the_grid(name, d, centre):
     assert _on_grid(y, m.grid)
     y1 = m.release(value, rng)
     assert y1.shape == (d,) and _on_grid(y1, m.grid)
-    assert _on_grid(m.sample(rng, size=10), m.grid)
+    assert _on_grid(m.release(0.0, rng, size=10), m.grid)
     # the noise is centred on the rounded centre
     assert np.abs(np.median(y, axis=0) - value).max() < 10 * max(getattr(m, "scale", 0), getattr(m, "sigma", 0))
 
@@ -258,7 +258,7 @@ def test_porosity_event_reads_low_bits_exactly():
 @pytest.mark.statistical
 def test_secure_laplace_noise_law_and_mutant():
     m = LaplaceMechanism(1.0, 0.5, 1)
-    x = m.sample(np.random.default_rng(1), size=N_DRAWS).ravel()
+    x = m.release(0.0, np.random.default_rng(1), size=N_DRAWS).ravel()
     assert ks_pvalue(x, stats.laplace(scale=m.scale).cdf) > ALPHA
     assert ks_pvalue(x, stats.laplace(scale=1.1 * m.scale).cdf) < ALPHA
 
@@ -266,7 +266,7 @@ def test_secure_laplace_noise_law_and_mutant():
 @pytest.mark.statistical
 def test_secure_gaussian_noise_law_and_mutant():
     m = GaussianMechanism(1.0, 1.0, 1e-6, 1)
-    x = m.sample(np.random.default_rng(2), size=N_DRAWS).ravel()
+    x = m.release(0.0, np.random.default_rng(2), size=N_DRAWS).ravel()
     assert ks_pvalue(x, stats.norm(scale=m.sigma).cdf) > ALPHA
     assert ks_pvalue(x, stats.norm(scale=0.93 * m.sigma).cdf) < ALPHA
 
@@ -276,7 +276,7 @@ def test_secure_gaussian_noise_law_and_mutant():
 def test_hardened_l2_laplace_law_and_mutants(d):
     m = L2LaplaceMechanism(0.7, 1.0, d)
     rng = np.random.default_rng(30 + d)
-    x = m.sample(rng, size=N_DRAWS)
+    x = m.release(0.0, rng, size=N_DRAWS)
     p = l2_laplace_pvalues(x, m.scale)
     assert min(p.values()) > ALPHA, p
     for wrong in (0.7 * m.scale, 1.3 * m.scale):

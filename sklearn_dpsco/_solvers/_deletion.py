@@ -459,11 +459,12 @@ def release_at_level(plan, level, centre, rng, size=None):
     drawn whatever the level, so the random stream never depends on the data.
     """
     ell = plan.tdlap.sample(rng, size)
-    noise = plan.mechanism.sample(rng, size)
+    noise = plan.mechanism.draw(rng, size)
     released = np.asarray(ell) >= level
+    # the release rounds the centre to the noise grid (doc/privacy/secure_noise.rst, "The release contract")
     if size is None:
-        return bool(released), (np.asarray(centre, dtype=float) + noise if released else None)
-    points = (np.zeros(plan.n_coef) if centre is None else np.asarray(centre, dtype=float)) + noise
+        return bool(released), (noise.release(centre) if released else None)
+    points = noise.release(np.zeros(plan.n_coef) if centre is None else centre)
     points[~released] = np.nan
     return released, points
 

@@ -183,9 +183,10 @@ def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delt
 
 
 def run_item_group(data, plan, rng, *, radius):
-    noise = plan.mechanism.sample(rng)  # drawn before the data is touched
+    noise = plan.mechanism.draw(rng)  # drawn before the data is touched
     w = solve_user_logistic(
         data.X, data.y, data.n_users, max_items=plan.max_items, data_norm=data.data_norm, lam=plan.lam,
         center=np.zeros(data.n_features), tau=plan.tau,
     ).w
-    return project_ball(w + noise, np.zeros(data.n_features), radius)
+    # the release rounds w to the noise grid (doc/privacy/secure_noise.rst, "The release contract")
+    return project_ball(noise.release(w), np.zeros(data.n_features), radius)

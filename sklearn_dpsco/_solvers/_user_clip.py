@@ -362,7 +362,8 @@ def solve_user_clipped(X, y, indptr, n_users, *, max_items, data_norm, lam, clip
 
 
 def run_user_clip(data, plan, rng, *, radius):
-    noise = plan.mechanism.sample(rng)  # drawn before the data is touched
+    noise = plan.mechanism.draw(rng)  # drawn before the data is touched
     w, _ = solve_user_clipped(data.X, data.y, data.indptr, data.n_users, max_items=plan.max_items,
                               data_norm=data.data_norm, lam=plan.lam, clip=plan.clip, tau=plan.tau)
-    return project_ball(w + noise, np.zeros(data.n_features), radius)
+    # the release rounds w to the noise grid (doc/privacy/secure_noise.rst, "The release contract")
+    return project_ball(noise.release(w), np.zeros(data.n_features), radius)
