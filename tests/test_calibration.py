@@ -116,3 +116,47 @@ def test_monotonicity():
     assert all(a > b for a, b in zip(sig, sig[1:]))
     eps = [zcdp_epsilon(r, 1e-6) for r in (0.01, 0.1, 1, 10)]
     assert all(a < b for a, b in zip(eps, eps[1:]))
+
+
+# ------------------------------------------------------------------ tiny budgets terminate
+def test_nudge_until_is_bounded_far_from_the_root():
+    """A root finder's tolerance can be large relative to x (tiny epsilon): the safe-side step grows."""
+    from sklearn_dpsco.accounting._calibration import _nudge_until
+
+    calls = []
+
+    def holds(x):
+        calls.append(x)
+        return x <= 0.5
+
+    assert _nudge_until(holds, 1.0, down=True) <= 0.5
+    assert len(calls) < 60
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 1e-9])
+@pytest.mark.parametrize("delta", [1e-5, 1e-10])
+def test_tiny_epsilon_calibrations_hold_exactly(epsilon, delta):
+    from sklearn_dpsco.accounting._calibration import gaussian_delta, gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
+
+    rho = zcdp_rho(epsilon, delta)
+    assert 0 < rho and zcdp_epsilon(rho, delta) <= epsilon
+    mu = gaussian_mu(epsilon, delta)
+    assert 0 < mu and gaussian_delta(mu, epsilon) <= delta
+    assert gaussian_delta(mu, gaussian_epsilon(mu, delta)) <= delta
+
+
+def test_estimators_fit_at_tiny_epsilon_with_delta():
+    """Used to spend minutes in the zCDP conversion before touching data (issue: tiny epsilon hang)."""
+    import numpy as np
+
+    from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    DPHingeClassifier(epsilon=1e-6, delta=1e-6, random_state=0).fit(X, y)
+    # AdaSSP splits its budget three ways: at this budget each part would be (0, delta)-DP already,
+    # which no (epsilon > 0, delta) calibration can express -- refused from the public budget.
+    with pytest.raises(ValueError, match="too small to split"):
+        DPLinearRegressor(epsilon=1e-6, delta=1e-6, row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X[:, 0])
+    DPLinearRegressor(epsilon=1e-4, delta=1e-6, row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X[:, 0])

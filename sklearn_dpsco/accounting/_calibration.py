@@ -82,6 +82,26 @@ def gaussian_delta(mu, epsilon):
     return float(math.exp(a) * -math.expm1(b - a))
 
 
+def _nudge_until(holds, x, *, down, ulp=True):
+    """Step ``x`` towards the safe side until ``holds(x)``, in a bounded number of steps.
+
+    Root finders return a point within their tolerance on either side of the
+    root; the guarantee must hold exactly as computed, so the point is moved
+    by relative steps 1e-12, 2e-12, 4e-12, ... (each after one ulp when
+    ``ulp``). The first step is the tiny one that almost always suffices; the
+    doubling bounds the loop at about 40 evaluations even when the root
+    finder's tolerance is large relative to ``x`` (tiny epsilon), where a
+    fixed step of 1e-12 took minutes.
+    """
+    step = 1e-12
+    while not holds(x):
+        if ulp:
+            x = np.nextafter(x, 0.0 if down else math.inf)
+        x = x * (1 - step) if down else x * (1 + step)
+        step = min(2.0 * step, 0.5)
+    return x
+
+
 def gaussian_mu(epsilon, delta):
     """The largest ``mu`` whose Gaussian-DP curve satisfies (epsilon, delta).
 
@@ -106,8 +126,7 @@ def gaussian_mu(epsilon, delta):
     mu = math.exp(log_mu)
     # brentq returns a point within tolerance on either side: step down until
     # the guarantee holds exactly as computed.
-    while gaussian_delta(mu, epsilon) > delta:
-        mu = np.nextafter(mu, 0.0) * (1 - 1e-12)
+    mu = _nudge_until(lambda m: gaussian_delta(m, epsilon) <= delta, mu, down=True)
     return float(mu)
 
 
@@ -142,8 +161,7 @@ def gaussian_epsilon(mu, delta):
     eps = optimize.brentq(
         lambda e: gaussian_delta(mu, e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-14, maxiter=500
     )
-    while gaussian_delta(mu, eps) > delta:
-        eps = np.nextafter(eps, math.inf) * (1 + 1e-12)
+    eps = _nudge_until(lambda e: gaussian_delta(mu, e) <= delta, eps, down=False)
     return float(eps)
 
 
@@ -190,7 +208,8 @@ def zcdp_epsilon(rho, delta):
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
     best = min(values[i], float(res.fun) if res.success else math.inf)
-    return float(min(best, standard))
+    # a tiny rho is (0, delta)-DP already, where the conversion's formula dips below 0
+    return max(0.0, float(min(best, standard)))
 
 
 def zcdp_rho(epsilon, delta):
@@ -206,7 +225,8 @@ def zcdp_rho(epsilon, delta):
     hi = max(2.0 * lo, epsilon)
     while zcdp_epsilon(hi, delta) <= epsilon:
         hi *= 2.0
-    rho = optimize.brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, lo * (1 - 1e-9), hi, xtol=1e-15, rtol=1e-13)
-    while zcdp_epsilon(rho, delta) > epsilon:
-        rho *= 1 - 1e-12
+    # an absolute xtol of 1e-15 is coarse when rho itself is tiny (epsilon ~ 1e-6 gives rho ~ 1e-10)
+    xtol = min(1e-15, lo * 1e-13)
+    rho = optimize.brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, lo * (1 - 1e-9), hi, xtol=xtol, rtol=1e-13)
+    rho = _nudge_until(lambda r: zcdp_epsilon(r, delta) <= epsilon, rho, down=True, ulp=False)
     return float(rho)

@@ -200,6 +200,21 @@ def split_by_weights(epsilon, delta, weights, kinds=None):
         if any(k != "basic" for k in kinds):
             raise ValueError("'basic' (approximate-DP) parts cannot share a budget with Gaussian or zCDP parts.")
         return [basic_share(epsilon * w / total, delta * w / total) for w in weights]
+    shares = _curve_split(epsilon, delta, weights, kinds)
+    if any(s.epsilon <= 0 for s in shares):
+        # A part whose curve is (0, delta)-DP already cannot be calibrated back from an
+        # (epsilon > 0, delta) pair; refuse from the public budget alone, before any data.
+        raise ValueError(
+            f"the budget (epsilon={epsilon:g}, delta={delta:g}) is too small to split into {len(weights)} "
+            f"private releases: at this delta a part of it is already met by any noise, so it cannot "
+            f"be calibrated. Use a larger epsilon (or delta=0). Nothing was spent."
+        )
+    return shares
+
+
+def _curve_split(epsilon, delta, weights, kinds):
+    """The ``"gaussian"`` / ``"zcdp"`` rules of :func:`split_by_weights` (a share may come out at epsilon 0)."""
+    total = sum(weights)
     if "zcdp" in kinds:
         rho = zcdp_rho(epsilon, delta)
         shares = []
