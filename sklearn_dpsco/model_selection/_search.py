@@ -20,6 +20,7 @@ from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
 from ..accounting._context import AccountantMixin
 from ..accounting._shares import curve_kind
+from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._scoring import get_scorer
@@ -94,6 +95,11 @@ def _estimator_has(attr):
 class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared fit logic of :class:`DPGridSearchCV` and :class:`DPRandomizedSearchCV`."""
 
+    @property
+    def privacy_unit(self):
+        """``"row"``: splits, validation scores and the selection protect one row (model_selection.rst)."""
+        return "row"
+
     # -- candidates -----------------------------------------------------------------------------
     def _candidates(self, rng):
         """The list of candidate parameter dicts (exponential selection), drawn up front."""
@@ -126,6 +132,15 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             raise TypeError(
                 f"estimator must be a private sklearn_dpsco estimator or DPPipeline (with epsilon, delta and "
                 f"accountant parameters), got {type(self.estimator).__name__}. Nothing was spent."
+            )
+        # a DPPipeline mixing units raises here too, before the reservation
+        if privacy_unit_of(self.estimator) == "user":
+            raise PrivacyUnitError(
+                f"{type(self).__name__} cannot search over the user-level {type(self.estimator).__name__}: its "
+                "splits, validation scores and selection are row-level (one user's many rows could steer the "
+                "selection), and its candidate fits receive no groups. A user-level search (splits and scores "
+                "over users) is planned; for now tune on public or proxy data, or fit a few settings with "
+                "separate budgets on the same ledger. Nothing was spent."
             )
         if not (0 < self.selection_share < 1) and self._selection() == "exponential":
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
@@ -225,7 +240,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         accountant = self._get_accountant()
         # one atomic check-and-spend, committed before any candidate touches data:
         # a crash later never loses it (doc/privacy/accounting.rst)
-        accountant.spend(plan.event, label=f"{type(self).__name__}: {what}")
+        accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)
         return accountant
 
     def _configure_refit(self, candidates, plan, seed, classes):
