@@ -308,7 +308,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         run_params = self._draw_run_params(rng, n_runs)
         self._check_candidate_params(run_params)
         states = _param_seeds(rng, n_runs)
-        noise = score_noise.sample(rng, size=n_runs)[:, 0]
+        noise = score_noise.draw(rng, size=n_runs)  # one release per run, added to its score below
         refit_state = _param_seeds(rng, 1)[0]
         runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
@@ -316,7 +316,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
         jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer) for est in runs_est)
         runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-        noisy = np.array([score for score, _ in runs]) + noise
+        # the release rounds each score to the noise grid (doc/privacy/secure_noise.rst)
+        noisy = noise.release(np.array([score for score, _ in runs], dtype=float)[:, None])[:, 0]
         best = int(np.argmax(noisy))  # first of ties
         # only the winning run (its parameters, model and noisy score) is released
         state = dict(
