@@ -219,7 +219,13 @@ def test_user_level_noise_reaches_every_mechanism(solver, noise):
 
 
 class _RowsAreUsers(UserLevelDPLogistic):
-    """Test-only: one user per row (a search calls fit(X, y))."""
+    """Test-only: one user per row (a search calls fit(X, y)).
+
+    Every row its own user: the user-level guarantee is the row-level one,
+    so the subclass declares the row unit the search accepts.
+    """
+
+    _PRIVACY_UNIT = "row"
 
     def fit(self, X, y, groups=None):
         return super().fit(X, y, np.arange(X.shape[0]) if groups is None else groups)

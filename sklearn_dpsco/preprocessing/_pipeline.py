@@ -206,12 +206,16 @@ class DPPipeline(AccountantMixin, Pipeline):
     def _route_groups(self, classified, fit_params, groups, n_rows):
         """Check ``groups`` against the pipeline's unit; give it to every private step (user level)."""
         unit = self._common_unit([(name, step) for name, step, kind in classified if kind == "private"])
-        for name, _, _ in classified:
-            if "groups" in fit_params[name]:
+        # ``<step>__groups`` (the older spelling) stands for the pipeline's groups: one vector for every step
+        given = [(name, fit_params[name].pop("groups")) for name, _, _ in classified if "groups" in fit_params[name]]
+        if given:
+            if groups is not None or any(not np.array_equal(np.asarray(g), np.asarray(given[0][1])) for _, g in given):
                 raise ValueError(
-                    f"pass groups to the pipeline's fit (fit(X, y, groups=...)), not as {name}__groups: the "
-                    "pipeline routes it to every user-level step. Nothing was spent."
+                    "pass groups once, to the pipeline's fit (fit(X, y, groups=...)): it is routed to every "
+                    f"user-level step, and {', '.join(f'{n}__groups' for n, _ in given)} would give steps different "
+                    "users. Nothing was spent."
                 )
+            groups = given[0][1]
         if unit != "user":
             if groups is not None:
                 raise PrivacyUnitError(
