@@ -14,6 +14,15 @@ from ._audit import (
     mu_max,
     project_on,
 )
+from ._grid_residue import (
+    GridResidueResult,
+    collect_releases,
+    extreme_row,
+    grid_residue_audit,
+    released_values,
+    replace_row,
+    replace_user,
+)
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
 from ._porosity import PorosityResult, porosity_audit, porosity_event
@@ -29,6 +38,10 @@ __all__ = [
     "clopper_pearson",
     "discrete_pmf_pvalue",
     "epsilon_lower_bound_from_counts",
+    "extreme_row",
+    "GridResidueResult",
+    "grid_residue_audit",
+    "collect_releases",
     "ks_pvalue",
     "l2_laplace_pvalues",
     "linear_loss_minimizer",
@@ -38,5 +51,8 @@ __all__ = [
     "porosity_event",
     "project_on",
     "release_scores",
+    "released_values",
+    "replace_row",
+    "replace_user",
     "worst_case_neighbours",
 ]
