@@ -2,6 +2,7 @@
 #   P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) + (lam/2) ||w - w0||^2,
 #   psi_i = loss extended with k_i = C / ||x_i||, n = stop - start.
 from libc.math cimport sqrt, INFINITY
+from libc.float cimport DBL_MAX
 
 from ._rows cimport RowData
 from ._losses cimport Loss
@@ -24,13 +25,18 @@ cdef inline double row_k(RowData rows, Py_ssize_t i, const Problem *pb) noexcept
     # that k_i * ||x_i|| <= C holds for the exact norm too: the float norm has
     # relative error <= (d/2 + 2) 2^-53 (sum of squares, sqrt, division).
     # A zero row never meets the loss's slope: no extension (k = inf).
-    cdef double sq
+    # The norm is the over/underflow-free one (RowData.norm): a squared norm
+    # that underflows to 0 on a tiny nonzero row must NOT read as a zero row
+    # (that would drop the extension). A level above the largest double is
+    # capped to it (still <= C / ||x_i||).
+    cdef double nrm, k
     if pb.clip == INFINITY:
         return INFINITY
-    sq = rows.sq_norm(i)
-    if sq == 0.0:
+    nrm = rows.norm(i)
+    if nrm == 0.0:
         return INFINITY
-    return pb.clip / sqrt(sq) * pb.k_factor
+    k = pb.clip / nrm * pb.k_factor
+    return k if k <= DBL_MAX else DBL_MAX
 
 
 cdef inline double row_weight(const Problem *pb, Py_ssize_t i) noexcept nogil:

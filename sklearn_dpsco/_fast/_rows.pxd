@@ -16,19 +16,23 @@ cdef class RowData:
     cdef const double *data        # CSR values
     cdef const Py_ssize_t *indices # CSR column indices (normalised to intp once)
     cdef const Py_ssize_t *indptr  # CSR row pointers (normalised to intp once)
-    cdef const double *sq_norms    # ||x_i||^2 including the intercept feature
+    cdef const double *sq_norms    # ||x_i||^2 including the intercept feature (may over/underflow)
+    cdef const double *norms       # ||x_i||, computed without over/underflow (see _safe_norm)
 
     cdef object _X                 # what __reduce__ pickles
     cdef object _keep              # arrays the pointers above point into
     cdef object _sq_array          # the cached squared row norms (ndarray)
+    cdef object _norm_array        # the cached row norms (ndarray)
 
     cdef double _raw_sq_norm(self, Py_ssize_t i) noexcept nogil
+    cdef double _safe_norm(self, Py_ssize_t i, double sq) noexcept nogil
     cdef double dot(self, Py_ssize_t i, const double *w) noexcept nogil
     cdef double dot_abs(self, Py_ssize_t i, const double *w, double *abs_dot) noexcept nogil
     cdef void axpy(self, Py_ssize_t i, double a, double *w) noexcept nogil
     cdef void axpy_comp(self, Py_ssize_t i, double a, double *w, double *w_comp,
                         double *w_abs) noexcept nogil
     cdef double sq_norm(self, Py_ssize_t i) noexcept nogil
+    cdef double norm(self, Py_ssize_t i) noexcept nogil
     cdef Py_ssize_t row(self, Py_ssize_t i, const double **values,
                         const Py_ssize_t **columns) noexcept nogil
     cdef void block_matvec(self, Py_ssize_t start, Py_ssize_t stop,

@@ -119,14 +119,55 @@ cdef class RowData:
                 self.dense = &dense_view[0, 0]
         self.n_features = self.n_raw + (1 if self.has_intercept else 0)
         sq = np.empty(self.n_samples, dtype=np.float64)
-        self._keep = self._keep + (sq,)
+        nrm = np.empty(self.n_samples, dtype=np.float64)
+        self._keep = self._keep + (sq, nrm)
         self._sq_array = sq
+        self._norm_array = nrm
+        cdef double[::1] nv
         if self.n_samples > 0:
             norms = sq
+            nv = nrm
             self.sq_norms = &norms[0]
+            self.norms = &nv[0]
             with nogil:
                 for i in range(self.n_samples):
                     norms[i] = self._raw_sq_norm(i)
+                    nv[i] = self._safe_norm(i, norms[i])
+
+    cdef double _safe_norm(self, Py_ssize_t i, double sq) noexcept nogil:
+        # ||x_i|| for every finite row. Fast path: sqrt of the plain sum of
+        # squares when that sum neither overflowed nor came near underflow
+        # (then it is the value every kernel always used). Otherwise (rows of
+        # norm above ~1e154 or below ~1e-135) the hypot-style ``m sqrt(sum
+        # (x_j / m)^2)``, m = max |x_j|: relative error <= (d/2 + 3) 2^-53 like
+        # the fast path, plus an absolute (d + 3) 2^-1074 for subnormal
+        # results, added so that the value is never below the exact norm by
+        # more than row_k's rounding guard allows.
+        cdef Py_ssize_t j, lo, hi
+        cdef double m = 0.0, t, acc = 0.0
+        cdef const double *x
+        if sq == sq and sq >= 2.0 ** -900 and sq <= 1.7e308:
+            return sqrt(sq)
+        if self.is_sparse:
+            lo, hi = self.indptr[i], self.indptr[i + 1]
+            x = self.data
+        else:
+            lo, hi = 0, self.n_raw
+            x = self.dense + i * self.n_raw
+        for j in range(lo, hi):
+            if fabs(x[j]) > m:
+                m = fabs(x[j])
+        if self.has_intercept and self.intercept_scaling > m:
+            m = self.intercept_scaling
+        if m == 0.0:
+            return 0.0
+        for j in range(lo, hi):
+            t = x[j] / m
+            acc += t * t
+        if self.has_intercept:
+            t = self.intercept_scaling / m
+            acc += t * t
+        return m * sqrt(acc) + (hi - lo + 3) * 2.0 ** -1074
 
     cdef double _raw_sq_norm(self, Py_ssize_t i) noexcept nogil:
         cdef Py_ssize_t j
@@ -216,6 +257,10 @@ cdef class RowData:
             _neumaier(w + self.n_raw, w_comp + self.n_raw, w_abs + self.n_raw,
                       a * self.intercept_scaling)
 
+    cdef double norm(self, Py_ssize_t i) noexcept nogil:
+        # ||x_i|| (intercept included), finite for every finite row (_safe_norm).
+        return self.norms[i]
+
     cdef double sq_norm(self, Py_ssize_t i) noexcept nogil:
         """||x_i||^2 (cached at construction; intercept feature included)."""
         return self.sq_norms[i]
@@ -263,8 +308,9 @@ cdef class RowData:
         -------
         norms : ndarray of shape (n_samples,)
         """
-        sq = self._sq_array.copy()
-        return sq if squared else np.sqrt(sq)
+        if squared:
+            return self._sq_array.copy()
+        return self._norm_array.copy()
 
     def matvec(self, w):
         """Return ``X_aug @ w`` (``X_aug`` includes the intercept column).

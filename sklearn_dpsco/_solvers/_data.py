@@ -16,6 +16,34 @@ import scipy.sparse as sp
 __all__ = ["GLMData"]
 
 
+def safe_row_norms(X, intercept_scaling=0.0):
+    """Euclidean row norms of a dense or CSR ``X`` with a virtual column ``intercept_scaling``, overflow-free.
+
+    Same fast path and fallback as the compiled ``RowData`` (``_fast/_rows.pyx``).
+    """
+    s = float(intercept_scaling)
+    with np.errstate(over="ignore", under="ignore"):
+        if sp.issparse(X):
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
+        norms = np.sqrt(sq + s**2)
+        bad = ~(np.isfinite(sq) & (sq + s**2 >= 2.0**-900))
+        if np.any(bad):
+            rows = X[np.flatnonzero(bad)]
+            if sp.issparse(rows):
+                m = np.asarray(abs(rows).max(axis=1).todense()).ravel()
+                scale = np.where(m > 0, m, 1.0)
+                scaled = sp.csr_matrix(sp.diags(1.0 / scale) @ rows)
+                raw = m * np.sqrt(np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel())
+            else:
+                m = np.max(np.abs(rows), axis=1) if rows.shape[1] else np.zeros(rows.shape[0])
+                scale = np.where(m > 0, m, 1.0)
+                raw = m * np.sqrt(np.einsum("ij,ij->i", rows / scale[:, None], rows / scale[:, None]))
+            norms[bad] = np.hypot(raw, s)
+    return norms
+
+
 @dataclass
 class GLMData:
     X: object
@@ -48,13 +76,14 @@ class GLMData:
         return sp.issparse(self.X)
 
     def row_norms(self):
-        """l2 norms of the rows, intercept column included (cached)."""
+        """l2 norms of the rows, intercept column included (cached), without over/underflow.
+
+        Rows whose sum of squares overflows (norm above ~1e154) or nears
+        underflow get the hypot-style ``m * sqrt(sum (x_j / m)^2)``; every
+        other row keeps the plain ``sqrt(sum x_j^2 + s^2)``.
+        """
         if self._norms is None:
-            if self.sparse:
-                sq = np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel()
-            else:
-                sq = np.einsum("ij,ij->i", self.X, self.X)
-            self._norms = np.sqrt(sq + self.intercept_scaling**2)
+            self._norms = safe_row_norms(self.X, self.intercept_scaling)
         return self._norms
 
     def row_data(self):

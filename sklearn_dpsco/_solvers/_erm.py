@@ -10,9 +10,13 @@ sensitivity (doc/privacy/output_perturbation.rst); they never look at the
 achieved bound when choosing noise.
 """
 
+import numpy as np
+import scipy.sparse as sp
+
 from .._fast._erm import certified_erm
 from .._fast._losses import Absolute, Hinge, Logistic, Power, Squared
 from .._fast._rows import RowData
+from ._data import GLMData, safe_row_norms
 from ._reference_erm import reference_certified_erm
 
 __all__ = ["CertificationError", "MAX_EPOCHS", "solve_certified"]
@@ -49,6 +53,100 @@ def _rows(data):
     return rows
 
 
+#: Rows are conditioned to norms in [2^-256, 2^256] before the certified solve (see
+#: :func:`condition_rows`): squared norms, curvatures ``||x||^2 / (lam n)`` and the
+#: certificate's terms then stay far from float64 overflow and underflow.
+ROW_NORM_CAP = 2.0**256
+ROW_NORM_FLOOR = 2.0**-256
+#: Target clipping: the half-width's cap on the saturation residual and its margin, in units
+#: of ``(1 + clip / lam) ||x_i||`` (see :func:`condition_rows`).
+TARGET_SLACK = 2.0**10
+
+
+def _ball_point(w0, ball):
+    """``Pi_B(w0)`` (``w0`` itself without a ball) and the size of its coordinates, for rounding slack."""
+    w0 = np.asarray(w0, dtype=float)
+    if ball is None:
+        return w0, float(np.linalg.norm(w0))
+    c, R = np.asarray(ball[0], dtype=float), float(ball[1])
+    gap = float(np.linalg.norm(w0 - c))
+    p0 = w0 if gap <= R else c + (R / gap) * (w0 - c)
+    return p0, float(np.linalg.norm(p0)) + float(np.linalg.norm(c)) + R
+
+
+def condition_rows(data, loss, lam, w0, *, clip, start=0, stop=None, ball=None):
+    """The rows the certified solver works on: a per-row map that keeps every float finite.
+
+    Each row ``(x_i, y_i)`` is mapped on its own, by a rule that reads only that
+    row and public quantities (``lam``, ``clip``, ``w0``, ``ball``), so every
+    term of the objective stays ``clip``-Lipschitz and the replace-one
+    argument of the caller applies unchanged (doc/privacy/output_perturbation.rst,
+    "Extreme rows"):
+
+    1. a row of norm above ``ROW_NORM_CAP`` has its stored features — and, for a
+       regression loss, its target — multiplied by an exact power of two that
+       brings the features' norm below the cap (the virtual intercept column
+       is not scaled);
+    2. a row of norm below ``ROW_NORM_FLOOR`` has its stored features set to 0
+       (and its target to 0 for a regression loss): its loss is then constant;
+    3. for a regression loss (of the residual ``<x, w> - y``), the target is
+       clipped to ``z0_i +- W_i``, ``z0_i = <x_i, p0>`` with ``p0 = Pi_B(w0)``
+       and ``W_i = (1 + 2^-20) min(sat(k_i), T_i) + T_i + 2^-20 ||x_i|| A``,
+       ``T_i = TARGET_SLACK (1 + clip/lam) ||x_i||``, ``k_i = clip/||x_i||``,
+       ``sat`` the residual beyond which the extension is linear and ``A``
+       bounds the coordinates of ``p0`` (rounding slack).
+
+    Step 3 cannot move the minimizer when ``sat(k_i) <= T_i`` (every row but
+    those of norm below ~``sqrt(clip / (TARGET_SLACK (1 + clip/lam)))`` for the
+    squared loss): ``lam (w* - w0)`` is minus an average of gradients of norm
+    <= clip (plus a normal cone of the ball), so ``||w* - p0|| <= clip/lam``
+    and ``|<x_i, w*> - z0_i| <= (clip/lam) ||x_i||``; a target beyond
+    ``sat(k_i) + (clip/lam) ||x_i||`` from ``z0_i`` keeps the residual at
+    ``w*`` in the linear part of the extension, with the same slope, so the
+    gradient at ``w*`` is unchanged. Then every term of the certificate is at
+    most ``~2 TARGET_SLACK clip (1 + clip/lam)`` plus the centre's own
+    ``clip ||p0||``: a bound by public quantities, whatever the targets.
+
+    Returns ``(data, start, stop)``: the original arguments when no row
+    changes (the common case: ordinary data are solved bit for bit as before),
+    else a conditioned copy of the block with ``start=0, stop=None``.
+    """
+    stop = data.n_samples if stop is None else stop
+    norms = data.row_norms()[start:stop]
+    huge, tiny = norms > ROW_NORM_CAP, norms < ROW_NORM_FLOOR
+    regression = not loss.classification and hasattr(loss, "saturation")
+    if not (huge.any() or tiny.any() or regression):
+        return data, start, stop
+    s = data.intercept_scaling
+    X, y = data.X[start:stop], np.array(data.y[start:stop], dtype=float)
+    scale = np.ones(stop - start)
+    if huge.any() or tiny.any():
+        raw = safe_row_norms(X[np.flatnonzero(huge)])
+        # an exact power of two c with c * raw < ROW_NORM_CAP (frexp: raw < 2^e)
+        scale[huge] = np.ldexp(1.0, np.log2(ROW_NORM_CAP).astype(int) - np.frexp(raw)[1])
+        scale[tiny] = 0.0
+        X = sp.csr_matrix(sp.diags(scale) @ X) if sp.issparse(X) else X * scale[:, None]
+        if regression:
+            y = y * scale
+        norms = safe_row_norms(X, s)
+    if regression:
+        rho = clip / lam
+        p0, size = _ball_point(w0, ball)
+        z0 = GLMData(X, y, None, s).matvec(p0)
+        with np.errstate(divide="ignore", over="ignore"):
+            k = clip / norms
+            sat = np.asarray(loss.saturation(k * (1.0 + 2.0**-30)), dtype=float)
+        t = TARGET_SLACK * (1.0 + rho) * norms
+        # why: exact when sat <= t (the docstring's argument); else a per-row map (privacy unchanged)
+        width = (1.0 + 2.0**-20) * np.minimum(sat, t) + t + 2.0**-20 * norms * size
+        y_new = np.clip(y, z0 - width, z0 + width)
+        if not (huge.any() or tiny.any()) and np.array_equal(y_new, y):
+            return data, start, stop
+        y = y_new
+    sw = None if data.sample_weight is None else data.sample_weight[start:stop]
+    return GLMData(X, y, sw, s), 0, None
+
+
 def solve_certified(data, loss, lam, w0, *, clip, target_distance, start=0, stop=None, ball=None):
     """Regularized extended-GLM minimizer certified within ``target_distance``.
 
@@ -75,6 +173,8 @@ def solve_certified(data, loss, lam, w0, *, clip, target_distance, start=0, stop
     result
         With attributes ``w`` and ``distance_bound`` (<= ``target_distance``).
     """
+    # a per-row map that keeps every float finite and every certificate term bounded (condition_rows)
+    data, start, stop = condition_rows(data, loss, lam, w0, clip=clip, start=start, stop=stop, ball=ball)
     compiled = _compiled_loss(loss)
     if compiled is None:
         res = reference_certified_erm(
