@@ -147,7 +147,9 @@ class FitAllowance(BudgetAccountant):
             new = self._spent + profile_of(event)
             if not dominates(self._cap, new):
                 raise self._refuse(event)
-            entry = self.parent.spend(event, label=label, privacy_unit=privacy_unit) if self.parent is not None else None
+            entry = None
+            if self.parent is not None:
+                entry = self.parent.spend(event, label=label, privacy_unit=privacy_unit)
             if entry is None:
                 import time
 
