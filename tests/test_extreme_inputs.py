@@ -221,3 +221,25 @@ def test_user_level_pure_dp_refusal_is_public():
     X, y = _base(600, 3, classification=True)
     groups = np.arange(600) // 2
     _check(lambda: UserLevelDPLogistic(epsilon=1.0, delta=0.0), X, y, classification=True, groups=groups)
+
+
+# -- the kernels' row norms -------------------------------------------------------------------------
+def test_extension_level_of_tiny_and_huge_rows():
+    # a nonzero row whose squared norm underflows must keep its extension k = C/||x|| (it used to read
+    # as a zero row, k = inf: an unbounded gradient |psi'(r)| ||x||); huge rows get a finite norm
+    from sklearn_dpsco._fast._losses import Squared
+    from sklearn_dpsco._fast._objective import Objective
+    from sklearn_dpsco._fast._rows import RowData
+    from sklearn_dpsco._solvers._data import safe_row_norms
+
+    X = np.array([[1e-300, 0.0], [1e-170, 1e-170], [1e300, 1e300], [3.0, 4.0], [0.0, 0.0]])
+    exact = np.array([1e-300, np.sqrt(2) * 1e-170, np.sqrt(2) * 1e300, 5.0, 0.0])
+    rows = RowData(X)
+    np.testing.assert_allclose(rows.row_norms(), exact, rtol=1e-15)
+    np.testing.assert_allclose(safe_row_norms(X), exact, rtol=1e-15)
+    k = Objective(rows, np.zeros(5), Squared(), 1.0, None, 0.1).k_values()
+    assert np.all(k[:4] <= 0.1 / exact[:4]) and np.all(k[:4] >= 0.1 / exact[:4] * (1 - 1e-14))
+    assert k[4] == np.inf
+    grad = Objective(rows, np.array([0.0, 1e300, 0.0, 0.0, 0.0]), Squared(), 0.0, None, 0.1).loss_gradient(
+        np.zeros(2))
+    assert np.linalg.norm(grad) <= 0.1 / 5 * (1 + 1e-12)  # the 1e-170 row's gradient is clipped to C
