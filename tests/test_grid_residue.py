@@ -262,7 +262,9 @@ POWER = {
     ("DPLinearRegressor", "lowy", 1e-5): NO_POWER_POST.format("stage averaging / ball projection"),
     ("DPLinearRegressor", "interpolation", 0.0): NO_POWER_LAPLACE,
     ("DPLinearRegressor", "interpolation_ald", 0.0): NO_POWER_LAPLACE,
-    ("DPLinearRegressor", "interpolation_ald", 1e-5): "grid",
+    # the noisy phase output is projected onto the intersection of the localization balls when it
+    # lands outside (about 1 run in 40 here), which moves it off the grid: "grid" would flake
+    ("DPLinearRegressor", "interpolation_ald", 1e-5): NO_POWER_POST.format("projection onto the balls' intersection"),
     ("DPGrowthAdaptiveRegressor", "ald_growth", 0.0): NO_POWER_POST.format("noisy iterates averaged"),
     ("DPGrowthAdaptiveRegressor", "ald_growth", 1e-5): NO_POWER_POST.format("noisy iterates averaged"),
     ("DPGrowthAdaptiveRegressor", "ald_localization", 0.0): NO_POWER_POST.format("noisy iterates averaged"),
