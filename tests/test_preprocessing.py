@@ -303,7 +303,17 @@ def test_docstring_examples_run():
         "sklearn_dpsco.preprocessing._scaler",
         "sklearn_dpsco.preprocessing._clipper",
         "sklearn_dpsco.model_selection._search",
-        "sklearn_dpsco.accounting._context",
+        "sklearn_dpsco.accounting._accountant",
     ):
         failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
         assert failures == 0, name
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_clipper_clips_extreme_rows_instead_of_zeroing_them(sparse):
+    """A row of norm 1e200 overflows a naive sum of squares (inf -> factor 0); it must come out at max_norm."""
+    X = np.array([[3e200, 4e200], [3e-200, 4e-200], [0.3, 0.4]])
+    Xt = RowNormClipper(max_norm=1.0).fit_transform(sp.csr_matrix(X) if sparse else X)
+    Xt = Xt.toarray() if sparse else Xt
+    np.testing.assert_allclose(Xt[0], [0.6, 0.8], rtol=1e-12)
+    np.testing.assert_array_equal(Xt[1:], X[1:])

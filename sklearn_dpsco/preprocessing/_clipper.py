@@ -7,6 +7,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._solvers._data import safe_row_norms
 
 __all__ = ["RowNormClipper"]
 
@@ -79,12 +80,20 @@ class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if sp.issparse(X):
             A = abs(X)
             if self.norm == "l2":
-                return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+                return safe_row_norms(X)
             if self.norm == "l1":
                 return np.asarray(A.sum(axis=1)).ravel()
             return A.max(axis=1).toarray().ravel()
         order = {"l2": 2, "l1": 1, "max": np.inf}[self.norm]
-        return np.linalg.norm(X, ord=order, axis=1)
+        with np.errstate(over="ignore", under="ignore"):
+            norms = np.linalg.norm(X, ord=order, axis=1)
+        if self.norm == "l2":
+            # sum of squares overflows past ~1e154 (inf: the row would be zeroed, not clipped) and
+            # underflows below ~1e-162; recompute those rows scaled (ordinary rows: bit-identical)
+            bad = ~np.isfinite(norms) | ((norms == 0) & np.any(X != 0, axis=1))
+            if np.any(bad):
+                norms[bad] = safe_row_norms(X[bad])
+        return norms
 
     def transform(self, X, copy=None):
         """Clip the rows of ``X``.
