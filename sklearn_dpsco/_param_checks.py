@@ -7,12 +7,15 @@ parameter, so a user sees which argument is wrong before anything runs.
 import math
 import numbers
 
+import numpy as np
+
 __all__ = [
     "check_epsilon",
     "check_delta",
     "check_nonnegative",
     "check_positive",
     "check_dimension",
+    "check_groups",
 ]
 
 
@@ -64,3 +67,34 @@ def check_dimension(d, name="dimension"):
     if d < 1:
         raise ValueError(f"{name} must be >= 1, got {d!r}.")
     return int(d)
+
+
+def check_groups(groups, n_rows, owner):
+    """One user identifier per row, validated before anything is spent.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_rows,) or None
+    n_rows : int
+    owner : str
+        What needs the groups (``"UserLevelDPLogistic.fit"``), for the message.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,)
+    """
+    if groups is None:
+        raise ValueError(
+            f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent."
+        )
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_rows:
+        raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
+    if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
+        raise ValueError("groups must not contain NaN or infinite values. Nothing was spent.")
+    if groups.dtype.kind == "O":
+        try:
+            np.unique(groups)
+        except TypeError:
+            raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
+    return groups

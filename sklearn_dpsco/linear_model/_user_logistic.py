@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
+from .._param_checks import check_groups
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES
 from .._solvers._user_baselines import (
@@ -364,25 +365,6 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         return coef, bottoms, info
 
     # -- fit ----------------------------------------------------------------------------------
-    @staticmethod
-    def _check_groups(groups, n_rows):
-        if groups is None:
-            raise ValueError(
-                "UserLevelDPLogistic.fit requires groups: one user identifier per row (the privacy unit "
-                "is a user). Nothing was spent."
-            )
-        groups = np.asarray(groups)
-        if groups.ndim != 1 or groups.shape[0] != n_rows:
-            raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
-        if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-            raise ValueError("groups must not contain NaN or infinite values. Nothing was spent.")
-        if groups.dtype.kind == "O":
-            try:
-                np.unique(groups)
-            except TypeError:
-                raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
-        return groups
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, groups=None):
         """Fit the model with user-level differential privacy.
@@ -402,7 +384,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         def body():
             X_, y_ = self._validate_Xy(X, y, y_numeric=False)
             check_classification_targets(y_)
-            groups_ = self._check_groups(groups, X_.shape[0])
+            groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
             classes = self._resolve_classes(y_)
             targets = [np.where(y_ == classes[1], 1.0, -1.0)] if classes.size == 2 else [
                 np.where(y_ == c, 1.0, -1.0) for c in classes

@@ -13,12 +13,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, LaplaceMechanism
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
 from .._solvers._user_data import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import split_budget, split_kind
-from ..accounting._context import AccountantMixin
 
 __all__ = ["DPStandardScaler"]
 
@@ -75,24 +75,6 @@ def user_clipped_moments(X, groups, lower, upper, max_items_per_user=None):
     user_mean = np.add.reduceat(Xc, starts, axis=0) / counts
     user_m2 = np.add.reduceat((Xc - centre) ** 2, starts, axis=0) / counts
     return user_mean.mean(axis=0), user_m2.mean(axis=0), data.n_users
-
-
-def _check_groups(groups, n_rows):
-    if groups is None:
-        raise ValueError(
-            "DPStandardScaler(privacy_unit='user').fit requires groups: one user identifier per row (the privacy "
-            "unit is a user). Nothing was spent."
-        )
-    groups = np.asarray(groups)
-    if groups.ndim != 1 or groups.shape[0] != n_rows:
-        raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
-    if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-        raise ValueError("groups must not contain NaN or infinite values. Nothing was spent.")
-    try:
-        np.unique(groups)
-    except TypeError:
-        raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
-    return groups
 
 
 class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -321,7 +303,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         lower, upper = _check_bounds(self.bounds, d)
         n_users = None
         if self.privacy_unit == "user":
-            groups = _check_groups(groups, n)
+            groups = check_groups(groups, n, "DPStandardScaler(privacy_unit='user').fit")
             n_users = int(np.unique(groups).size)  # public under replace-one-user
         # the number of privacy units: rows, or users (each contributes one mean)
         mechs = self._mechanisms(n if n_users is None else n_users, lower, upper)
