@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from sklearn_dpsco import _mechanisms
-from sklearn_dpsco import _secure_noise as sn
+from sklearn_dpsco._mechanisms import _grid as sn
 from sklearn_dpsco._fast._csprng import OSEntropyBitGenerator
 from sklearn_dpsco._mechanisms import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism, l2_laplace_noise
 
@@ -106,7 +106,7 @@ def bench_releases(repeat):
             res = {}
             for noise in ("float", "secure"):
                 # cold build: the zCDP calibration cache is cleared every time
-                cold = best_time(lambda: (_mechanisms._zcdp_rho.cache_clear(), make(noise)), repeat, number=3)
+                cold = best_time(lambda: (_mechanisms._additive._zcdp_rho.cache_clear(), make(noise)), repeat, number=3)
                 make(noise)
                 warm = best_time(lambda: make(noise), repeat, number=20)
                 mech = make(noise)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sklearn_dpsco import _secure_noise as sn
+from sklearn_dpsco._mechanisms import _grid as sn
 from sklearn_dpsco._mechanisms import (
     DEFAULT_NOISE,
     DiscreteLaplaceMechanism,

@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._fast._discrete import MAX_INT, as_rational, discrete_gaussian, discrete_laplace
+from .._fast._discrete import MAX_INT, as_rational, discrete_gaussian, discrete_laplace
 
 __all__ = [
     "LAPLACE_GRID_BITS",

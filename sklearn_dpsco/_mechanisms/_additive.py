@@ -1,26 +1,9 @@
-"""Noise mechanisms (doc/privacy/mechanisms.rst).
+"""Additive mechanisms for real-valued queries: Laplace, l2-Laplace, Gaussian.
 
-Each mechanism is a small frozen object built from *public* inputs
-(sensitivity, budget, dimension). It knows its noise scale, the privacy
-event it consumes, and how to draw noise. Releases are vectorised
-(``size`` independent draws at once) so the statistical audits can draw
-1e5 samples in milliseconds.
-
-Noise is drawn from a :class:`numpy.random.Generator` made by
-:func:`sklearn_dpsco._rng.check_random_state` (OS entropy by default).
-The ``noise`` argument selects the sampling path (doc/privacy/secure_noise.rst):
-
-``"secure"`` (the default, :data:`DEFAULT_NOISE`)
-    Round the centre to a power-of-two grid, inflate the sensitivity by the
-    rounding, add *exact* integer noise (discrete Laplace / discrete
-    Gaussian, Canonne-Kamath-Steinke 2020), scale back. Outputs lie exactly
-    on the grid and the privacy proof covers the floats actually released.
-    The isotropic l2-Laplace has no proven lattice version: its secure path
-    is a *hardened* continuous sampler rounded to the grid.
-``"float"``
-    The textbook ``value + rng.laplace(...)`` in float64. Not differentially
-    private as a distribution over floats (Mironov 2012); kept for
-    comparison, tests and benchmarks.
+Each is a frozen object built from *public* inputs (sensitivity, budget,
+dimension) that knows its noise scale, the privacy event it consumes and how
+to draw noise on either noise path. Solvers do not construct them directly:
+:mod:`._calibrate` is the one place where a sensitivity becomes a mechanism.
 """
 
 import functools
@@ -30,91 +13,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import _secure_noise as _sn
-from ._param_checks import check_delta, check_dimension, check_epsilon, check_nonnegative
-from .accounting import GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent
-from .accounting._calibration import (
+from .._param_checks import check_delta, check_dimension, check_epsilon, check_nonnegative
+from ..accounting import GaussianEvent, LaplaceEvent, PureDPEvent, ZCDPEvent
+from ..accounting._calibration import (
     gaussian_sigma_analytic,
     gaussian_sigma_classic,
     laplace_scale,
     zcdp_rho,
 )
+from . import _grid as _sn
+from ._draw import NoiseDraw
+from ._paths import DEFAULT_NOISE, check_noise, release_shape
+from ._samplers import gaussian_noise, l2_laplace_noise, laplace_noise
 
-__all__ = [
-    "LaplaceMechanism",
-    "L2LaplaceMechanism",
-    "GaussianMechanism",
-    "DiscreteLaplaceMechanism",
-    "TruncatedDiscreteLaplace",
-    "NoiseDraw",
-    "laplace_noise",
-    "l2_laplace_noise",
-    "gaussian_noise",
-    "discrete_laplace_noise",
-    "DEFAULT_NOISE",
-]
-
-_NOISE_PATHS = ("secure", "float")
-
-#: The noise path every mechanism (and, through them, every estimator) uses
-#: unless told otherwise. Measured cost (doc/privacy/secure_noise.rst,
-#: benchmarks/bench_noise.py): one release takes 30-55 us at d <= 100 and
-#: 0.1-0.4 ms at d = 1000 (float: 2-20 us), negligible next to a fit; the
-#: Laplace and
-#: l2-Laplace noise scales grow by a relative ``(d / epsilon + 1) 2^-48``
-#: (resp. ``sqrt(d) 2^-40 / epsilon``) at most;
-#: the Gaussian's sigma grows by 4-11% (zCDP calibration, see
-#: GaussianMechanism) -- the price of a proof that covers the released floats.
-DEFAULT_NOISE = "secure"
-
-
-def _check_noise(noise):
-    if noise not in _NOISE_PATHS:
-        raise ValueError(f"noise must be one of {_NOISE_PATHS}, got {noise!r}.")
-    return noise
-
-
-def _shape(size, dimension):
-    if size is None:
-        return (dimension,)
-    return (size, dimension)
-
-
-# --------------------------------------------------------------------------- samplers
-def laplace_noise(rng, scale, size):
-    """I.i.d. Laplace(0, ``scale``) coordinates (ALGORITHMS.md P1)."""
-    return rng.laplace(0.0, scale, size=size)
-
-
-def l2_laplace_noise(rng, scale, dimension, size=None):
-    """Isotropic l2-Laplace: density proportional to ``exp(-||b|| / scale)`` in R^d.
-
-    The norm of such a vector is Gamma(d, scale) and its direction uniform on
-    the sphere, independently (ALGORITHMS.md P2): the density in polar form
-    is ``r^(d-1) exp(-r / scale)`` times the uniform surface measure.
-    """
-    shape = _shape(size, dimension)
-    direction = rng.standard_normal(shape)
-    norms = np.linalg.norm(direction, axis=-1, keepdims=True)
-    # A zero Gaussian vector has probability 0; guard the division anyway.
-    norms[norms == 0] = 1.0
-    radius = rng.gamma(shape=dimension, scale=scale, size=shape[:-1] + (1,))
-    return radius * direction / norms
-
-
-def gaussian_noise(rng, sigma, size):
-    """I.i.d. N(0, ``sigma``^2) coordinates."""
-    return rng.normal(0.0, sigma, size=size)
-
-
-def discrete_laplace_noise(rng, t, size):
-    """Integers with P(k) proportional to ``exp(-|k| / t)``.
-
-    Drawn as the difference of two i.i.d. geometric variables with success
-    probability ``1 - exp(-1/t)`` (Inusah and Kozubowski 2006).
-    """
-    p = -math.expm1(-1.0 / t)
-    return rng.geometric(p, size=size) - rng.geometric(p, size=size)
+__all__ = ["GaussianMechanism", "L2LaplaceMechanism", "LaplaceMechanism"]
 
 
 # --------------------------------------------------------------------------- secure-path helpers
@@ -140,54 +52,6 @@ def _check_event_int(value, name):
     return value
 
 
-class NoiseDraw:
-    """Noise drawn for a release, held back until the centre is known.
-
-    Made by a mechanism's :meth:`draw` (before a solver touches the data, so
-    the random stream never depends on the data); :meth:`release` is the only
-    way to turn it into floats next to a centre. On the secure path it holds
-    *integer* noise in grid units and :meth:`release` rounds the centre to
-    the same grid before adding, so the output is ``fl(k + n) * gamma`` with
-    ``k + n`` an exactly private integer (doc/privacy/secure_noise.rst,
-    "The release contract"). There is deliberately no accessor for the noise
-    as floats: ``centre + noise`` in floats with an unrounded centre leaks
-    ``centre mod gamma`` in every release.
-
-    Parameters
-    ----------
-    units : ndarray of shape (dimension,) or (size, dimension)
-        Integer-valued noise in grid units (secure path) or float noise
-        (float path, ``grid == 0``).
-    grid : float
-        The grid ``gamma``; ``0.0`` on the float path and for noiseless
-        mechanisms.
-    """
-
-    __slots__ = ("_units", "_grid")
-
-    def __init__(self, units, grid):
-        self._units = units
-        self._grid = float(grid)
-
-    @property
-    def shape(self):
-        return self._units.shape
-
-    def release(self, value):
-        """``value + noise``: grid-rounded and exact on the secure path.
-
-        ``value`` broadcasts to :attr:`shape` (one centre for every stacked
-        draw, or one centre per draw).
-        """
-        if self._grid == 0.0:
-            value = np.asarray(value, dtype=float)
-            return np.broadcast_to(value, np.broadcast_shapes(value.shape, self.shape)) + self._units
-        k = _sn.round_to_grid(value, self._grid, self.shape)
-        return _sn.scale_back(k, self._units, self._grid)
-
-    def __repr__(self):
-        return f"NoiseDraw(shape={self.shape}, grid={self._grid!r})"
-
 
 # --------------------------------------------------------------------------- mechanisms
 class _AdditiveNoise:
@@ -209,7 +73,7 @@ class _AdditiveNoise:
         -------
         NoiseDraw
         """
-        shape = _shape(size, self.dimension)
+        shape = release_shape(size, self.dimension)
         if self._noise_free():
             return NoiseDraw(np.zeros(shape), 0.0)
         if self.noise == "float":
@@ -279,7 +143,7 @@ class LaplaceMechanism(_AdditiveNoise):
         object.__setattr__(self, "sensitivity", check_nonnegative(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "dimension", check_dimension(self.dimension))
-        _check_noise(self.noise)
+        check_noise(self.noise)
         # why: density ratio of Laplace under an l1 shift v is <= exp(||v||_1 / b).
         base = laplace_scale(self.sensitivity, self.epsilon)
         if self.noise == "float" or base == 0:
@@ -360,7 +224,7 @@ class L2LaplaceMechanism(_AdditiveNoise):
         object.__setattr__(self, "sensitivity", check_nonnegative(self.sensitivity, "sensitivity"))
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "dimension", check_dimension(self.dimension))
-        _check_noise(self.noise)
+        check_noise(self.noise)
         # why: exp(-||b||/s) / exp(-||b - v||/s) <= exp(||v||/s) by the triangle inequality.
         base = laplace_scale(self.sensitivity, self.epsilon)
         if self.noise == "float" or base == 0:
@@ -461,7 +325,7 @@ class GaussianMechanism(_AdditiveNoise):
             raise ValueError("delta must be > 0 for the Gaussian mechanism; use a Laplace mechanism for pure DP.")
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "dimension", check_dimension(self.dimension))
-        _check_noise(self.noise)
+        check_noise(self.noise)
         secure = self.noise == "secure"
         calibration = self.calibration
         if calibration is None:
@@ -524,149 +388,3 @@ class GaussianMechanism(_AdditiveNoise):
     def _grid_units(self, rng, shape):
         return _sn.discrete_gaussian(rng, (self._sigma2, 1), shape)
 
-
-@dataclass(frozen=True)
-class DiscreteLaplaceMechanism:
-    """Discrete Laplace noise for an integer-valued query.
-
-    ``epsilon``-DP for l1-sensitivity ``sensitivity`` (an integer) with
-    ``t = sensitivity / epsilon``: P(k) is proportional to exp(-|k|/t), so
-    the ratio under an integer shift s is at most exp(|s|/t).
-
-    Parameters
-    ----------
-    sensitivity : int
-    epsilon : float
-    dimension : int, default=1
-    noise : {"secure", "float"}, default=DEFAULT_NOISE
-        ``"secure"``: the exact CKS20 sampler with scale ``t`` as an exact
-        rational (rounded *up* to a 62-bit dyadic if it does not fit, which
-        only adds noise). ``"float"``: a difference of two geometric
-        variables with a floating-point success probability.
-    """
-
-    sensitivity: int
-    epsilon: float
-    dimension: int = 1
-    noise: str = DEFAULT_NOISE
-    t: float = field(init=False)
-
-    def __post_init__(self):
-        if isinstance(self.sensitivity, bool) or int(self.sensitivity) != self.sensitivity or self.sensitivity < 0:
-            raise ValueError(f"sensitivity must be a non-negative integer, got {self.sensitivity!r}.")
-        object.__setattr__(self, "sensitivity", int(self.sensitivity))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "dimension", check_dimension(self.dimension))
-        _check_noise(self.noise)
-        # why: integer shift s changes exp(-|k|/t) by at most exp(|s|/t).
-        object.__setattr__(self, "t", self.sensitivity / self.epsilon)
-
-    @property
-    def event(self):
-        return PureDPEvent(self.epsilon) if self.sensitivity > 0 else PureDPEvent(0.0)
-
-    @property
-    def exact_scale(self):
-        """The rational scale the secure sampler uses (``>= sensitivity / epsilon``)."""
-        return _sn.rational_at_least(Fraction(self.sensitivity) / Fraction(self.epsilon))
-
-    def sample(self, rng, size=None):
-        shape = _shape(size, self.dimension)
-        if self.t == 0:
-            return np.zeros(shape, dtype=np.int64)
-        if self.noise == "float":
-            return discrete_laplace_noise(rng, self.t, shape)
-        scale = self.exact_scale
-        return _sn.discrete_laplace(rng, (scale.numerator, scale.denominator), shape)
-
-    def release(self, value, rng, size=None):
-        value = np.asarray(value)
-        if not np.issubdtype(value.dtype, np.integer):
-            raise TypeError("DiscreteLaplaceMechanism releases integer-valued queries only.")
-        return value + self.sample(rng, size)
-
-
-@dataclass(frozen=True)
-class TruncatedDiscreteLaplace:
-    """The shifted, truncated discrete Laplace TDLap(epsilon, k) on {0, ..., 2k}.
-
-    ``P(j) = exp(-epsilon |j - k|) / Z``. Adjacent atoms differ by a factor at
-    most ``exp(epsilon)``; each end atom has mass ``exp(-epsilon k) / Z``,
-    which is the ``delta`` that pairing ``j`` with ``j + 1`` cannot cover
-    (Ghazi et al. 2023, Def. 3.4; ALGORITHMS.md G-Def 3.4).
-
-    Parameters
-    ----------
-    epsilon : float
-    k : int
-        Half-width; ``k >= 1``.
-    noise : {"secure", "float"}, default=DEFAULT_NOISE
-        ``"secure"``: exact discrete Laplace of scale exactly ``1/epsilon``
-        (epsilon's float value read as a dyadic rational), conditioned on
-        ``|Y| <= k`` by rejection, then shifted by k. Needs ``1/epsilon`` to
-        fit a 63-bit rational (epsilon >~ 2^-10 for a generic float).
-        ``"float"``: ``rng.choice`` with the float pmf.
-    """
-
-    epsilon: float
-    k: int
-    noise: str = DEFAULT_NOISE
-
-    def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        if isinstance(self.k, bool) or int(self.k) != self.k or self.k < 1:
-            raise ValueError(f"k must be an integer >= 1, got {self.k!r}.")
-        object.__setattr__(self, "k", int(self.k))
-        _check_noise(self.noise)
-        if self.noise == "secure":
-            # The truncation delta depends on epsilon exactly: no rounding allowed here.
-            _sn.check_int_scale(1 / Fraction(self.epsilon), "1/epsilon")
-
-    @classmethod
-    def for_delta(cls, epsilon, delta, noise=DEFAULT_NOISE):
-        """The smallest k whose end mass ``exp(-eps k) / Z`` is at most ``delta``."""
-        epsilon = check_epsilon(epsilon)
-        delta = check_delta(delta)
-        if delta == 0:
-            raise ValueError("delta must be > 0: the truncated discrete Laplace always has an uncovered end atom.")
-        # exp(-eps k) / Z(k) decreases in k and k = ceil(ln(1/delta)/eps)
-        # suffices (Z >= 1); bisect below it for the smallest k.
-        lo, hi = 1, max(1, math.ceil(math.log(1.0 / delta) / epsilon))
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if cls(epsilon, mid, "float").end_mass <= delta:
-                hi = mid
-            else:
-                lo = mid + 1
-        return cls(epsilon, lo, noise)
-
-    @property
-    def support(self):
-        return np.arange(2 * self.k + 1)
-
-    def pmf(self):
-        """Probabilities of 0..2k, computed exactly in float64 (normalised)."""
-        w = np.exp(-self.epsilon * np.abs(self.support - self.k))
-        return w / w.sum()
-
-    @property
-    def end_mass(self):
-        """P(0) = P(2k)."""
-        return float(self.pmf()[0])
-
-    def sample(self, rng, size=None):
-        if self.noise == "float":
-            return rng.choice(2 * self.k + 1, size=size, p=self.pmf())
-        scale = _sn.check_int_scale(1 / Fraction(self.epsilon), "1/epsilon")
-        n = 1 if size is None else int(np.prod(size, dtype=np.int64))
-        out = np.empty(n, dtype=np.int64)
-        filled = 0
-        # Rejection: DLap(1/eps) conditioned on |Y| <= k is exactly TDLap - k.
-        # The loop length depends on the noise only, never on data.
-        p_keep = max(1.0 - 2.0 * math.exp(-self.epsilon * (self.k + 1)) / (1.0 + math.exp(-self.epsilon)), 1e-3)
-        while filled < n:
-            batch = _sn.discrete_laplace(rng, scale, int((n - filled) / p_keep) + 16)
-            batch = batch[np.abs(batch) <= self.k][: n - filled]
-            out[filled:filled + batch.size] = batch + self.k
-            filled += batch.size
-        return int(out[0]) if size is None else out.reshape(size)
