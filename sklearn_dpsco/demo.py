@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from .accounting import BudgetAccountant
-from ._mechanisms import L2LaplaceMechanism
+from ._budget import Budget
+from ._mechanisms._calibrate import mechanism_for
 from ._rng import check_random_state, is_cryptographic
 
 __all__ = ["main"]
@@ -22,7 +23,7 @@ def _private_mean_demo(accountant, rng, n=20000, d=5, epsilon=0.5):
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     clipped = X * np.minimum(1.0, 1.0 / np.maximum(norms, 1e-300))  # rows clipped to norm 1 (public)
     # replace-one: the mean of norm-1 rows moves by at most 2/n in l2
-    mech = L2LaplaceMechanism(sensitivity=2.0 / n, epsilon=epsilon, dimension=d)
+    mech = mechanism_for(2.0 / n, Budget(epsilon), d)  # pure DP: l2-Laplace
     accountant.check(mech.event)
     release = mech.release(clipped.mean(axis=0), rng)
     accountant.spend(mech.event, label="private clipped mean")

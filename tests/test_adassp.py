@@ -19,7 +19,8 @@ import pytest
 from sklearn_dpsco._mechanisms import LaplaceMechanism
 from sklearn_dpsco._solvers import ArraySource, adassp_plan, run_adassp
 from sklearn_dpsco._solvers._adassp import adassp_statistics, sym_from_vec, vec_from_sym
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import epsilon_delta, gaussian_mu
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
@@ -99,8 +100,8 @@ def test_event_composes_to_the_budget(delta):
 
 def _noise_off(plan):
     zero = dict(mech_min=LaplaceMechanism(0.0, 1.0, 1),
-                mech_A=release_mechanism(0.0, 1.0, 0.0, plan.d * (plan.d + 1) // 2),
-                mech_b=release_mechanism(0.0, 1.0, 0.0, plan.d))
+                mech_A=mechanism_for(0.0, Budget(1.0, 0.0), plan.d * (plan.d + 1) // 2),
+                mech_b=mechanism_for(0.0, Budget(1.0, 0.0), plan.d))
     return replace(plan, **zero)
 
 
@@ -133,7 +134,7 @@ def test_bounds_must_be_finite_and_positive():
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_each_release_passes_its_audit_and_half_noise_is_flagged(delta):
     """Plan from the estimator; statistics from the real code on worst-case neighbours (fit_intercept=False)."""
-    eps, n = 5.0, 20  # per-part budgets within the audit's power range (PRIVACY_TESTING.md)
+    eps, n = 5.0, 20  # per-part budgets within the audit's power range (doc/privacy/testing.rst)
     est = DPLinearRegressor(epsilon=eps, delta=delta, solver="adassp", fit_intercept=False,
                             row_bound=1.0, label_bound=1.0)
     plan2 = est._plan(n, 2, 1).params["schedule"]

@@ -32,7 +32,8 @@ from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_
 from sklearn_dpsco._solvers._glm_reference import get_loss
 from sklearn_dpsco._solvers._growth import CENTRED_OBJECTIVE_SCALE
 from sklearn_dpsco._solvers._output_perturbation import centred_phase_data, float_floor, winsorized_targets
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
@@ -239,7 +240,7 @@ def test_last_epoch_release_audit(delta):
     assert abs(move - clip * eta) <= 2 * phase.target_distance
     rng = np.random.default_rng(21)
     # the mutant has half the noise the actual movement needs
-    for mech, flagged in ((phase.mechanism, False), (release_mechanism(move / 2, eps, delta, d), True)):
+    for mech, flagged in ((phase.mechanism, False), (mechanism_for(move / 2, Budget(eps, delta), d), True)):
         a = project_on(mech.release(c, rng, size=100_000), c, cp)
         b = project_on(mech.release(cp, rng, size=100_000), c, cp)
         res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)

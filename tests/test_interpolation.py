@@ -34,7 +34,8 @@ from sklearn_dpsco._solvers._balls import project_balls
 from sklearn_dpsco._solvers._glm_reference import get_loss
 from sklearn_dpsco._solvers._interpolation import accd_error_rate, growth_excess
 from sklearn_dpsco._solvers._output_perturbation import erm_sensitivity, float_floor
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import ParallelComposedEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
@@ -264,7 +265,7 @@ def test_late_epoch_release_audit(delta):
         return c, cp
 
     mech = phase.mechanism
-    half = release_mechanism(L_i * eta / 2, eps, delta, 1)  # half the noise the exact movement needs
+    half = mechanism_for(L_i * eta / 2, Budget(eps, delta), 1)  # half the noise the exact movement needs
     rng = np.random.default_rng(12)
     for name, m, clip, flagged in (("real", mech, phase.clip, False), ("half noise", half, phase.clip, True),
                                    ("no extension", mech, 1.0, True)):

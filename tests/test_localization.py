@@ -25,7 +25,8 @@ from sklearn_dpsco._solvers import (
     solve_certified,
 )
 from sklearn_dpsco._solvers._glm_reference import get_loss
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import LaplaceEvent, ParallelComposedEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
@@ -60,7 +61,7 @@ def test_output_perturbation_is_centre_plus_documented_noise(delta):
     fit = output_perturbation(D, LINEAR, lam=lam, clip=1.0, epsilon=eps, delta=delta, rng=np.random.default_rng(5))
     centre = solve_certified(D, LINEAR, lam, np.zeros(2), clip=1.0, target_distance=1e-4).w
     sens, _ = erm_sensitivity(1.0, lam, 50, 0.1, d=2)
-    mech = release_mechanism(sens, eps, delta, 2)
+    mech = mechanism_for(sens, Budget(eps, delta), 2)
     expected = mech.release(centre, np.random.default_rng(5))
     np.testing.assert_allclose(fit.coef, expected, atol=1e-12)
     assert fit.event == mech.event
@@ -182,7 +183,7 @@ def test_last_phase_release_audit(algo, delta):
     cp = solve_certified(GLMData(Xb, ybp), LINEAR, lam, np.zeros(d), clip=1.0, target_distance=1e-4).w
     rng = np.random.default_rng(11)
     for mult, flagged in ((1.0, False), (0.5, True)):
-        mech = release_mechanism(sens * mult / 1.2, eps, delta, d)  # mult=0.5: half the needed noise
+        mech = mechanism_for(sens * mult / 1.2, Budget(eps, delta), d)  # mult=0.5: half the needed noise
         a = project_on(mech.release(c, rng, size=100_000), c, cp)
         b = project_on(mech.release(cp, rng, size=100_000), c, cp)
         res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)

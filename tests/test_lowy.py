@@ -37,7 +37,8 @@ from sklearn_dpsco._solvers._geometry import project_ball
 from sklearn_dpsco._solvers._localization import certifiable
 from sklearn_dpsco._solvers._glm_reference import get_loss
 from sklearn_dpsco._solvers._lowy import noise_norm_quantile, split_two_stages
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import ComposedEvent, ParallelComposedEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
@@ -100,7 +101,7 @@ def test_two_stage_gaussian_split_composes_exactly(share, noise):
 def test_noise_quantile_is_exact(delta):
     """Monte Carlo check of P(||b|| > q) = e^-zeta, and the defect in Lowy's tail bound."""
     d, zeta = 21, 3.0
-    mech = release_mechanism(0.3, 1.0, delta, d)
+    mech = mechanism_for(0.3, Budget(1.0, delta), d)
     q = noise_norm_quantile(mech, zeta)
     norms = np.linalg.norm(mech.release(0.0, np.random.default_rng(0), size=200_000), axis=1)
     frac = np.mean(norms > q)
@@ -275,7 +276,7 @@ def test_each_stage_release_audit(delta):
         (plan.release, (c2, c2p, e2, d2)),
     ):
         assert stage.mechanism.epsilon == pytest.approx(e)
-        mech_of = lambda mult, s=stage, e=e, dd=dd: release_mechanism(s.sensitivity * mult, e, dd, 1)  # noqa: E731
+        mech_of = lambda mult, s=stage, e=e, dd=dd: mechanism_for(s.sensitivity * mult, Budget(e, dd), 1)  # noqa: E731
         assert _stage_audit(mech_of, x, xp, e, dd, rng) == [False, True]
 
 

@@ -1,4 +1,4 @@
-"""Phased-SGD (FKT 2020, Section 4; ALGORITHMS.md F-Alg 2).
+"""Phased-SGD (FKT 2020, Section 4; doc/algorithms.rst, F-Alg 2).
 
 T0: the schedule is FKT's (k = ceil(log2 n) phases of floor(2^-i n) rows,
 eta_i = 4^-i eta capped at 2/beta) with sensitivity exactly 2 L eta_i per
@@ -19,7 +19,8 @@ import scipy.sparse as sp
 
 from sklearn_dpsco._solvers import ArraySource, SGDSettings, phased_sgd_schedule, run_phased_sgd
 from sklearn_dpsco._solvers import _sgd_reference as ref
-from sklearn_dpsco._solvers._release import release_mechanism
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import ParallelComposedEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
@@ -152,7 +153,7 @@ def test_phase_release_audit(delta):
     assert np.linalg.norm(c - cp) == pytest.approx(mech.sensitivity, rel=1e-12)
     rng = np.random.default_rng(21)
     for mult, flagged in ((1.0, False), (0.5, True)):
-        m = release_mechanism(mech.sensitivity * mult, eps, delta, d)
+        m = mechanism_for(mech.sensitivity * mult, Budget(eps, delta), d)
         a = project_on(m.release(c, rng, size=100_000), c, cp)
         b = project_on(m.release(cp, rng, size=100_000), c, cp)
         res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)

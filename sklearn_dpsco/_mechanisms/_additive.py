@@ -95,7 +95,7 @@ class _AdditiveNoise:
 class LaplaceMechanism(_AdditiveNoise):
     """Coordinate Laplace noise for a query of l1-sensitivity ``sensitivity``.
 
-    ``epsilon``-DP with scale ``b = sensitivity / epsilon`` (ALGORITHMS.md P1).
+    ``epsilon``-DP with scale ``b = sensitivity / epsilon`` (doc/algorithms.rst, P1).
     An l2-sensitivity ``D2`` in dimension d gives ``sensitivity = sqrt(d) D2``.
 
     Parameters
@@ -185,7 +185,7 @@ class L2LaplaceMechanism(_AdditiveNoise):
 
     ``epsilon``-DP with ``scale = sensitivity / epsilon``: the density
     ``exp(-||b|| / scale)`` changes by at most ``exp(||v|| / scale)`` under a
-    shift v (ALGORITHMS.md P2; Lowy 2026 Lemma C.2). The noise norm is
+    shift v (doc/algorithms.rst, P2; Lowy 2026 Lemma C.2). The noise norm is
     Gamma(d, scale): ``P(||b|| > scale (d + t)) <= exp(-t)``.
 
     Parameters

@@ -83,7 +83,7 @@ class TruncatedDiscreteLaplace:
     ``P(j) = exp(-epsilon |j - k|) / Z``. Adjacent atoms differ by a factor at
     most ``exp(epsilon)``; each end atom has mass ``exp(-epsilon k) / Z``,
     which is the ``delta`` that pairing ``j`` with ``j + 1`` cannot cover
-    (Ghazi et al. 2023, Def. 3.4; ALGORITHMS.md G-Def 3.4).
+    (Ghazi et al. 2023, Def. 3.4; doc/algorithms.rst, G-Def 3.4).
 
     Parameters
     ----------

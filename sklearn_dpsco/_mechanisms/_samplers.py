@@ -10,7 +10,7 @@ __all__ = ["discrete_laplace_noise", "gaussian_noise", "l2_laplace_noise", "lapl
 
 
 def laplace_noise(rng, scale, size):
-    """I.i.d. Laplace(0, ``scale``) coordinates (ALGORITHMS.md P1)."""
+    """I.i.d. Laplace(0, ``scale``) coordinates (doc/algorithms.rst, P1)."""
     return rng.laplace(0.0, scale, size=size)
 
 
@@ -18,7 +18,7 @@ def l2_laplace_noise(rng, scale, dimension, size=None):
     """Isotropic l2-Laplace: density proportional to ``exp(-||b|| / scale)`` in R^d.
 
     The norm of such a vector is Gamma(d, scale) and its direction uniform on
-    the sphere, independently (ALGORITHMS.md P2): the density in polar form
+    the sphere, independently (doc/algorithms.rst, P2): the density in polar form
     is ``r^(d-1) exp(-r / scale)`` times the uniform surface measure.
     """
     shape = release_shape(size, dimension)

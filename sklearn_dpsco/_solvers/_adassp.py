@@ -41,11 +41,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
+from .._budget import Budget
+from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ..accounting._shares import split_by_weights, split_kind
-from ._release import release_mechanism
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
 
@@ -99,24 +99,6 @@ class AdaSSPPlan:
         return self.row_bound**2 + self.intercept_scaling**2
 
 
-def _noise_op_bound(mech_A, d, delta):
-    """High-probability bound on ``||E||_op`` of the noise matrix (utility only).
-
-    Gaussian with per-coordinate std s in the isometric vectorisation: E =
-    (s/sqrt(2)) W, W a GOE matrix (off-diagonal N(0,1), diagonal N(0,2)),
-    ``||W|| <= 2 sqrt(d) + 2 sqrt(log(1/beta))`` w.h.p. l2-Laplace: radius
-    Gamma(D, s) (``<= s (D + log(1/beta))`` w.p. 1 - beta) times a uniformly
-    random unit-Frobenius symmetric matrix, of operator norm about
-    ``sqrt(2) (sqrt(d) + sqrt(log(1/beta))) / sqrt(D)``.
-    """
-    log_b = math.log(1.0 / _RIDGE_BETA)
-    if delta > 0:
-        return mech_A.sigma / math.sqrt(2.0) * (2.0 * math.sqrt(d) + 2.0 * math.sqrt(log_b))
-    D = d * (d + 1) // 2
-    radius = mech_A.scale * (D + log_b)
-    return radius * math.sqrt(2.0) * (math.sqrt(d) + math.sqrt(log_b)) / math.sqrt(D)
-
-
 def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE):
     """Plan an AdaSSP release from public inputs (``d`` counts the intercept column)."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
@@ -130,23 +112,20 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     D = d * (d + 1) // 2
     # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
-    kind = split_kind(delta, noise)
-    weights = _SHARES_PURE if kind == "pure" else _SHARES_GAUSSIAN
-    e_min, e_A, e_b = (s.epsilon for s in split_by_weights(epsilon, delta, weights, None if kind == "pure" else [kind] * 3))
+    budget = Budget(epsilon, delta, noise)
+    b_min, b_A, b_b = budget.split(_SHARES_PURE if budget.pure else _SHARES_GAUSSIAN)
+    mech_A = mechanism_for(sens_A, b_A, D)
+    mech_b = mechanism_for(sens_b, b_b, d)
     if delta == 0:
-        mech_min = LaplaceMechanism(sens_min, e_min, 1, noise=noise)
-        mech_A = release_mechanism(sens_A, e_A, 0.0, D, noise)
-        mech_b = release_mechanism(sens_b, e_b, 0.0, d, noise)
+        mech_min = laplace_mechanism_for(sens_min, b_min, 1)
         t_min = mech_min.scale * math.log(1.0 / _RIDGE_BETA)  # P(Laplace > b log(1/beta)) = beta / 2
     else:
-        mech_min = release_mechanism(sens_min, e_min, delta, 1, noise)
-        mech_A = release_mechanism(sens_A, e_A, delta, D, noise)
-        mech_b = release_mechanism(sens_b, e_b, delta, d, noise)
+        mech_min = mechanism_for(sens_min, b_min, 1)
         t_min = mech_min.sigma * math.sqrt(2.0 * math.log(1.0 / _RIDGE_BETA))
     event = ComposedEvent((mech_min.event, mech_A.event, mech_b.event))
     return AdaSSPPlan(
         d=d, row_bound=row_bound, label_bound=label_bound, intercept_scaling=intercept_scaling,
-        mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=_noise_op_bound(mech_A, d, delta),
+        mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=noise_operator_norm_bound(mech_A, d, _RIDGE_BETA),
         event=event,
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b)},
     )

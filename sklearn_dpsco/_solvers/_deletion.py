@@ -2,7 +2,7 @@
 
 Ghazi, Kamath, Kumar, Meka, Manurangsi, Zhang (ICML 2023), Algorithm 1
 (DelOutputPert) with the certificate of their Appendix C, as reconstructed in
-ALGORITHMS.md §2 and proved in doc/privacy/user_level.rst. Two tests decide
+doc/algorithms.rst, §2 and proved in doc/privacy/user_level.rst. Two tests decide
 which point is released; both share the same skeleton:
 
 1. draw ``l ~ TDLap(eps1, k)`` on {0, ..., 2k} and the Gaussian noise Z
@@ -51,7 +51,9 @@ from functools import lru_cache
 import numpy as np
 from joblib import Parallel, delayed
 
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, TruncatedDiscreteLaplace
+from .._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for, truncated_level_for
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ApproxDPEvent, gaussian_mu
 from ._user_erm import augmented_user_sums, solve_user_logistic
@@ -126,7 +128,7 @@ def _gaussian_mu(epsilon, delta):
 
 @dataclass(frozen=True)
 class DeletionBudget:
-    """The privacy split of one deletion-mechanism call (ALGORITHMS.md G-Alg 1).
+    """The privacy split of one deletion-mechanism call (doc/algorithms.rst, G-Alg 1).
 
     ``epsilon1, delta1`` go to the truncated discrete Laplace level (its end
     atom has mass <= delta1), ``epsilon2, delta2`` to the Gaussian release.
@@ -172,10 +174,10 @@ def deletion_budget(epsilon, delta, epsilon1_fraction=0.5, delta1_fraction=0.5):
     ``epsilon1 = f epsilon``, ``epsilon2 = epsilon - epsilon1``; ``delta1 = g
     delta / 2`` and ``delta2 = (delta - 2 delta1) e^-epsilon1`` so that ``2
     delta1 + e^epsilon1 delta2 = delta`` (rounded down). With f = g = 1/2
-    this is ALGORITHMS.md's split (delta1 = delta/4, delta2 = delta/(2
+    this is the split of G-Alg 1 (delta1 = delta/4, delta2 = delta/(2
     e^(eps/2))); ``epsilon1`` is capped at ``ln(1/delta1) + 1``, where k is already
     1. ``k`` is the smallest half-width whose TDLap end atom has
-    mass <= delta1 (never more than ALGORITHMS.md's ceil(ln(1/delta1)/eps1)).
+    mass <= delta1 (never more than G-Def 3.4's ceil(ln(1/delta1)/eps1)).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -211,9 +213,10 @@ def _smoothness(data_norm, lam):
 def _concentration_threshold(n_users, max_items, data_norm, beta):
     """Gamma_0 = b sqrt(2 m ln(2n/beta)), b = 2R: w.h.p. bound on every per-user sum at the optimum.
 
-    Lemma 3.8 (Hoeffding-Pinelis, ALGORITHMS.md G-Thm 3.6) for the m items of a
-    user drawn without replacement from zero-sum vectors ``grad l + lam (w* - c)``
-    of norm <= 2R, union bound over the n users. Utility only.
+    Lemma 3.8 of Ghazi et al. 2023 (constant from Hoeffding-Pinelis: doc/algorithms.rst,
+    G-Thm 3.6) for the m items of a user drawn without replacement from zero-sum
+    vectors ``grad l + lam (w* - c)`` of norm <= 2R, union bound over the n users.
+    Utility only.
     """
     b = 2.0 * data_norm
     return b * math.sqrt(2.0 * max_items * math.log(2.0 * n_users / beta))
@@ -259,7 +262,7 @@ def _graded_release_sensitivity(step_bounds, k, tau):
     """
     steps = np.asarray(step_bounds, dtype=float)
     a = np.arange(0, 2 * k)
-    return 2.0 * tau + float(np.max((a + 2) * steps[a] + (a + 1) * steps[a + 1]))
+    return certified_sensitivity(float(np.max((a + 2) * steps[a] + (a + 1) * steps[a + 1])), tau)
 
 
 @dataclass(frozen=True)
@@ -335,7 +338,7 @@ def _plan_for_budget(test, n, m, p, R, lam, beta, budget, tau, theta0):
     if test == "graded":
         # why: a replaced user moves the certified minimizer by <= 2R/(lam n) + 2 tau and
         # every other user's sum by <= m beta_s times that (Lemma G1)
-        eta = m * beta_s * (2.0 * R / (lam * n) + 2.0 * tau)
+        eta = m * beta_s * certified_sensitivity(2.0 * R / (lam * n), tau)
         eta += 1e-9 * (2.0 * m * R)  # float margin: computed scores carry rounding ~1e-12 Gamma_max
         thresholds = tuple(base + j * eta for j in range(2 * k + 1))
         steps = graded_step_bounds(n, m, R, lam, tau, k, thresholds)
@@ -343,7 +346,7 @@ def _plan_for_budget(test, n, m, p, R, lam, beta, budget, tau, theta0):
     else:
         # App. C: Delta_cert = 2 tau + (2 rho_0 + (2K + 1) Gamma_0) / (lam (n - K - 1) m), f = A
         rho0 = n * m * beta_s * tau
-        delta_cert = 2.0 * tau + (2.0 * rho0 + (2 * K + 1) * base) / (lam * (n - K - 1) * m)
+        delta_cert = certified_sensitivity((2.0 * rho0 + (2 * K + 1) * base) / (lam * (n - K - 1) * m), tau)
         thresholds, steps = (base,), (delta_cert,)
         # why: chain bound of G-Alg 1 — released centres differ by <= (4k + 1) Delta
         sensitivity = (4 * k + 1) * delta_cert
@@ -431,11 +434,11 @@ def deletion_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delta,
             "Use deletion_test='graded' (polynomial) or raise the compute budget."
         )
     sigma, budget, thresholds, steps, sens, tau_f = best
-    mechanism = GaussianMechanism(sens, budget.epsilon2, budget.delta2, p, noise=noise)
+    mechanism = gaussian_mechanism_for(sens, Budget(budget.epsilon2, budget.delta2, noise), p)
     return DeletionPlan(
         test=test, n_users=n, max_items=m, n_coef=p, data_norm=data_norm, lam=lam, tau=tau_f, beta=beta,
         budget=budget, thresholds=thresholds, step_bounds=steps, release_sensitivity=sens, mechanism=mechanism,
-        tdlap=TruncatedDiscreteLaplace(budget.epsilon1, budget.k, noise=noise), max_exhaustive_solves=int(max_exhaustive_solves),
+        tdlap=truncated_level_for(budget.epsilon1, budget.k, noise), max_exhaustive_solves=int(max_exhaustive_solves),
     )
 
 

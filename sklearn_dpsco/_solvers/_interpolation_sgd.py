@@ -1,12 +1,12 @@
 """ACCD's interpolation-adaptive algorithm with FKT's SGD methods as the inner solver.
 
-Asi, Chadha, Cheng, Duchi 2022, Algorithms 1-3 (ALGORITHMS.md §3), with
+Asi, Chadha, Cheng, Duchi 2022, Algorithms 1-3 (doc/algorithms.rst, §3), with
 ``A`` = Snowball-SGD (approximate DP) or Phased-SGD (pure DP) instead of
 ALD-2. ACCD's framework takes any DP-SCO algorithm that is private whenever
 every per-sample loss is convex and L-Lipschitz (A-Alg 1); FKT's SGD
 methods additionally need the public smoothness ``beta = R^2 + s^2``, which
 row clipping gives (:mod:`._sgd_settings`) and the Lipschitz extension
-preserves (ALGORITHMS.md §6.1). One pass over the rows:
+preserves (doc/algorithms.rst, §6.1). One pass over the rows:
 
 1. stage 1 (A-Alg 3 step 2): the first ``floor(n/2)`` rows, Lipschitz level
    ``C``, domain ``B(0, radius)`` -> ``x_1``;
@@ -33,13 +33,14 @@ own argument (FKT Thm 3.1 / Phased-SGD stability) for ANY data: the
 extension at ``L_i`` makes every row's loss ``L_i``-Lipschitz and row
 clipping keeps it ``beta``-smooth; the centres are earlier releases and the
 levels and radii public, so the run is (epsilon, delta)-DP by parallel
-composition (ALGORITHMS.md P5). Doc: doc/privacy/interpolation_sgd.rst.
+composition (doc/algorithms.rst, P5). Doc: doc/privacy/interpolation_sgd.rst.
 """
 
 import math
 from dataclasses import dataclass, field, replace
 
 from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import rate_dimension_term
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._phased_sgd import phased_sgd_schedule, run_phased_sgd
@@ -57,8 +58,7 @@ _SHRINK = 2.0
 
 def epoch_rows(d, epsilon, delta):
     """Rows per ACCD epoch: where the privacy term ``dim / (m epsilon)`` of ACCD's rate is 1/150."""
-    dim = d if delta == 0 else math.sqrt(d * math.log(1.0 / delta))
-    return math.ceil(_EPOCH_ROWS_FACTOR * dim / epsilon)
+    return math.ceil(_EPOCH_ROWS_FACTOR * rate_dimension_term(d, delta) / epsilon)
 
 
 @dataclass(frozen=True)

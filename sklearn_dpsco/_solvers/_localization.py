@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import rate_dimension_term as _dimension_term
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._geometry import project_ball, project_two_balls
@@ -77,11 +78,6 @@ def _project(v, domain):
         return project_ball(v, *domain[0])
     (c1, r1), (c2, r2) = domain
     return project_two_balls(v, c1, r1, c2, r2)
-
-
-def _dimension_term(d, delta):
-    """``d`` for pure DP, ``sqrt(d log(1/delta))`` for approximate DP (ALD Props 1-2)."""
-    return d if delta == 0 else math.sqrt(d * math.log(1.0 / delta))
 
 
 def _check_common(clip, radius, epsilon, delta):
@@ -134,7 +130,7 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
                  noise=DEFAULT_NOISE, decay=16.0, phases=None, centred=False, objective_scale=OBJECTIVE_SCALE):
-    """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (ALGORITHMS.md ALD-1).
+    """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (doc/algorithms.rst, ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
     failure probability) to ``1 / (n + d)``; ``scale`` (size of the outermost
@@ -167,7 +163,7 @@ def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=Non
 
     k = ceil(log2 n) phases on disjoint blocks of ``floor(2^-i n)`` rows,
     ``eta_i = 4^-i eta`` with ``eta = (D / L) min(4 / sqrt(n), rho / dim)``
-    (ALGORITHMS.md F-Alg 3; ``rho / dim`` is ``epsilon / d`` for pure DP and
+    (doc/algorithms.rst, F-Alg 3; ``rho / dim`` is ``epsilon / d`` for pure DP and
     ``epsilon / sqrt(d log(1/delta))`` otherwise — a utility choice only).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)

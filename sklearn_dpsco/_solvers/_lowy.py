@@ -33,13 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy import special
 
 from .._param_checks import check_delta, check_epsilon, check_positive
 from .._rng import check_random_state, spawn_random_states
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import noise_norm_quantile
 from ..accounting import ComposedEvent, ParallelComposedEvent
-from ..accounting._shares import split_by_weights, split_kind
 from ._data import GLMData
 from ._geometry import project_ball, project_two_balls
 from ._localization import certifiable
@@ -82,7 +82,7 @@ def lowy_clip(moment, k, m, epsilon, d):
 
 
 def lowy_lam1(n, d, epsilon, *, radius, moment, k, moment2=None, repeats=1):
-    """Base regularization of Pop-Localize (ALGORITHMS.md L-Alg 1, OUR RECONSTRUCTION).
+    """Base regularization of Pop-Localize (doc/algorithms.rst, L-Alg 1, OUR RECONSTRUCTION).
 
     ``lam_1 = (1/D) (G_k (d J / (n eps))^(1 - 1/k) + G_2 sqrt(J / n))`` with
     ``D = 2 radius``; ``moment2`` (``G_2``) defaults to ``moment``.
@@ -95,7 +95,7 @@ def lowy_lam1(n, d, epsilon, *, radius, moment, k, moment2=None, repeats=1):
 def lowy_repeats(phases, failure, success=0.6):
     """Repeats per phase so that all phases aggregate well w.p. ``1 - failure``.
 
-    Hoeffding: ``J = ceil(ln(T / failure) / (2 (success - 1/2)^2))`` (ALGORITHMS.md
+    Hoeffding: ``J = ceil(ln(T / failure) / (2 (success - 1/2)^2))`` (doc/algorithms.rst,
     L-Alg 1: 50 ln(T/delta) at success 0.6, 12.5 ln(T/delta) at 0.7).
     """
     if not 0.5 < success <= 1:
@@ -112,22 +112,8 @@ def split_two_stages(epsilon, delta, share, noise=DEFAULT_NOISE):
     """
     if not 0 < share < 1:
         raise ValueError(f"the localization share must be in (0, 1), got {share}.")
-    kind = split_kind(delta, noise)
-    first, second = split_by_weights(epsilon, delta, (share, 1.0 - share), None if kind == "pure" else [kind] * 2)
+    first, second = Budget(epsilon, delta, noise).split((share, 1.0 - share))
     return (first.epsilon, first.delta), (second.epsilon, second.delta)
-
-
-def noise_norm_quantile(mechanism, zeta):
-    """``r`` with ``P(||noise|| > r) = exp(-zeta)`` for an l2-Laplace or Gaussian mechanism.
-
-    l2-Laplace of scale s in dimension d: ``||b|| ~ Gamma(d, s)``. Gaussian:
-    ``||b|| / sigma ~ chi(d)``. Both quantiles are exact (public: d, scale).
-    """
-    tail = math.exp(-zeta)
-    d = mechanism.dimension
-    if hasattr(mechanism, "sigma"):
-        return mechanism.sigma * math.sqrt(special.gammainccinv(d / 2.0, tail) * 2.0)
-    return mechanism.scale * special.gammainccinv(d, tail)
 
 
 # --------------------------------------------------------------------------- OutputPert-Localize
@@ -280,7 +266,7 @@ def double_output_perturbation(data, loss, *, lam, clip, epsilon, rng, w0=None, 
 
 # --------------------------------------------------------------------------- geometric aggregation
 def geometric_aggregate(points):
-    """Index of the point with the smallest majority radius (ALGORITHMS.md L-Alg 1).
+    """Index of the point with the smallest majority radius (doc/algorithms.rst, L-Alg 1).
 
     ``r_j`` is the smallest r such that more than J/2 points (itself
     included) lie within r of point j; the aggregate is the point with the

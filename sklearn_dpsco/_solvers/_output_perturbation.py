@@ -10,7 +10,7 @@ and ``b`` is l2-Laplace (pure) or Gaussian noise calibrated to
     sensitivity = 2 C / (lam n) + 2 tau,   tau = tolerance * 2 C / (lam n).
 
 ``2C/(lam n)`` is the replace-one sensitivity of the exact minimizer
-(ALGORITHMS.md P4; Chaudhuri, Monteleoni, Sarwate 2011); ``tau`` is the
+(doc/algorithms.rst, P4; Chaudhuri, Monteleoni, Sarwate 2011); ``tau`` is the
 *public* accuracy target the solver must certify deterministically, or
 refuse (:class:`CertificationError`).
 """
@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import certified_sensitivity, mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ._erm import solve_certified
-from ._release import release_mechanism
 from ._result import PrivateFit
 
 __all__ = ["OutputPerturbationPlan", "centred_phase_data", "erm_sensitivity", "float_floor", "output_perturbation",
@@ -56,10 +57,10 @@ def erm_sensitivity(clip, lam, n, tolerance, d=1, objective_scale=OBJECTIVE_SCAL
     """
     # why: each of the n terms is clip-Lipschitz and the objective lam-strongly
     # convex, so exact minimizers on neighbours are within 2 clip / (lam n)
-    # (ALGORITHMS.md P4); the certified solver may be off by tau on each side.
+    # (doc/algorithms.rst, P4); the certified solver may be off by tau on each side.
     exact = 2.0 * clip / (lam * n)
     tau = max(tolerance * exact, float_floor(lam, d, objective_scale))
-    return exact + 2.0 * tau, tau
+    return certified_sensitivity(exact, tau), tau
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolera
         raise ValueError("output perturbation needs at least one row.")
     objective_scale = check_positive(objective_scale, "objective_scale")
     sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance, d, objective_scale)
-    mechanism = release_mechanism(sensitivity, epsilon, delta, d, noise)
+    mechanism = mechanism_for(sensitivity, Budget(epsilon, delta, noise), d)
     return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism, bool(centred))
 
 

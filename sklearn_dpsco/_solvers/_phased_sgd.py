@@ -1,4 +1,4 @@
-"""Phased-SGD (Feldman, Koren, Talwar 2020, Section 4; ALGORITHMS.md F-Alg 2).
+"""Phased-SGD (Feldman, Koren, Talwar 2020, Section 4; doc/algorithms.rst, F-Alg 2).
 
 ``k = ceil(log2 n)`` phases on disjoint consecutive blocks of
 ``n_i = floor(2^-i n)`` rows. Phase i runs ONE pass of projected SGD (batch
@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ParallelComposedEvent
 from ._pnsgd import rho_for_budget
-from ._release import release_mechanism
 
 __all__ = ["PhasedSGDSchedule", "phased_sgd_schedule", "run_phased_sgd"]
 
@@ -71,6 +72,7 @@ def phased_sgd_schedule(n, d, *, epsilon, delta, settings, step=None, noise=DEFA
             raise ValueError("Phased-SGD needs a finite domain radius or an explicit step.")
         step = phased_sgd_step(n, d, epsilon, delta, settings)
     step = check_positive(step, "step")
+    budget = Budget(epsilon, delta, noise)
     rows, steps, mechs = [], [], []
     for i in range(1, max(1, math.ceil(math.log2(n))) + 1):
         n_i = n // 2**i
@@ -83,7 +85,7 @@ def phased_sgd_schedule(n, d, *, epsilon, delta, settings, step=None, noise=DEFA
         sensitivity = 2.0 * settings.lipschitz * eta_i
         rows.append(n_i)
         steps.append(eta_i)
-        mechs.append(release_mechanism(sensitivity, epsilon, delta, d, noise))
+        mechs.append(mechanism_for(sensitivity, budget, d))
     event = ParallelComposedEvent(tuple(m.event for m in mechs))
     info = {"algorithm": "phased_sgd", "phases": len(rows), "phase_rows": list(rows), "steps": list(steps),
             "step": step}

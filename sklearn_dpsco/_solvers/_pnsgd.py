@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._mechanisms._calibrate import fkt_sigma, gaussian_steps
 from .._param_checks import check_positive
 from ..accounting import ZCDPEvent
 from ..accounting._calibration import zcdp_rho
@@ -338,7 +339,7 @@ def _snowball_schedule(n, d, rho, settings, steps, batch_rule):
     L, D = settings.lipschitz, settings.diameter
     if not math.isfinite(D):
         raise ValueError("Snowball-SGD needs a finite domain radius (its step size is D / (L sqrt(2T))).")
-    sigma = L / math.sqrt(d)  # FKT: d sigma^2 = L^2
+    sigma = fkt_sigma(L, d)  # FKT: d sigma^2 = L^2
     margin = 1.0 + _CEIL_MARGIN
 
     def runs(T):
@@ -411,13 +412,14 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
     shape = (d,) if n_runs is None else (n_runs, d)
     start = center if w0 is None else w0
     state = PNSGDState.start(np.zeros(shape) if start is None else np.broadcast_to(start, shape), center=center)
+    step_noise = gaussian_steps(schedule.sigma)
     seen = 0
     for X, y, sw in source.blocks():
         stop = seen + X.shape[0]
         if stop > schedule.n:
             raise ValueError(f"the data has more rows than the declared n_samples={schedule.n}. Nothing was spent.")
         k = schedule.steps_completed(stop) - state.step
-        noise = schedule.sigma * rng.standard_normal((k,) + shape)
+        noise = step_noise.sample(rng, (k,) + shape)
         batch_sizes, steps = schedule.window(state.step, state.step + k + 1)
         state.offset = state.step
         kernel(X, y, sw, state, batch_sizes, steps, noise, settings)

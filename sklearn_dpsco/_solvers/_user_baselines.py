@@ -27,9 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
+from .._mechanisms._calibrate import certified_sensitivity, dp_gd_sigma, gaussian_mechanism_for, gaussian_steps
 from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent, gaussian_mu
+from ..accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
 from ._geometry import project_ball
 from ._user_data import group_gradient_sums
 from ._user_erm import solve_user_logistic
@@ -80,7 +82,7 @@ def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam,
         raise ValueError(f"iterations must be >= 1, got {iterations}.")
     # why: each step adds N(0, sigma^2) to a sum of sensitivity 2C (replace one user); T steps
     # are exactly sqrt(T) 2C / sigma -Gaussian DP, which must not exceed mu(epsilon, delta).
-    sigma = 2.0 * clip * math.sqrt(T) / gaussian_mu(epsilon, delta)
+    sigma = dp_gd_sigma(2.0 * clip, T, epsilon, delta)
     return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, sigma)
 
 
@@ -123,10 +125,11 @@ def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
     """
     p = plan.n_coef
     chains = 1 if size is None else int(size)
+    step_noise = gaussian_steps(plan.sigma)
     W = np.tile(np.zeros(p) if w0 is None else np.asarray(w0, dtype=float), (chains, 1))
     for _ in range(plan.iterations):
         G = _clip_rows(user_gradients(W), plan.clip).sum(axis=1)  # (chains, p), sensitivity 2C
-        noisy = G + rng.normal(0.0, plan.sigma, size=(chains, p))
+        noisy = step_noise.draw(rng, (chains, p)).release(G)
         W = W - plan.step * (noisy / plan.n_users + plan.lam * W)
         norms = np.linalg.norm(W, axis=1, keepdims=True)
         W = W * np.minimum(1.0, plan.radius / np.maximum(norms, 1e-300))  # projection onto B(0, radius)
@@ -174,11 +177,11 @@ def item_group_plan(n_users, max_items, n_coef, *, data_norm, lam, epsilon, delt
         raise ValueError("the item-level baseline uses the Gaussian mechanism: it needs delta > 0.")
     eps_i, delta_i = group_privacy_item_budget(epsilon, delta, max_items)
     # why: the objective is normalised by the public n m; one row (added, removed or replaced) is
-    # R-Lipschitz, so the exact minimizer moves by <= 2R / (lam n m) (ALGORITHMS.md P4); the
+    # R-Lipschitz, so the exact minimizer moves by <= 2R / (lam n m) (doc/algorithms.rst, P4); the
     # certified solver adds 2 tau.
     exact = 2.0 * data_norm / (lam * n_users * max_items)
     tau = tolerance * exact
-    mechanism = GaussianMechanism(exact + 2.0 * tau, eps_i, delta_i, n_coef, noise=noise)
+    mechanism = gaussian_mechanism_for(certified_sensitivity(exact, tau), Budget(eps_i, delta_i, noise), n_coef)
     return ItemGroupPlan(int(n_users), int(max_items), lam, tau, eps_i, delta_i, mechanism)
 
 

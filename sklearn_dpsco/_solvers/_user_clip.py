@@ -1,7 +1,7 @@
 """User-clipped output perturbation (OUR CONSTRUCTION; doc/privacy/user_level.rst, "user_clip").
 
 Each user's total loss ``L_u(w) = sum_{r in u} log(1 + exp(-y_r <x_r, w>))`` is replaced by its
-C-Lipschitz extension (infimal convolution with C||.||, ALGORITHMS.md §0.2)
+C-Lipschitz extension (infimal convolution with C||.||, doc/algorithms.rst, §0.2)
 
     h_u(w) = min_v  L_u(v) + C ||w - v||,
 
@@ -11,7 +11,7 @@ smoothness. The released point is a certified minimizer of
     P(w) = (1 / (n m)) sum_u h_u(w) + (lam / 2) ||w||^2
 
 plus Gaussian noise. Replacing one user changes one C-Lipschitz term of weight 1/(n m) in a
-lam-strongly convex objective, so exact minimizers move by at most 2C / (lam n m) (ALGORITHMS.md
+lam-strongly convex objective, so exact minimizers move by at most 2C / (lam n m) (doc/algorithms.rst,
 P4, one term = one user): the sensitivity is ``2C / (lam n m) + 2 tau`` for EVERY dataset. With
 the public default C = R sqrt(m) it is 2R / (lam n sqrt(m)): the 1/sqrt(m) gain of user-level
 privacy, while a typical user's gradient sum at the optimum (a sum of m weakly dependent terms)
@@ -31,7 +31,9 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.special import expit
 
+from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
+from .._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for
 from .._param_checks import check_positive
 from ._geometry import project_ball
 from ._user_data import group_gradient_sums
@@ -73,10 +75,10 @@ def user_clip_plan(n_users, max_items, n_coef, *, data_norm, lam, clip=None, eps
     m = int(max_items)
     clip = data_norm * math.sqrt(m) if clip is None else check_positive(clip, "clip")
     # why: one user is one C-Lipschitz term of weight 1/(n m) in a lam-strongly convex objective,
-    # so exact minimizers on user-level neighbours are within 2C / (lam n m) (ALGORITHMS.md P4)
+    # so exact minimizers on user-level neighbours are within 2C / (lam n m) (doc/algorithms.rst, P4)
     exact = 2.0 * clip / (lam * n_users * m)
     tau = tolerance * exact
-    mechanism = GaussianMechanism(exact + 2.0 * tau, epsilon, delta, int(n_coef), noise=noise)
+    mechanism = gaussian_mechanism_for(certified_sensitivity(exact, tau), Budget(epsilon, delta, noise), int(n_coef))
     return UserClipPlan(int(n_users), m, int(n_coef), lam, clip, tau, mechanism)
 
 

@@ -10,7 +10,7 @@ benchmarks/results/hinge.md).
 
 import math
 
-from ..accounting._calibration import gaussian_mu
+from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers._localization import _MIN_CERTIFIED_GAP
 
 __all__ = [
@@ -66,9 +66,7 @@ def noise_norm_per_unit(d, epsilon, delta):
     Approximate DP (analytic Gaussian, ``sigma = 1/mu(epsilon, delta)``):
     about ``sqrt(d) / mu``.
     """
-    if delta == 0:
-        return d / epsilon
-    return math.sqrt(d) / gaussian_mu(epsilon, delta)
+    return expected_noise_norm(1.0, d, epsilon, delta)
 
 
 #: First-phase factor of the localization solvers (phase 1 sees n/2 rows). Later phases grow alpha

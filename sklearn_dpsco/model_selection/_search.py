@@ -14,7 +14,8 @@ from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._mechanisms import LaplaceMechanism
+from .._budget import Budget
+from .._mechanisms._calibrate import laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
@@ -302,7 +303,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         train, val = holdout_split(n, self.validation_fraction, split_seed)
         # why: accuracy-type scores on the m validation rows move by <= width / m
         # when one validation row is replaced (doc/privacy/model_selection.rst)
-        score_noise = LaplaceMechanism(scorer.width / val.size, plan.fit.epsilon)
+        score_noise = laplace_mechanism_for(scorer.width / val.size, Budget(plan.fit.epsilon))
         # all randomness of the runs is drawn up front, independently of the data
         n_runs = stopping.sample(rng)
         run_params = self._draw_run_params(rng, n_runs)

@@ -12,13 +12,14 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, LaplaceMechanism
+from .._budget import Budget
+from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
+from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
 from .._solvers._user_data import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ..accounting._shares import split_budget, split_kind
 
 __all__ = ["DPStandardScaler"]
 
@@ -241,14 +242,12 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         mechanisms = {}
         # k releases share the budget by the library's one split (epsilon / k for pure DP,
         # mu / sqrt(k) for the float Gaussian, rho / k for the secure one; composition.rst)
-        eps_part, _ = split_budget(self.epsilon, self.delta, len(queries), split_kind(self.delta, self.noise))
+        part = Budget(self.epsilon, self.delta, self.noise).split_equal(len(queries))
         for name, sens in queries:
-            if self.delta == 0:
-                mechanisms[name] = LaplaceMechanism(float(np.sum(sens)), eps_part, d, noise=self.noise)
+            if part.pure:
+                mechanisms[name] = laplace_mechanism_for(float(np.sum(sens)), part, d)
             else:
-                mechanisms[name] = GaussianMechanism(
-                    float(np.linalg.norm(sens)), eps_part, self.delta, d, noise=self.noise
-                )
+                mechanisms[name] = gaussian_mechanism_for(float(np.linalg.norm(sens)), part, d)
         return mechanisms
 
     @staticmethod

@@ -13,7 +13,9 @@ import os
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, L2LaplaceMechanism
+from .._budget import Budget
+from .._mechanisms import DEFAULT_NOISE
+from .._mechanisms._calibrate import mechanism_for
 from .._rng import check_random_state
 from ..accounting._context import AccountantMixin
 
@@ -67,9 +69,7 @@ class TinyDPClassifier(AccountantMixin, ClassifierMixin, BaseEstimator):
 
     def _mechanism(self, n, d):
         sensitivity = 2.0 / n  # replace-one: y_i clip(x_i) has norm <= 1, the mean moves by <= 2/n
-        if self.delta == 0:
-            return L2LaplaceMechanism(sensitivity, self.epsilon, d, noise=self.noise)
-        return GaussianMechanism(sensitivity, self.epsilon, self.delta, d, noise=self.noise)
+        return mechanism_for(sensitivity, Budget(self.epsilon, self.delta, self.noise), d)
 
     def fit(self, X, y):
         X = np.asarray(X, dtype=float)
