@@ -35,7 +35,7 @@ from sklearn_dpsco.accounting import (
     default_accountant,
     get_accountant,
 )
-from sklearn_dpsco.accounting._context import _Binding, binding_for_pickle
+from sklearn_dpsco.accounting._bindings import _Binding, binding_for_pickle
 from sklearn_dpsco.accounting._default import ENV_VAR
 from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.testing._estimators import TinyDPClassifier

@@ -1,9 +1,23 @@
 """Privacy accounting: events, composition, calibration and the budget ledger.
 
-See doc/privacy/composition.rst and doc/privacy/accounting.rst.
+See doc/privacy/composition.rst and doc/privacy/accounting.rst. Modules, each
+importing only the ones listed before it (no cycles; tests/test_import_graph.py):
+
+* ``_events``, ``_calibration``, ``_composition``, ``_shares``, ``_units``:
+  privacy events, their calibration, composition profiles, budget splits and
+  privacy units;
+* ``_entries``: the ledger record and the storage interface;
+  ``_memory_ledger``, ``_sqlite_ledger``: the two storages; ``_session``:
+  session files for process-safe ledgers;
+* ``_blocks``: the stack of open budget blocks;
+* ``_accountant``: ``BudgetAccountant`` (check / spend / ceiling) and
+  ``budget()``; ``_allowance``: per-fit caps in front of a ledger;
+* ``_default``: the session's default ledger; ``_bindings``: the ledger an
+  estimator takes into another process; ``_resolve``: which ledger a fit
+  charges (``AccountantMixin``, ``get_accountant``).
 """
 
-from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
+from ._accountant import BudgetAccountant, BudgetExceededError, budget
 from ._allowance import FitAllowance
 from ._calibration import (
     gaussian_delta,
@@ -17,8 +31,9 @@ from ._calibration import (
     zcdp_rho,
 )
 from ._composition import PrivacyProfile, epsilon_delta, profile_of
-from ._context import AmbiguousAccountantError, active_accountant, budget
-from ._default import default_accountant, get_accountant
+from ._blocks import AmbiguousAccountantError, active_accountant
+from ._default import default_accountant
+from ._entries import LedgerEntry
 from ._events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -30,6 +45,7 @@ from ._events import (
     SelfComposedEvent,
     ZCDPEvent,
 )
+from ._resolve import get_accountant
 from ._units import PrivacyUnitError, group_privacy_event, privacy_unit_of
 
 __all__ = [

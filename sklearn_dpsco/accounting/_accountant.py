@@ -1,4 +1,11 @@
-"""The budget accountant: a ledger of privacy spent, with a ceiling.
+"""The budget accountant: a ledger of privacy spent, with a ceiling; and :func:`budget`.
+
+This module holds :class:`BudgetAccountant` (check / spend / ceiling; totals
+through :mod:`._composition`, units through :mod:`._units`), its refusal
+:class:`BudgetExceededError`, and :func:`budget`, a block on a new ledger.
+Where entries are stored is :mod:`._memory_ledger` or :mod:`._sqlite_ledger`
+(the record itself is :class:`._entries.LedgerEntry`); the stack of open
+blocks is :mod:`._blocks`; which ledger a fit charges is :mod:`._resolve`.
 
 Semantics (doc/privacy/accounting.rst):
 
@@ -25,17 +32,21 @@ Semantics (doc/privacy/accounting.rst):
   ledger in a session file.
 """
 
+import contextlib
 import math
-import threading
 import time
-from dataclasses import dataclass
 
 from .._param_checks import check_delta
-from ._composition import PrivacyProfile, profile_epsilon, profile_of
+from ._blocks import enter_block, exit_block
+from ._composition import profile_epsilon, profile_of
+from ._entries import LedgerEntry
 from ._events import PrivacyEvent
+from ._memory_ledger import MemoryLedger
+from ._session import session_file
+from ._sqlite_ledger import SQLiteLedger
 from ._units import admit_spend, check_privacy_unit
 
-__all__ = ["BudgetAccountant", "BudgetExceededError", "LedgerEntry"]
+__all__ = ["BudgetAccountant", "BudgetExceededError", "budget"]
 
 # Relative slack when comparing a total with the ceiling, so that e.g. three
 # spends of epsilon/3 fit a ceiling of epsilon despite rounding.
@@ -50,57 +61,6 @@ class BudgetExceededError(ValueError):
         self.requested = requested
         self.spent = spent
         self.ceiling = ceiling
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """One recorded spend."""
-
-    event: PrivacyEvent
-    label: str
-    timestamp: float
-    #: ``"row"`` or ``"user"``: the neighbouring relation ``event`` holds for
-    #: (after group-privacy conversion on a user-level ledger).
-    privacy_unit: str = "row"
-
-
-class _MemoryLedger:
-    """Entries in a list, guarded by a lock (threads of one process)."""
-
-    kind = "memory"
-
-    def __init__(self, epsilon, delta, unit=(None, None)):
-        self.ceiling = (epsilon, delta)
-        self.unit = tuple(unit)  # (declared privacy unit or None, max_items_per_user or None)
-        self._entries = []
-        self._profile = PrivacyProfile()
-        self._lock = threading.RLock()
-
-    def entries(self):
-        with self._lock:
-            return tuple(self._entries)
-
-    def profile(self):
-        with self._lock:
-            return self._profile
-
-    def append_if_within(self, entry, within):
-        """Append ``entry`` iff ``within(new_profile)``; return (ok, profile)."""
-        with self._lock:
-            new = self._profile + profile_of(entry.event)
-            if not within(new):
-                return False, self._profile
-            self._entries.append(entry)
-            self._profile = new
-            return True, new
-
-    def __reduce__(self):
-        raise TypeError(
-            "An in-memory BudgetAccountant cannot follow a fit into another process: "
-            "spends made there would be lost. Use a process-safe ledger, e.g. "
-            "BudgetAccountant(epsilon, delta, path='ledger.sqlite'), or a thread-based "
-            "joblib backend (joblib.parallel_backend('threading'))."
-        )
 
 
 class BudgetAccountant:
@@ -175,10 +135,8 @@ class BudgetAccountant:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         if path is None:
-            self._ledger = _MemoryLedger(self.epsilon, self.delta, unit)
+            self._ledger = MemoryLedger(self.epsilon, self.delta, unit)
         else:
-            from ._sqlite_ledger import SQLiteLedger
-
             self._ledger = SQLiteLedger(path, self.epsilon, self.delta, unit)
 
     @classmethod
@@ -199,21 +157,15 @@ class BudgetAccountant:
         -------
         BudgetAccountant
         """
-        from ._session import session_file
-
         return cls(epsilon, delta, path=session_file("ledger"))
 
     # -- budget blocks ------------------------------------------------------------------
     def __enter__(self):
         """Charge fits given ``accountant=None`` to this ledger until the block ends."""
-        from ._context import enter_block
-
         enter_block(self)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        from ._context import exit_block
-
         exit_block(self)
         return False
 
@@ -422,3 +374,45 @@ def _reattach(ledger):
     acc.epsilon, acc.delta = ledger.ceiling
     acc._ledger = ledger
     return acc
+
+
+@contextlib.contextmanager
+def budget(epsilon=math.inf, delta=0.0, *, path=None, process_safe=True):
+    """A budget block: fits given ``accountant=None`` inside it charge one new ledger.
+
+    Parameters
+    ----------
+    epsilon : float, default=inf
+        Ceiling on the total epsilon of the block's ledger.
+    delta : float, default=0.0
+        Ceiling on the total delta.
+    path : str or os.PathLike, default=None
+        Keep the ledger in this SQLite file.
+    process_safe : bool, default=True
+        Without ``path``: True keeps the ledger in a temporary session file
+        (:meth:`BudgetAccountant.temporary`), so fits sent to worker processes
+        (joblib's loky backend) charge it too; False keeps it in memory, and
+        such fits then refuse.
+
+    Yields
+    ------
+    accountant : BudgetAccountant
+        The block's ledger; read ``total()`` and ``ledger`` after the block.
+
+    Examples
+    --------
+    >>> import sklearn_dpsco
+    >>> from sklearn_dpsco.accounting import PureDPEvent, get_accountant
+    >>> with sklearn_dpsco.budget(epsilon=1.0) as acc:
+    ...     _ = get_accountant(None).spend(PureDPEvent(0.25))
+    >>> acc.total()
+    (0.25, 0.0)
+    """
+    if path is not None:
+        accountant = BudgetAccountant(epsilon, delta, path=path)
+    elif process_safe:
+        accountant = BudgetAccountant.temporary(epsilon, delta)
+    else:
+        accountant = BudgetAccountant(epsilon, delta)
+    with accountant:
+        yield accountant

@@ -17,10 +17,12 @@ An allowance is not a ledger of its own: with no parent it only enforces
 
 import math
 import threading
+import time
 from dataclasses import fields
 
-from ._accountant import BudgetAccountant, BudgetExceededError, LedgerEntry
+from ._accountant import BudgetAccountant, BudgetExceededError
 from ._composition import PrivacyProfile, profile_epsilon, profile_of
+from ._entries import LedgerEntry
 from ._events import PrivacyEvent
 from ._units import check_privacy_unit
 
@@ -151,8 +153,6 @@ class FitAllowance(BudgetAccountant):
             if self.parent is not None:
                 entry = self.parent.spend(event, label=label, privacy_unit=privacy_unit)
             if entry is None:
-                import time
-
                 entry = LedgerEntry(event=event, label=label, timestamp=time.time(), privacy_unit=privacy_unit)
             self._spent = new
             self._entries.append(entry)

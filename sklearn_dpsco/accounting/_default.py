@@ -6,13 +6,15 @@ process-safe: an SQLite file in the session's temporary directory
 
 * fits sent to joblib loky / multiprocessing workers reach it: an estimator
   pickled with ``accountant=None`` carries the file's path (a *binding*,
-  :mod:`._context`), and the path is also exported in the environment
+  :mod:`._bindings`), and the path is also exported in the environment
   variable ``SKLEARN_DPSCO_DEFAULT_LEDGER`` for workers started afterwards;
 * a forked child inherits the same ledger object and writes to the same file.
 
 A worker process that finds no default ledger of its parent (it was started
 before the parent created one, and received no binding) refuses to charge a
 ledger of its own, which nobody would read: its fits raise with a remedy.
+
+It is the last step of the resolution in :mod:`._resolve`.
 """
 
 import math
@@ -23,7 +25,7 @@ import warnings
 
 from ._accountant import BudgetAccountant
 
-__all__ = ["default_accountant", "get_accountant"]
+__all__ = ["ENV_VAR", "default_accountant"]
 
 ENV_VAR = "SKLEARN_DPSCO_DEFAULT_LEDGER"
 
@@ -87,24 +89,3 @@ def default_accountant():
             _default = _create()
         return _default
 
-
-def get_accountant(accountant, estimator=None):
-    """The ledger a fit charges: ``accountant`` if given, else the one in force.
-
-    Parameters
-    ----------
-    accountant : BudgetAccountant or None
-        The estimator's ``accountant`` parameter.
-    estimator : object, optional
-        The estimator being fitted; a ledger binding it carries from the
-        process that sent it here is honoured (doc/privacy/accounting.rst).
-
-    Returns
-    -------
-    BudgetAccountant
-        The parameter; else the innermost open budget block; else the
-        estimator's binding; else :func:`default_accountant`.
-    """
-    from ._context import resolve_accountant
-
-    return resolve_accountant(accountant, getattr(estimator, "_dpsco_binding", None))

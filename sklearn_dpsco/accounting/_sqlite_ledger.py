@@ -1,10 +1,12 @@
-"""A ledger in an SQLite file, shared by threads and processes.
+"""A ledger in an SQLite file, shared by threads and processes (a :class:`._entries.LedgerStorage`).
 
 Each spend is one ``BEGIN IMMEDIATE`` transaction: read the running profile,
 compose, test against the ceiling, insert the entry and the new profile,
 commit. SQLite serialises writers, so the ceiling holds across processes; WAL
 journaling with ``synchronous=FULL`` makes a committed spend survive a crash
-of the process that made it.
+of the process that made it. Pickling it sends the path, ceiling and unit,
+and the receiving process reopens the file (:func:`_reopen`, looked up by
+this module's path).
 """
 
 import json
@@ -14,6 +16,7 @@ import threading
 from dataclasses import asdict
 
 from ._composition import PrivacyProfile, profile_of
+from ._entries import LedgerEntry
 from ._events import event_from_dict, event_to_dict
 
 __all__ = ["SQLiteLedger"]
@@ -89,8 +92,6 @@ class SQLiteLedger:
         return conn
 
     def entries(self):
-        from ._accountant import LedgerEntry
-
         rows = self._conn().execute("SELECT label, timestamp, event, privacy_unit FROM entries ORDER BY id").fetchall()
         return tuple(
             LedgerEntry(event=event_from_dict(json.loads(ev)), label=label, timestamp=ts, privacy_unit=unit)

@@ -30,7 +30,7 @@ from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
-from ..accounting._context import AccountantMixin
+from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import split_budget, split_kind
 from .._solvers import GLMData
 

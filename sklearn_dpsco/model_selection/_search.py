@@ -19,7 +19,7 @@ from .._mechanisms._calibrate import laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
-from ..accounting._context import AccountantMixin
+from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from ..preprocessing._steps import classify_step

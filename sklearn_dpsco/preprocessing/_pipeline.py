@@ -16,7 +16,7 @@ from sklearn.utils import check_array
 from .._compat import _name_estimators
 from .._param_checks import check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
-from ..accounting._context import AccountantMixin
+from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind, split_by_weights
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from ._steps import classify_step, probe_row_wise

@@ -18,7 +18,7 @@ shows that its function maps rows independently (``X - X.mean(0)`` fails).
 
 import numpy as np
 
-from ..accounting._context import AccountantMixin
+from ..accounting._resolve import AccountantMixin
 
 __all__ = ["classify_step", "is_private_estimator", "probe_row_wise", "STATELESS"]
 

@@ -17,7 +17,7 @@ from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._calibrate import mechanism_for
 from .._rng import check_random_state
-from ..accounting._context import AccountantMixin
+from ..accounting._resolve import AccountantMixin
 
 __all__ = ["TinyDPClassifier"]
 
