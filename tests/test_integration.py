@@ -186,7 +186,7 @@ def test_worker_binding_routes_the_spend_to_the_parent_ledger(name, tmp_path):
     import os
     import socket
 
-    from sklearn_dpsco.accounting._context import _Binding
+    from sklearn_dpsco.accounting._bindings import _Binding
 
     parent = BudgetAccountant(10.0, 1e-3, path=tmp_path / "parent.sqlite")
     est, X, y, kw = _make(name, epsilon=EPS, delta=1e-6)
