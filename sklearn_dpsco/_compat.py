@@ -1,4 +1,4 @@
-"""Every import of private scikit-learn API lives here (STYLE.md rule 7).
+"""Every import of private scikit-learn API lives here (doc/design.rst, convention 7).
 
 Tested against scikit-learn 1.6 (oldest supported) to 1.9 (current). If a
 future release moves one of these, this is the only file to change.

@@ -1,4 +1,4 @@
-"""Randomness policy (DESIGN.md section 2.5, doc/privacy/randomness.rst).
+"""Randomness policy (doc/design.rst, contract rule 5; doc/privacy/randomness.rst).
 
 * ``random_state=None``: noise comes from the operating system's CSPRNG
   (:class:`~sklearn_dpsco._fast._csprng.OSEntropyBitGenerator`). This is the

@@ -1,4 +1,4 @@
-"""Test tiers (PRIVACY_TESTING.md): T0 exact and T1 statistical run by default
+"""Test tiers (doc/privacy/testing.rst): T0 exact and T1 statistical run by default
 (CI); T2 ``slow`` audits run only with ``--run-slow`` (doc/privacy/testing.rst).
 
 T2 audits record into the session's ``audit_report`` fixture; at the end of

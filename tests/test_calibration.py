@@ -26,7 +26,7 @@ def test_laplace_scale():
 
 @pytest.mark.parametrize(
     "eps, delta, expected",
-    [(1.0, 1e-5, 3.731), (4.0, 1e-6, 1.194)],  # PRIVACY_TESTING.md pinned values
+    [(1.0, 1e-5, 3.731), (4.0, 1e-6, 1.194)],  # pinned values (doc/privacy/mechanisms.rst)
 )
 def test_analytic_gaussian_pinned(eps, delta, expected):
     assert gaussian_sigma_analytic(1.0, eps, delta) == pytest.approx(expected, abs=5e-4)
@@ -146,7 +146,7 @@ def test_tiny_epsilon_calibrations_hold_exactly(epsilon, delta):
 
 
 def test_estimators_fit_at_tiny_epsilon_with_delta():
-    """Used to spend minutes in the zCDP conversion before touching data (issue: tiny epsilon hang)."""
+    """Used to spend minutes in the zCDP conversion before touching data (regression test: tiny epsilon hang)."""
     import numpy as np
 
     from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor

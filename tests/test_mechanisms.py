@@ -3,7 +3,7 @@
 This module pins the textbook formulas of the ``noise="float"`` path; the
 secure path (the default) is tested in test_secure_noise.py.
 
-Audits follow PRIVACY_TESTING.md: releases on worst-case neighbours built
+Audits follow doc/privacy/testing.rst: releases on worst-case neighbours built
 with the test-only linear loss (its minimizer moves by exactly the claimed
 sensitivity), projected on the sensitivity direction, threshold chosen on a
 calibration half and certified on a holdout half (alpha = 1e-6). Each audit

@@ -141,7 +141,7 @@ def test_exact_rule_uses_fewer_rows_per_step_than_thm_3_6():
     exact = snowball_schedule(20000, 21, rho=0.2, settings=st, steps="jnn", batch_rule="exact")
     paper = snowball_schedule(20000, 21, rho=0.2, settings=st, steps="jnn", batch_rule="paper")
     assert exact.n_steps > paper.n_steps
-    assert paper.rho_actual < 0.8 * 0.2  # Thm 3.6's closed form is loose (ALGORITHMS.md: ~0.76)
+    assert paper.rho_actual < 0.8 * 0.2  # Thm 3.6's closed form is loose (doc/algorithms.rst, F-Thm 3.6: ~0.76)
 
 
 def test_schedule_refusals_are_public_and_early():

@@ -47,7 +47,7 @@ def _brute_objective(data, n, m, lam, C):
         s, e = data.indptr[u], data.indptr[u + 1]
         grad = (-data.y[s:e] / (1 + np.exp(data.y[s:e] * (data.X[s:e] @ w)))) @ data.X[s:e]
         if np.linalg.norm(grad) <= C:
-            return best  # the extension equals L_u where its gradient is <= C (ALGORITHMS.md §0.2)
+            return best  # the extension equals L_u where its gradient is <= C (doc/algorithms.rst, §0.2)
         for _ in range(2):
             r = optimize.minimize(lambda v: L(u, v) + C * np.linalg.norm(w - v), w + 0.1 * rng.standard_normal(2),
                                   method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-13, "maxiter": 20000})

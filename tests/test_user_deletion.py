@@ -83,7 +83,7 @@ def test_tdlap_k_is_minimal_and_pairing_is_exact(eps1, delta1):
     assert td.end_mass <= delta1
     if k > 1:
         assert TruncatedDiscreteLaplace(eps1, k - 1).end_mass > delta1  # minimal
-    assert k <= math.ceil(math.log(1 / delta1) / eps1)  # never above ALGORITHMS.md's formula
+    assert k <= math.ceil(math.log(1 / delta1) / eps1)  # never above G-Def 3.4's k (doc/algorithms.rst)
     # exact hockey-stick divergence of "l on x" against "l + 1 on x'" (the pairing of the proof):
     # sup_E P(l in E) - e^eps1 P(l + 1 in E) over subsets E of {0..2k} equals the positive part sum
     p = td.pmf()
@@ -99,7 +99,7 @@ def test_tdlap_k_is_minimal_and_pairing_is_exact(eps1, delta1):
 
 def test_budget_split_k_and_minimum_users():
     for eps, delta in [(1.0, 1e-6), (0.3, 1e-8), (4.0, 1e-3)]:
-        b = deletion_budget(eps, delta)  # ALGORITHMS.md's split: halves, delta1 = delta/4
+        b = deletion_budget(eps, delta)  # G-Alg 1's split: halves, delta1 = delta/4
         assert b.epsilon1 == pytest.approx(eps / 2) and b.epsilon2 == pytest.approx(eps / 2)
         assert b.delta1 == pytest.approx(delta / 4)
         assert b.delta2 == pytest.approx(delta / (2 * math.exp(eps / 2)), rel=1e-9)
@@ -447,7 +447,7 @@ def test_composite_release_audit_worst_case(mult, flagged):
 
 @pytest.mark.slow
 def test_graded_release_at_the_decision_boundary_end_to_end():
-    """T2 (PRIVACY_TESTING.md): real neighbours whose levels differ (a replaced user crosses a
+    """T2 (doc/privacy/testing.rst): real neighbours whose levels differ (a replaced user crosses a
     threshold), centres from the real code path, 1e6 releases per side; ⊥ is an event too."""
     data, base, lam = _graded_setup(1, (3,))
     s = _scores(data, base, lam)

@@ -1,6 +1,6 @@
 """Certified regularised ERM: dual coordinate ascent with a duality-gap certificate.
 
-Problem (ALGORITHMS.md P4; DESIGN.md section 2 rule 3)::
+Problem (doc/algorithms.rst, P4; doc/design.rst, contract rule 3)::
 
     P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) + (lam/2) ||w - w0||^2 [+ indicator_B(w)]
 

@@ -1,5 +1,5 @@
 # GLM losses phi(z; y), z = <w, x>, with their k-Lipschitz extensions in z
-# (ALGORITHMS.md 0.2 and 6) and what dual coordinate ascent needs.
+# (doc/algorithms.rst, §0.2 and §6) and what dual coordinate ascent needs.
 #
 # Conventions: classification losses take y in {-1, +1} and work on the margin
 # m = y z; regression losses work on the residual r = z - y. k = C / ||x_i||;

@@ -1,4 +1,4 @@
-"""GLM loss kernels with closed-form Lipschitz extensions (ALGORITHMS.md 6).
+"""GLM loss kernels with closed-form Lipschitz extensions (doc/algorithms.rst, §6).
 
 Every loss is a ``cdef class`` with one interface (``_losses.pxd``): raw value
 and derivative in ``z = <w, x>``, the ``k``-Lipschitz extension
@@ -74,7 +74,7 @@ cdef class Loss:
         return 0.0
 
     cdef double cy_ext_deriv(self, double z, double y, double k) noexcept nogil:
-        # ALGORITHMS.md 6.1: psi_k' = clip(phi', -k, k) (per-example clipping).
+        # doc/algorithms.rst, §6.1: psi_k' = clip(phi', -k, k) (per-example clipping).
         return _clip(self.cy_deriv(z, y), -k, k)
 
     cdef double cy_conj(self, double u, double y, double k) noexcept nogil:
@@ -101,7 +101,7 @@ cdef class Loss:
         return self._map(OP_DERIV, (z, y))
 
     def ext_value(self, z, y, k=np.inf):
-        """Value of the ``k``-Lipschitz extension (ALGORITHMS.md 6.2)."""
+        """Value of the ``k``-Lipschitz extension (doc/algorithms.rst, §6.2)."""
         return self._map(OP_EXT_VALUE, (z, y, k))
 
     def ext_deriv(self, z, y, k=np.inf):
@@ -203,7 +203,7 @@ cdef class Hinge(Loss):
 cdef class Logistic(Loss):
     """Logistic loss ``log(1 + exp(-m))``, ``m = y z``.
 
-    Extension for ``k < 1`` (ALGORITHMS.md 6.2): with
+    Extension for ``k < 1`` (doc/algorithms.rst, §6.2): with
     ``m_k = log((1 - k) / k)``, the loss for ``m >= m_k`` and the line
     ``-log(1 - k) + k (m_k - m)`` below it.
     """
@@ -363,7 +363,7 @@ cdef class Power(Loss):
     """Power loss ``|r|^p``, ``r = z - y``, ``p >= 1``.
 
     ``p = 1`` is `Absolute`; ``p = 2`` gives ``r^2`` (not ``r^2 / 2``).
-    Extension (ALGORITHMS.md 6.2): with ``r_k = (k / p)^(1 / (p - 1))``,
+    Extension (doc/algorithms.rst, §6.2): with ``r_k = (k / p)^(1 / (p - 1))``,
     ``|r|^p`` for ``|r| <= r_k`` and ``k |r| - (p - 1) r_k^p`` beyond.
 
     Parameters

@@ -1,6 +1,6 @@
 """The regularised empirical objective and its validated construction.
 
-``Objective`` bundles the settings every solver shares (STYLE.md rule 5):
+``Objective`` bundles the settings every solver shares (doc/design.rst, convention 5):
 
     P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) + (lam/2) ||w - w0||^2,
 

@@ -350,9 +350,9 @@ def project_two_balls(v, c1, r1, c2, r2):
 def inexact_project_two_balls(v, center_w, radius_w, c, r, xi):
     """Lowy's xi-inexact projection onto ``W cap B(c, r)``, ``W = B(center_w, radius_w)``.
 
-    ALGORITHMS.md L-Lemma 2.8: the result lies in ``W cap B(c, r)`` and within
-    ``xi`` of the exact projection (when ``c`` lies in ``W``, as in Lowy's
-    use where ``c = Pi_W(.)``).
+    Lowy 2026, Lemma 2.8 (doc/algorithms.rst, L-Lemma 2.8): the result lies in
+    ``W cap B(c, r)`` and within ``xi`` of the exact projection (when ``c``
+    lies in ``W``, as in Lowy's use where ``c = Pi_W(.)``).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""One row-access abstraction for dense and CSR data (STYLE.md rule 3).
+"""One row-access abstraction for dense and CSR data (doc/design.rst, convention 3).
 
 `RowData` wraps a C-contiguous float64 array or a CSR matrix without copying
 the values, and optionally appends a *virtual* constant feature of value

@@ -175,7 +175,7 @@ def adagrad_certified(RowData rows not None, y, Loss loss not None, double lam, 
                       local_center=None, local_radius=None, w_init=None, clip=None,
                       sample_weight=None, Py_ssize_t start=0, stop=None,
                       bint exact_projection=False):
-    """Lowy's Adaptive-Inexact-ProjSubgrad (ALGORITHMS.md L-Alg 3) on ``P``.
+    """Lowy's Adaptive-Inexact-ProjSubgrad (doc/algorithms.rst, L-Alg 3) on ``P``.
 
     Over ``K = B(ball_center, ball_radius)`` (or ``K = W cap B(local_center,
     local_radius)``), with ``D = 2 * (smallest radius)``: ``x_1 = Pi_K(w_init)``;
@@ -274,7 +274,7 @@ cdef void _pnsgd(RowData rows, Loss loss, const Problem *pb, const Domain *dom,
 def pnsgd_chunk(RowData rows not None, y, Loss loss not None, w, steps, batch_starts,
                 noise, Py_ssize_t t0, Py_ssize_t t1, *, clip=None, ball_center=None,
                 ball_radius=None):
-    """FKT projected noisy SGD (ALGORITHMS.md F-Alg 1), steps ``t in [t0, t1)``.
+    """FKT projected noisy SGD (doc/algorithms.rst, F-Alg 1), steps ``t in [t0, t1)``.
 
     ``w <- Pi_K(w - steps[t] (grad F_t(w) + noise[t - t0]))`` where ``F_t`` is
     the mean extended loss over rows ``[batch_starts[t], batch_starts[t+1])``
@@ -340,7 +340,7 @@ def pnsgd_chunk(RowData rows not None, y, Loss loss not None, w, steps, batch_st
 
 
 cdef struct ScaledVector:
-    # Lazily scaled weight vector (STYLE.md rule 4): w = c + scale * wv, with
+    # Lazily scaled weight vector (doc/design.rst, convention 4): w = c + scale * wv, with
     # the tracked squared norm ||w - c||^2, so L2 shrinkage towards c and the
     # projection onto B(c, R) are O(1). Running sum for the average:
     # sum_t (w_t - c) = aw + avg_b * wv.

@@ -1,4 +1,4 @@
-"""Private building blocks: no scikit-learn API here (DESIGN.md section 3).
+"""Private building blocks: no scikit-learn API here (doc/design.rst, section 2).
 
 Each block takes validated data (:class:`GLMData`), a loss, public parameters
 and a random generator, and returns a :class:`PrivateFit` — the released

@@ -2,7 +2,7 @@
 
 The compiled kernels (``sklearn_dpsco._fast``) are tested against these, and the
 reference certified solver (:mod:`._reference_erm`) uses them. Conventions
-(ALGORITHMS.md §6): ``z = <w, x>``; classification losses take ``y in {-1, +1}``
+(doc/algorithms.rst, §6): ``z = <w, x>``; classification losses take ``y in {-1, +1}``
 and the margin ``m = y z``; regression losses the residual ``r = z - y``. The
 extension threshold is ``k = C / ||x||`` (``inf`` = no extension); the
 extension's derivative is ``clip(phi'(z), -k, k)``.
@@ -227,7 +227,7 @@ class _Logistic:
 
 
 class _Linear:
-    """Test-only linear loss ``-y z`` (PRIVACY_TESTING.md): 1-Lipschitz in z, so with
+    """Test-only linear loss ``-y z`` (doc/privacy/testing.rst): 1-Lipschitz in z, so with
     ``||x|| <= 1`` and ``clip >= 1`` its extension is inactive, the regularized
     minimizer is ``w0 + sum_i s_i y_i x_i / (lam n)`` and a label flip moves it by
     exactly the replace-one sensitivity ``2 / (lam n)``."""

@@ -1,7 +1,7 @@
 """Private optimization in the interpolation regime (Asi, Chadha, Cheng, Duchi 2022).
 
 The ACCD building blocks, generic over the loss (doc/privacy/interpolation.rst,
-ALGORITHMS.md §3). Like :mod:`._localization`, each block is a PURE plan
+doc/algorithms.rst, §3). Like :mod:`._localization`, each block is a PURE plan
 function of public inputs (n, d, budget, declared smoothness ``H``, growth
 ``lambda`` and exponent ``kappa``, domain radius, Lipschitz level) that fixes
 every epoch, radius, Lipschitz level, step and the exact privacy event before
@@ -28,7 +28,7 @@ Privacy never depends on ``H``, ``lambda``, ``kappa`` or the utility constant
 ``c``: they only shape public schedules. Every epoch is (epsilon, delta)-DP on
 its own disjoint block (the extension makes each loss ``L_i``-Lipschitz for
 any data), centres are earlier projected outputs, so the whole run is
-(epsilon, delta)-DP by parallel composition (ALGORITHMS.md P5).
+(epsilon, delta)-DP by parallel composition (doc/algorithms.rst, P5).
 """
 
 import math
@@ -62,7 +62,7 @@ __all__ = [
     "run_interpolation",
 ]
 
-#: ACCD's utility constant ``c`` (ALGORITHMS.md A-Alg 2: "not recoverable").
+#: ACCD's utility constant ``c`` (doc/algorithms.rst, A-Alg 2: "not recoverable").
 #: It scales the public radius recursion only — never a noise scale. Calibrated
 #: empirically (benchmarks/calibrate_accd.py):
 #: the largest implied ``c = sqrt(lambda excess) / (L r(m))`` of A-Alg 1

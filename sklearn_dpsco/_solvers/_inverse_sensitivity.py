@@ -1,6 +1,6 @@
 """The 1-D smooth gradient-based inverse-sensitivity mechanism (ALD-0), exact on a public grid.
 
-Asi, Levy, Duchi 2021, eq. (5) and Thm 1 (ALGORITHMS.md ALD-0;
+Asi, Levy, Duchi 2021, eq. (5) and Thm 1 (doc/algorithms.rst, ALD-0;
 doc/privacy/inverse_sensitivity.rst). For one coefficient ``w`` and the
 empirical loss ``f_S(w) = (1/n) sum_i s_i F_C(w; x_i, y_i)`` of the
 C-Lipschitz extension of a GLM loss, the score of a point is
@@ -21,7 +21,7 @@ sensitivity of G: every per-row derivative term lies in ``[-C, C]`` (the
 extension, then an explicit clip), so one row moves each one-sided derivative
 — and hence G — by at most ``2 C / n``. That is ``exp(-epsilon n G / (4 C))``:
 ALD print ``exp(-epsilon n G / (2 L))``, which is only 2 epsilon-DP (the
-normaliser moves too); the factor-2 fix is ALGORITHMS.md §7.2 item 1.
+normaliser moves too); the factor-2 fix is doc/algorithms.rst, §7.2 item 1.
 
 A plan is computed from public inputs only (n, C, the domain, the grid,
 epsilon); the scores touch the data; the release is one categorical draw.

@@ -4,7 +4,7 @@
 Snowball-SGD and of Phased-SGD's one-pass phases. These references are the
 specification the compiled kernels are tested against, and the test
 reference of "with noise off, a private solver equals its reference"
-(STYLE.md rule 11). They are slow (a Python loop over rows) but exact.
+(doc/design.rst, convention 11). They are slow (a Python loop over rows) but exact.
 
 Per-row loss and clipping: :mod:`._sgd_settings`. A chunk is a block of
 consecutive rows in the order the algorithm uses them: ``X`` dense

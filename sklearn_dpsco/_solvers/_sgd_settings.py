@@ -1,7 +1,7 @@
 """Public settings shared by the noisy-SGD building blocks (PNSGD, Phased-SGD).
 
 The loss of one row is the C-Lipschitz (Huber) extension of the squared loss
-(ALGORITHMS.md §6.2) on the *clipped* row ``x~ = (min(1, R/||x||) x, s)``:
+(doc/algorithms.rst, §6.2) on the *clipped* row ``x~ = (min(1, R/||x||) x, s)``:
 
     f(w; x, y) = huber_K(<w, x~> - y),   K = C / ||x~||,
     grad f     = clip(<w, x~> - y, -K, K) x~          (norm <= C).

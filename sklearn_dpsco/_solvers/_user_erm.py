@@ -181,7 +181,8 @@ def augmented_user_sums(X, y, indptr, w, *, lam, center, max_items):
     """Per-user sums ``s_u(w) = sum_{r in u} grad loss_r(w) + m lam (w - c)``.
 
     With the regulariser shared as ``m lam (w - c)`` per user, ``|V| m grad
-    F_V(w) = sum_{u in V} s_u(w)`` for every set V (ALGORITHMS.md G-App C).
+    F_V(w) = sum_{u in V} s_u(w)`` for every set V (Ghazi et al. 2023,
+    App. C; doc/algorithms.rst, G-App C).
     """
     p = expit(-_margins(X, y, w))
     sums = group_gradient_sums(X, -y * p, indptr)

@@ -1,6 +1,6 @@
 """User-level solvers of Ghazi et al. (ICML 2023) on top of the deletion mechanism.
 
-ALGORITHMS.md §2, proofs in doc/privacy/user_level.rst. Every solver is a
+doc/algorithms.rst, §2, proofs in doc/privacy/user_level.rst. Every solver is a
 PURE schedule function (public inputs only: users n, cap m, dimension, R,
 regularisation, domain radius, budget) returning the exact privacy event, and
 a run function consuming exactly that schedule:
@@ -112,7 +112,7 @@ def _phased_erm_phases(n, m, p, *, mu, diameter, epsilon, delta, common):
     # T deletion calls (approximate DP) on the same users: basic composition
     eps_t, delta_t = split_budget(epsilon, delta, T, "basic")
     # lam_1 = sqrt(16/3) sqrt(d) A / D with A = lam sigma(lam): the phase-1 noise
-    # has sigma_1 = D / (sqrt(16/3) sqrt(d)) (ALGORITHMS.md G-Alg 3, OUR RECONSTRUCTION).
+    # has sigma_1 = D / (sqrt(16/3) sqrt(d)) (doc/algorithms.rst, G-Alg 3, OUR RECONSTRUCTION).
     target = diameter / (math.sqrt(16.0 / 3.0) * math.sqrt(p))
     lam1 = _lambda_for_sigma(n, m, p, mu, eps_t, delta_t, target, common)
     phases = tuple(

@@ -375,7 +375,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         else:
             # Lowy Prop 3.2: C = G_k (m eps / d)^(1/k) with m the first phase's block size n/2
             clip, moment = lowy_clip(self.moment, k, max(1, n // 2), self.epsilon, d), self.moment
-        # lowy_lam1 is Lowy's rule "up to an absolute constant" (ALGORITHMS.md L-Alg 1): the constant 1
+        # lowy_lam1 is Lowy's rule "up to an absolute constant" (doc/algorithms.rst, L-Alg 1): the constant 1
         # over-noises phase 1 (its release scale ~ 2C/(lam1 m)); 10 is benchmarks/results/linear.md's choice
         lam1 = _LOWY_LAM1_CONSTANT * lowy_lam1(n, d, self.epsilon, radius=self.radius, moment=moment, k=k)
         # Lowy: T = ceil(log2 n) phases with lam_t = 32^(t-1) lam1. Drop the phases whose exact-minimizer

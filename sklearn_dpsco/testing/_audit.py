@@ -1,4 +1,4 @@
-"""Statistical privacy audits (PRIVACY_TESTING.md, doc/privacy/testing.rst).
+"""Statistical privacy audits (doc/privacy/testing.rst).
 
 An audit looks at releases of a mechanism on two neighbouring datasets D and
 D', reduced to scalar scores (e.g. the projection on the sensitivity

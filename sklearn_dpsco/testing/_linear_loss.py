@@ -1,4 +1,4 @@
-"""A test-only loss that makes sensitivity bounds tight (PRIVACY_TESTING.md).
+"""A test-only loss that makes sensitivity bounds tight (doc/privacy/testing.rst).
 
 ``l(w; x, y) = -y <w, x>`` with ``||x|| <= 1`` and ``y in {-1, +1}`` is
 1-Lipschitz and linear. With ``lambda / 2 ||w - w0||^2`` added, the
@@ -7,7 +7,7 @@ regularized ERM minimizer over R^d is
     w* = w0 + (1 / (lambda n)) sum_i y_i x_i,
 
 so flipping one label moves it by exactly ``2 ||x|| / (lambda n)``, the
-replace-one bound ``2 G / (mu n)`` of ALGORITHMS.md P4. An audit run on
+replace-one bound ``2 G / (mu n)`` of doc/algorithms.rst, P4. An audit run on
 such a neighbour pair tests the mechanism at its worst case, not at a slack
 instance where a factor-2 bug would hide.
 """
