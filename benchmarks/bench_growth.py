@@ -285,7 +285,7 @@ def run_peers(ns, seeds, dplinear_python, log):
     from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor
 
     try:
-        from sklearn_dpsco.linear_model import DPLinearRegressor  # after the lead merges dp-linear
+        from sklearn_dpsco.linear_model import DPLinearRegressor  # optional: its rows are skipped without it
     except ImportError:
         DPLinearRegressor = None
     acc = BudgetAccountant(epsilon=float("inf"), delta=1.0)

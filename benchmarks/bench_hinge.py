@@ -1,6 +1,6 @@
 """DPHingeClassifier against non-private scikit-learn and diffprivlib, in one run.
 
-Synthetic grid (the issue's protocol): ``make_classification(n + 10000,
+Synthetic grid (a fixed protocol): ``make_classification(n + 10000,
 n_features=20, n_informative=10, n_redundant=5, flip_y=0.01, random_state=0)``,
 features divided by 20 and rows clipped to norm 1 (a data-independent rule, so
 the estimator is told ``clip=1``), the last 10000 rows held out for testing;
@@ -45,7 +45,7 @@ DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 SIZES = (2000, 20000, 100000)
 N_TEST = 10000
-# diffprivlib measured by the issue (scikit-learn 1.7.2), for reference next to our own run
+# diffprivlib accuracies measured earlier (scikit-learn 1.7.2) and pinned, for reference next to our own run
 DPL_REFERENCE = {
     2000: (0.515, 0.567, 0.583, 0.666, 0.711),
     20000: (0.590, 0.707, 0.723, 0.738, 0.740),

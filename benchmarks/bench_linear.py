@@ -60,7 +60,7 @@ SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "in
 
 # ----------------------------------------------------------------------------- data
 def synthetic(n, noise=10.0, d=20):
-    """The issue's grid data: (X, y, X_test, y_test, w*) with rows of norm <= 1 and |y| <= 1."""
+    """The benchmark's grid data: (X, y, X_test, y_test, w*) with rows of norm <= 1 and |y| <= 1."""
     X, y, coef = make_regression(n + 10000, d, n_informative=10, noise=noise, random_state=0, coef=True)
     X = X / 6.5
     X = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))

@@ -1,4 +1,4 @@
-"""Extreme single rows never make a fit refuse or fail (issue 14, item 4).
+"""Extreme single rows never make a fit refuse or fail.
 
 A refusal is an output, and a refusal spends nothing: if one row's values
 could turn a release into an error, repeated free fits would read that row.

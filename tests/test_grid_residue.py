@@ -1,4 +1,4 @@
-"""Grid-residue audit (issue 14, item 2; doc/privacy/testing.rst, "Grid-residue audit").
+"""Grid-residue audit (doc/privacy/testing.rst, "Grid-residue audit").
 
 A secure release is ``round(c) + integer noise`` on a power-of-two grid. The
 defect this guards against -- ``c + noise_on_grid`` with ``c`` the exact solver

@@ -1,4 +1,4 @@
-"""Cross-estimator consistency after the merges: the four estimators behave alike.
+"""Cross-estimator consistency: the four estimators behave alike.
 
 * every fit spends its budget (tightly) through ONE ledger entry, on both noise paths, for pure and
   approximate DP, and every solver's plan composes its one-vs-rest / multi-part shares by the rule

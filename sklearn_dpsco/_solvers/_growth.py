@@ -1,7 +1,7 @@
 """ALD-1 / ALD-2 schedules with the paper's or practical utility constants.
 
-Both variants are the lead's :func:`ald_schedule` / :func:`ald_growth_schedule`
-(doc/privacy/localization.rst) — the same phases of certified output
+Both variants are :func:`ald_schedule` / :func:`ald_growth_schedule` of
+:mod:`._localization` (doc/privacy/localization.rst) — the same phases of certified output
 perturbation on disjoint blocks, the same privacy argument. They differ only
 in public, utility-only constants (doc/privacy/growth.rst):
 
@@ -63,7 +63,7 @@ CENTRED_OBJECTIVE_SCALE = 1e2
 
 
 def _scale_factor(centred):
-    """The lead's schedules drop phases below ``1e-9 * scale``; ``scale = radius * factor`` moves that floor."""
+    """The schedules of :mod:`._localization` drop phases below ``1e-9 * scale``; ``scale = radius * factor`` moves that floor."""
     return (CENTRED_RESOLUTION if centred else PRACTICAL_RESOLUTION) / 1e-9
 
 # The practical ALD-2 epoch is one ALD-1 phase; ald_schedule gives phase 1 the
@@ -107,7 +107,7 @@ def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, s
                            objective_scale=OBJECTIVE_SCALE):
     """ALD Algorithm 2 on ``n`` rows from ``start`` with the chosen constants.
 
-    Returns the lead's :class:`PhaseSchedule` (``info``: ``epochs``,
+    Returns a :class:`PhaseSchedule` (``info``: ``epochs``,
     ``epoch_size``, ``radii``, ``steps``, and ``epochs_uncapped`` when the
     float floor binds).
     """

@@ -26,7 +26,7 @@ from . import _sgd_reference as _ref
 
 __all__ = ["HAVE_COMPILED_KERNELS", "pnsgd_chunk", "sgd_one_pass", "use_compiled"]
 
-try:  # the compiled loops land from branch ``kernels``
+try:  # the compiled loops of ``_fast/_sgd.pyx``; without them the NumPy reference runs
     from .._fast._losses import Squared as _Squared
     from .._fast._rows import RowData as _RowData
     from .._fast._sgd import pnsgd_chunk as _c_pnsgd_chunk
