@@ -36,7 +36,7 @@ def laplace_scale(sensitivity, epsilon):
 
     Works for the coordinate Laplace (l1-sensitivity) and the isotropic
     l2-Laplace (l2-sensitivity) alike: both have density ratio at most
-    ``exp(||shift|| / b)`` under a shift (ALGORITHMS.md P1, P2).
+    ``exp(||shift|| / b)`` under a shift (doc/algorithms.rst, P1 and P2).
     """
     sensitivity = check_nonnegative(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)

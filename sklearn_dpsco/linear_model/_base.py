@@ -1,6 +1,6 @@
 """Shared machinery of the private linear models.
 
-The fit template (DESIGN.md section 3, "data flows one way"):
+The fit template (doc/design.rst, section 2, "data flows one way"):
 
 1. validate public parameters (names the parameter on error);
 2. validate the data (finite, shapes, classes, weights) — nothing spent yet;
