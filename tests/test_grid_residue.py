@@ -46,11 +46,8 @@ def unrounded_releases(monkeypatch):
     """Turn every secure release of the library into ``centre + on-grid noise`` (test-only)."""
 
     def apply():
-        if hasattr(_mechanisms, "NoiseDraw"):  # every release goes through NoiseDraw.release
-            monkeypatch.setattr(_mechanisms.NoiseDraw, "release", _unrounded(_mechanisms.NoiseDraw.release))
-        else:  # the API before NoiseDraw: mechanism.release(value, rng, size)
-            for cls in (LaplaceMechanism, L2LaplaceMechanism, GaussianMechanism):
-                monkeypatch.setattr(cls, "release", _unrounded(cls.release))
+        # every release of the library goes through NoiseDraw.release
+        monkeypatch.setattr(_mechanisms.NoiseDraw, "release", _unrounded(_mechanisms.NoiseDraw.release))
 
     return apply
 

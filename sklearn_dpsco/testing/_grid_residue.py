@@ -302,61 +302,67 @@ def grid_residue_audit(releases_d, releases_dprime, *, grid=None, alpha=1e-9, ul
         if r.shape[0] < min_fits:
             raise ValueError(f"need at least {min_fits} fits per side; got {r.shape[0]} on {name}.")
 
-    off_grid = []
-    if isinstance(grid, str):
-        if grid != "auto":
-            raise ValueError(f"grid must be a float, 'auto' or None; got {grid!r}.")
-        for name, r in sides:
-            off_grid.extend(_check_coarse_grid(r, name, min_grid_bits))
-    elif grid is not None:
-        for name, r in sides:
-            off_grid.extend(_check_grid(r, name, float(grid)))
-
-    # candidate tests (Bonferroni count): every grid between the coincidence floor and the top
-    plans, n_candidates = {}, 0
-    for name, r in sides:
-        for c in range(k):
-            p = _plan_coordinate(r[:, c], ulp_factor, spread_fraction)
-            plans[name, c] = p
-            if p is not None:
-                lo0 = math.floor(math.log2(max(2 * p["tol"], math.ldexp(1.0, p["common"]))))
-                n_candidates += max(0, p["hi"] - lo0 + 1)
-    alpha_test = alpha / max(1, n_candidates)
+    off_grid = _claimed_grid_violations(sides, grid, min_grid_bits)
+    plans = {(name, c): _plan_coordinate(r[:, c], ulp_factor, spread_fraction) for name, r in sides for c in range(k)}
+    # Bonferroni over every grid between a coordinate's coincidence floor and its top
+    alpha_test = alpha / max(1, sum(_candidate_grids(p) for p in plans.values()))
 
     findings, coverage = [], []
     for name, r in sides:
         other = sides[1][1] if name == "D" else sides[0][1]
-        n_fits = r.shape[0]
         for c in range(k):
-            p = plans[name, c]
-            if p is None:
-                coverage.append(dict(side=name, coordinate=c, deterministic=True, tested=None, common_grid=None,
-                                     detectable_bits=0))
-                continue
-            floor_abs = max(2 * p["tol"], math.ldexp(1.0, p["common"]))
-            lo = _first_tested(floor_abs, p["hi"], n_fits, alpha_test)
-            # where the unrounded variant would be tested (its common grid is float-spacing fine)
-            lo_leak = _first_tested(2 * p["tol"], p["hi"], n_fits, alpha_test)
-            top = min(p["common"], p["hi"])
-            detectable = 0 if lo_leak is None else max(0, top - lo_leak + 1)
-            coverage.append(dict(side=name, coordinate=c, deterministic=False,
-                                 tested=None if lo is None else (lo, p["hi"]), common_grid=p["common"],
-                                 detectable_bits=detectable))
-            if lo is None:
-                continue
-            for j in range(lo, p["hi"] + 1):
-                s = _signed_residues(r[:, c], j)
-                rel_tol = math.ldexp(p["tol"], -j)
-                constant = np.all(_circular_distance(s, s[0]) <= rel_tol)
-                if constant and _circular_distance(s[0], 0.0) > rel_tol:
-                    findings.append(dict(side=name, coordinate=c, exponent=j, residues=s % 1.0,
-                                         other_residues=_signed_residues(other[:, c], j) % 1.0,
-                                         chance=_chance(floor_abs, j, n_fits)))
-                    break
+            cov, finding = _audit_coordinate(r[:, c], other[:, c], plans[name, c], alpha_test)
+            coverage.append(dict(side=name, coordinate=c, **cov))
+            if finding is not None:
+                findings.append(dict(side=name, coordinate=c, **finding))
 
     passed = not findings and not off_grid
     return GridResidueResult(passed, _explain(findings, off_grid, coverage, grid, alpha_test), findings, off_grid,
                              coverage, alpha_test)
+
+
+def _claimed_grid_violations(sides, grid, min_grid_bits):
+    """Values off the grid the releases claim (a float), or on no coarse power-of-two grid (``"auto"``)."""
+    if grid is None:
+        return []
+    if isinstance(grid, str) and grid != "auto":
+        raise ValueError(f"grid must be a float, 'auto' or None; got {grid!r}.")
+    off_grid = []
+    for name, r in sides:
+        off_grid.extend(_check_coarse_grid(r, name, min_grid_bits) if grid == "auto" else _check_grid(r, name, float(grid)))
+    return off_grid
+
+
+def _candidate_grids(plan):
+    """How many grids a coordinate could be tested at (the Bonferroni count); 0 for a noiseless one."""
+    if plan is None:
+        return 0
+    lo0 = math.floor(math.log2(max(2 * plan["tol"], math.ldexp(1.0, plan["common"]))))
+    return max(0, plan["hi"] - lo0 + 1)
+
+
+def _audit_coordinate(x, x_other, plan, alpha_test):
+    """Residue test of one coordinate's releases on one side: ``(coverage, finding or None)``."""
+    if plan is None:
+        return dict(deterministic=True, tested=None, common_grid=None, detectable_bits=0), None
+    n_fits = x.shape[0]
+    floor_abs = max(2 * plan["tol"], math.ldexp(1.0, plan["common"]))
+    lo = _first_tested(floor_abs, plan["hi"], n_fits, alpha_test)
+    # where the unrounded variant would be tested (its common grid is float-spacing fine)
+    lo_leak = _first_tested(2 * plan["tol"], plan["hi"], n_fits, alpha_test)
+    top = min(plan["common"], plan["hi"])
+    coverage = dict(deterministic=False, tested=None if lo is None else (lo, plan["hi"]), common_grid=plan["common"],
+                    detectable_bits=0 if lo_leak is None else max(0, top - lo_leak + 1))
+    if lo is None:
+        return coverage, None
+    for j in range(lo, plan["hi"] + 1):
+        s = _signed_residues(x, j)
+        rel_tol = math.ldexp(plan["tol"], -j)
+        constant = np.all(_circular_distance(s, s[0]) <= rel_tol)
+        if constant and _circular_distance(s[0], 0.0) > rel_tol:
+            return coverage, dict(exponent=j, residues=s % 1.0, other_residues=_signed_residues(x_other, j) % 1.0,
+                                  chance=_chance(floor_abs, j, n_fits))
+    return coverage, None
 
 
 def _fmt(residues):
