@@ -339,7 +339,7 @@ def run_timing(raw, repeats=7):
     warm = the best later fit (the plan is a cached pure function of public inputs, as in CV)."""
     import warnings
 
-    from sklearn_dpsco._solvers import _pnsgd
+    from sklearn_dpsco._solvers._noisy_sgd import _pnsgd
 
     rng = np.random.default_rng(0)
     d = 20

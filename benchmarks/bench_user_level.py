@@ -132,7 +132,7 @@ def fit_private(solver, X, y, groups, Xt, yt, m, data_norm, seed, ref_coef):
     from sklearn.metrics import log_loss
 
     from sklearn_dpsco.linear_model import UserLevelDPLogistic
-    from sklearn_dpsco._solvers._deletion import record_diagnostics
+    from sklearn_dpsco.testing import record_deletion_diagnostics as record_diagnostics
 
     est = UserLevelDPLogistic(epsilon=EPSILON, delta=DELTA, solver=solver, max_items_per_user=m, data_norm=data_norm,
                               intercept_scaling=0.5, alpha=ALPHA, random_state=seed,
@@ -262,7 +262,7 @@ def main(argv=None):
             rows[solver].append(fit_private(solver, Xb[tr], yb[tr], gb[tr], Xb[te], yb[te], m_real, 3.0, seed,
                                             ref_coef))
         # diffprivlib sees every row; cap each player at m rows first (the same first-m rule)
-        from sklearn_dpsco._solvers._user_data import make_user_data
+        from sklearn_dpsco._solvers._core._user_data import make_user_data
 
         keep = make_user_data(Xb[tr], np.where(yb[tr] == 1, 1.0, -1.0), gb[tr], max_items=m_real,
                               data_norm=1e9).source_rows

@@ -6,7 +6,7 @@ lambda reaches excess risk
 
     rho(L, m) = (c L r(m))^2 / lambda,
 
-r(m) the public error function (sklearn_dpsco._solvers._interpolation.accd_error_rate).
+r(m) the public error function (sklearn_dpsco._solvers._interpolation._accd.accd_error_rate).
 The paper's c is lost. Here: noiseless least squares (loss 1/2 r^2, H = 1,
 rows uniform on the unit sphere so lambda = 1/d), the optimum at 0.9 r_0 from
 the centre of a ball of radius r_0, L = 2 H r_0 (ACCD's L_0). For each run
@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 from sklearn_dpsco._solvers import GLMData, extension_plan, run_extension
-from sklearn_dpsco._solvers._glm_reference import get_loss
-from sklearn_dpsco._solvers._interpolation import accd_error_rate
+from sklearn_dpsco._solvers._core._losses import get_loss
+from sklearn_dpsco._solvers._interpolation._accd import accd_error_rate
 
 
 def implied_constant(m, d, epsilon, seed, r0=1.0):

@@ -230,7 +230,7 @@ def test_extension_level_of_tiny_and_huge_rows():
     from sklearn_dpsco._fast._losses import Squared
     from sklearn_dpsco._fast._objective import Objective
     from sklearn_dpsco._fast._rows import RowData
-    from sklearn_dpsco._solvers._data import safe_row_norms
+    from sklearn_dpsco._solvers._core._data import safe_row_norms
 
     X = np.array([[1e-300, 0.0], [1e-170, 1e-170], [1e300, 1e300], [3.0, 4.0], [0.0, 0.0]])
     exact = np.array([1e-300, np.sqrt(2) * 1e-170, np.sqrt(2) * 1e300, 5.0, 0.0])

@@ -27,10 +27,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco import BudgetAccountant, BudgetExceededError, DPGrowthAdaptiveRegressor
 from sklearn_dpsco._solvers import solve_certified
-from sklearn_dpsco._solvers._geometry import project_ball, project_two_balls
+from sklearn_dpsco._solvers._core._geometry import project_ball, project_two_balls
 from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_pmf
-from sklearn_dpsco._solvers._glm_reference import get_loss
-from sklearn_dpsco._solvers._growth import CENTRED_OBJECTIVE_SCALE
+from sklearn_dpsco._solvers._core._losses import get_loss
+from sklearn_dpsco._solvers._localization._growth import CENTRED_OBJECTIVE_SCALE
 from sklearn_dpsco._solvers._output_perturbation import centred_phase_data, float_floor, winsorized_targets
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for

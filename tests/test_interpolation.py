@@ -30,9 +30,9 @@ from sklearn_dpsco._solvers import (
     run_extension,
     solve_certified,
 )
-from sklearn_dpsco._solvers._balls import project_balls
-from sklearn_dpsco._solvers._glm_reference import get_loss
-from sklearn_dpsco._solvers._interpolation import accd_error_rate, growth_excess
+from sklearn_dpsco._solvers._core._balls import project_balls
+from sklearn_dpsco._solvers._core._losses import get_loss
+from sklearn_dpsco._solvers._interpolation._accd import accd_error_rate, growth_excess
 from sklearn_dpsco._solvers._output_perturbation import erm_sensitivity, float_floor
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco._solvers import ArraySource, IterableSource, SGDSettings, rho_for_budget
-from sklearn_dpsco._solvers._interpolation_sgd import epoch_rows, interpolation_sgd_schedule, run_interpolation_sgd
+from sklearn_dpsco._solvers._interpolation._accd_sgd import epoch_rows, interpolation_sgd_schedule, run_interpolation_sgd
 from sklearn_dpsco.accounting import ParallelComposedEvent, ZCDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model import DPLinearRegressor
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco._solvers import GLMData, inverse_sensitivity, inverse_sensitivity_log_pmf, inverse_sensitivity_plan
-from sklearn_dpsco._solvers._glm_reference import get_loss
+from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._solvers._inverse_sensitivity import (
     _derivatives_absolute,
     _derivatives_general,

@@ -24,7 +24,7 @@ from sklearn_dpsco._solvers import (
     phased_erm,
     solve_certified,
 )
-from sklearn_dpsco._solvers._glm_reference import get_loss
+from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import LaplaceEvent, ParallelComposedEvent, epsilon_delta

@@ -33,9 +33,9 @@ from sklearn_dpsco._solvers import (
     run_double_output_perturbation,
     solve_certified,
 )
-from sklearn_dpsco._solvers._geometry import project_ball
-from sklearn_dpsco._solvers._localization import certifiable
-from sklearn_dpsco._solvers._glm_reference import get_loss
+from sklearn_dpsco._solvers._core._geometry import project_ball
+from sklearn_dpsco._solvers._localization._phases import certifiable
+from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._solvers._lowy import noise_norm_quantile, split_two_stages
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for

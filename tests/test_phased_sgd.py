@@ -18,7 +18,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_dpsco._solvers import ArraySource, SGDSettings, phased_sgd_schedule, run_phased_sgd
-from sklearn_dpsco._solvers import _sgd_reference as ref
+from sklearn_dpsco._solvers._optim import _sgd_reference as ref
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import ParallelComposedEvent, epsilon_delta
@@ -162,9 +162,9 @@ def test_phase_release_audit(delta):
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_compiled_one_pass_equals_reference(sparse):
-    from sklearn_dpsco._solvers import _sgd_kernels
+    from sklearn_dpsco.testing import HAVE_COMPILED_SGD_KERNELS, use_compiled_sgd_kernels
 
-    if not _sgd_kernels.HAVE_COMPILED_KERNELS:
+    if not HAVE_COMPILED_SGD_KERNELS:
         pytest.skip("the compiled SGD kernels are not built")
     rng = np.random.default_rng(5)
     X = rng.standard_normal((700, 3)) * rng.choice([0.3, 20.0], (700, 1))
@@ -174,10 +174,10 @@ def test_compiled_one_pass_equals_reference(sparse):
     Xk = sp.csr_matrix(X) if sparse else X
     outs = []
     for compiled in (True, False):
-        old = _sgd_kernels.use_compiled(compiled)
+        old = use_compiled_sgd_kernels(compiled)
         try:
             outs.append(run_phased_sgd(ArraySource(Xk, y, block_rows=61), sch, np.random.default_rng(2),
                                        center=np.full(4, -0.2)))
         finally:
-            _sgd_kernels.use_compiled(old)
+            use_compiled_sgd_kernels(old)
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10, atol=1e-12)

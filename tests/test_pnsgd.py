@@ -30,7 +30,7 @@ from sklearn_dpsco._solvers import (
     run_pnsgd,
     snowball_schedule,
 )
-from sklearn_dpsco._solvers import _sgd_reference as ref
+from sklearn_dpsco._solvers._optim import _sgd_reference as ref
 from sklearn_dpsco.accounting import ZCDPEvent, gaussian_epsilon
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.testing import audit_gaussian_dp, project_on
@@ -390,11 +390,11 @@ def test_snowball_first_batch_canary_audit():
 
 # ----------------------------------------------------------------------------- compiled kernel = reference
 def _compiled_or_skip():
-    from sklearn_dpsco._solvers import _sgd_kernels
+    from sklearn_dpsco.testing import HAVE_COMPILED_SGD_KERNELS, use_compiled_sgd_kernels
 
-    if not _sgd_kernels.HAVE_COMPILED_KERNELS:
+    if not HAVE_COMPILED_SGD_KERNELS:
         pytest.skip("the compiled SGD kernels are not built")
-    return _sgd_kernels
+    return use_compiled_sgd_kernels
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -402,7 +402,7 @@ def _compiled_or_skip():
 def test_compiled_pnsgd_equals_reference_step_for_step(sparse, intercept):
     """Same schedule, same noise, blocks cut mid-batch: the adapter (row scaling, carried batches)
     and the compiled loop reproduce the NumPy reference."""
-    kernels = _compiled_or_skip()
+    use_compiled = _compiled_or_skip()
     rng = np.random.default_rng(8)
     n, p = 900, 4
     X = rng.standard_normal((n, p)) * rng.choice([0.2, 1.0, 50.0], (n, 1))
@@ -414,10 +414,10 @@ def test_compiled_pnsgd_equals_reference_step_for_step(sparse, intercept):
     center = np.full(p + (intercept > 0), 0.1)
     outs = []
     for compiled in (True, False):
-        old = kernels.use_compiled(compiled)
+        old = use_compiled(compiled)
         try:
             outs.append(run_pnsgd(ArraySource(Xk, y, block_rows=97), sch, np.random.default_rng(3), center=center))
         finally:
-            kernels.use_compiled(old)
+            use_compiled(old)
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10, atol=1e-12)
     assert np.linalg.norm(outs[0] - center) <= st.radius * (1 + 1e-12)

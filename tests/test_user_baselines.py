@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_dpsco._solvers._user_baselines import (
+from sklearn_dpsco._solvers._user_level._baselines import (
     _clip_rows,
     dp_sgd_plan,
     group_privacy_item_budget,
@@ -23,8 +23,8 @@ from sklearn_dpsco._solvers._user_baselines import (
     run_dp_sgd,
     run_item_group,
 )
-from sklearn_dpsco._solvers._user_data import make_user_data
-from sklearn_dpsco._solvers._user_erm import solve_user_logistic
+from sklearn_dpsco._solvers._core._user_data import make_user_data
+from sklearn_dpsco._solvers._optim._user_erm import solve_user_logistic
 from sklearn_dpsco.accounting import epsilon_delta, gaussian_mu
 from sklearn_dpsco.testing import audit_gaussian_dp, project_on
 

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from sklearn_dpsco._solvers import _user_clip
-from sklearn_dpsco._solvers._user_clip import (
+from sklearn_dpsco._solvers._user_level import _clip as _user_clip
+from sklearn_dpsco._solvers._user_level._clip import (
     _Problem,
     clipped_objective_gap,
     run_user_clip,
     solve_user_clipped,
     user_clip_plan,
 )
-from sklearn_dpsco._solvers._user_data import make_user_data
+from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco.accounting import epsilon_delta
 from sklearn_dpsco.testing import audit_gaussian_dp, project_on
 

@@ -20,8 +20,8 @@ import pytest
 from scipy import optimize, sparse
 
 from sklearn_dpsco._mechanisms import TruncatedDiscreteLaplace
-from sklearn_dpsco._solvers import _user_erm
-from sklearn_dpsco._solvers._deletion import (
+from sklearn_dpsco._solvers._optim import _user_erm
+from sklearn_dpsco._solvers._user_level._deletion import (
     certificate_value,
     deletion_budget,
     deletion_centre,
@@ -29,14 +29,14 @@ from sklearn_dpsco._solvers._deletion import (
     exhaustive_cost,
     graded_level,
     graded_step_bounds,
-    record_diagnostics,
     release_at_level,
     run_deletion_mechanism,
 )
-from sklearn_dpsco._solvers._user_data import UserData, make_user_data
-from sklearn_dpsco._solvers._user_erm import augmented_user_sums, solve_user_logistic, user_objective
+from sklearn_dpsco._solvers._core._user_data import UserData, make_user_data
+from sklearn_dpsco._solvers._optim._user_erm import augmented_user_sums, solve_user_logistic, user_objective
 from sklearn_dpsco.accounting import gaussian_mu, gaussian_sigma_analytic
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
+from sklearn_dpsco.testing import record_deletion_diagnostics as record_diagnostics
 
 # A budget with k = 1 (K = 3, 8 users minimum) keeps brute force over deletion sets cheap.
 TINY = dict(epsilon=20.0, delta=0.1, epsilon1_fraction=0.5)

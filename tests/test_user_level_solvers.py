@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_dpsco._solvers import _user_level
-from sklearn_dpsco._solvers._deletion import deletion_budget
-from sklearn_dpsco._solvers._user_data import make_user_data
-from sklearn_dpsco._solvers._user_level import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
+from sklearn_dpsco._solvers._user_level import _gkkmmz as _user_level
+from sklearn_dpsco._solvers._user_level._deletion import deletion_budget
+from sklearn_dpsco._solvers._core._user_data import make_user_data
+from sklearn_dpsco._solvers._user_level._gkkmmz import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
 from sklearn_dpsco.accounting import ComposedEvent, ParallelComposedEvent, epsilon_delta
 
 BIG = dict(epsilon=8.0, delta=1e-2)  # small k: schedules stay feasible with a few hundred users

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpsco._solvers._user_data import make_user_data
+from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, epsilon_delta
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
 

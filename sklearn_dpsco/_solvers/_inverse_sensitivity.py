@@ -260,7 +260,7 @@ def run_inverse_sensitivity(data, loss, plan, rng):
 
 def inverse_sensitivity(data, loss, *, lipschitz, center, radius, epsilon, rng, grid_size=None, start=0, stop=None):
     """ALD-0 on rows [start, stop): plan from public inputs, then release. Returns a PrivateFit."""
-    from ._result import PrivateFit
+    from ._core._result import PrivateFit
 
     stop = data.n_samples if stop is None else stop
     if grid_size is None:

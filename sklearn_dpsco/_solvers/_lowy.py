@@ -10,12 +10,12 @@
   disjoint blocks with geometrically growing regularization; ``J`` repeats
   per phase on disjoint sub-blocks, combined by geometric aggregation.
 
-Every block follows the pattern of :mod:`._localization`: a *plan* function
+Every block follows the pattern of :mod:`._localization._phases`: a *plan* function
 computes every block, regularization, certified solver target, noise scale,
 radius and the exact privacy event from public inputs (n, d, budget,
 declared bounds) before any data is touched; a *run* function consumes
 exactly that plan. The loss is any object of
-:func:`~sklearn_dpsco._solvers._glm_reference.get_loss` (or its compiled
+:func:`~sklearn_dpsco._solvers._core._losses.get_loss` (or its compiled
 twin): privacy only uses that its ``clip``-extension is convex and
 ``clip``-Lipschitz.
 
@@ -40,11 +40,11 @@ from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._calibrate import noise_norm_quantile
 from ..accounting import ComposedEvent, ParallelComposedEvent
-from ._data import GLMData
-from ._geometry import project_ball, project_two_balls
-from ._localization import certifiable
+from ._core._data import GLMData
+from ._core._geometry import project_ball, project_two_balls
+from ._localization._phases import certifiable
 from ._output_perturbation import output_perturbation_plan, run_output_perturbation
-from ._result import PrivateFit
+from ._core._result import PrivateFit
 
 __all__ = [
     "DoubleOutputPerturbationPlan",

@@ -24,8 +24,8 @@ from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._calibrate import certified_sensitivity, mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_positive
-from ._erm import solve_certified
-from ._result import PrivateFit
+from ._optim._erm import solve_certified
+from ._core._result import PrivateFit
 
 __all__ = ["OutputPerturbationPlan", "centred_phase_data", "erm_sensitivity", "float_floor", "output_perturbation",
            "output_perturbation_plan", "run_output_perturbation", "winsorized_targets"]

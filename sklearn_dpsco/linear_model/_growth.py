@@ -8,16 +8,23 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state
-from .._solvers import PrivateFit, run_growth_epochs, run_phases
-from .._solvers._glm_reference import get_loss
-from .._solvers._growth import CENTRED_OBJECTIVE_SCALE, SCHEDULES, growth_epochs_schedule, localization_schedule
-from .._solvers._interpolation import DEFAULT_UTILITY_CONSTANT, interpolation_schedule, run_interpolation
-from .._solvers._inverse_sensitivity import (
+from .._solvers import (
+    CENTRED_OBJECTIVE_SCALE,
+    DEFAULT_UTILITY_CONSTANT,
     GRID_SIZE_FAST,
     GRID_SIZE_GENERAL,
+    PrivateFit,
+    get_loss,
+    growth_epochs_schedule,
+    interpolation_schedule,
     inverse_sensitivity_plan,
+    localization_schedule,
+    run_growth_epochs,
+    run_interpolation,
     run_inverse_sensitivity,
+    run_phases,
 )
+from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 
 __all__ = ["DPGrowthAdaptiveRegressor"]

@@ -12,15 +12,15 @@ from .._solvers import (
     PrivateFit,
     ald_growth_schedule,
     ald_schedule,
+    get_loss,
     output_perturbation_plan,
     pop_localize_plan,
     run_growth_epochs,
     run_output_perturbation,
     run_phases,
     run_pop_localize,
+    split_two_stages,
 )
-from .._solvers._glm_reference import get_loss
-from .._solvers._lowy import split_two_stages
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,

@@ -11,7 +11,7 @@ benchmarks/results/hinge.md).
 import math
 
 from .._mechanisms._calibrate import expected_noise_norm
-from .._solvers._localization import _MIN_CERTIFIED_GAP
+from .._solvers import MIN_CERTIFIED_GAP as _MIN_CERTIFIED_GAP
 
 __all__ = [
     "ALPHA_FACTOR",

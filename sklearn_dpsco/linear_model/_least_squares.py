@@ -9,16 +9,31 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state, noise_source
-from .._solvers import PrivateFit, phased_erm_schedule, run_phases
-from .._solvers._adassp import adassp_plan, run_adassp
-from .._solvers._glm_reference import get_loss
-from .._solvers._interpolation import adaptive_interpolation_schedule, run_adaptive_interpolation
-from .._solvers._interpolation_sgd import interpolation_sgd_schedule, run_interpolation_sgd
-from .._solvers._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
-from .._solvers._phased_sgd import phased_sgd_schedule, run_phased_sgd
-from .._solvers._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
-from .._solvers._row_source import ArraySource, as_row_source, is_dask_array
-from .._solvers._sgd_settings import SGDSettings
+from .._solvers import (
+    ArraySource,
+    PrivateFit,
+    SGDSettings,
+    adaptive_interpolation_schedule,
+    adassp_plan,
+    as_row_source,
+    get_loss,
+    interpolation_sgd_schedule,
+    is_dask_array,
+    lowy_clip,
+    lowy_lam1,
+    phased_erm_schedule,
+    phased_sgd_schedule,
+    pop_localize_plan,
+    rho_for_budget,
+    run_adaptive_interpolation,
+    run_adassp,
+    run_interpolation_sgd,
+    run_phased_sgd,
+    run_phases,
+    run_pnsgd,
+    run_pop_localize,
+    snowball_schedule,
+)
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 
 __all__ = ["DPLinearRegressor"]

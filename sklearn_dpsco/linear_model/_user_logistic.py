@@ -14,17 +14,20 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_groups
 from .._rng import check_random_state, noise_source, spawn_random_states
-from .._solvers._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES
-from .._solvers._user_baselines import (
+from .._solvers import (
+    DEFAULT_MAX_EXHAUSTIVE_SOLVES,
+    GKKMMZ_SOLVERS,
     dp_sgd_plan,
     item_group_plan,
+    make_user_data,
     run_dp_sgd,
     run_item_group,
+    run_user_clip,
+    run_user_level,
+    user_clip_plan,
+    user_level_schedule,
     user_mean_gradients,
 )
-from .._solvers._user_clip import run_user_clip, user_clip_plan
-from .._solvers._user_data import make_user_data
-from .._solvers._user_level import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
 from ..accounting import ComposedEvent
 from ..accounting._shares import split_budget, split_kind
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan

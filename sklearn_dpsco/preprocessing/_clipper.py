@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._solvers._data import safe_row_norms
+from .._solvers import safe_row_norms
 
 __all__ = ["RowNormClipper"]
 

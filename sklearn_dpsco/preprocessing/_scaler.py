@@ -17,7 +17,7 @@ from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
 from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
-from .._solvers._user_data import make_user_data
+from .._solvers import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 

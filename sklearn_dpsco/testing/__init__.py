@@ -28,6 +28,18 @@ from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
 from ._porosity import PorosityResult, porosity_audit, porosity_event
 from ._report import AuditRecord, AuditReport, audit_release_with_mutants, release_scores
 
+# Test hooks of the solvers. Each stays in the module that reads it at run time
+# (a switch, a sink); tests and benchmarks reach it here rather than through a
+# private solver module:
+# - the compiled/reference switch of the noisy-SGD loop drivers
+#   (sklearn_dpsco/_solvers/_optim/_sgd_kernels.py), to compare both paths;
+# - the diagnostics sink of the deletion mechanism
+#   (sklearn_dpsco/_solvers/_user_level/_deletion.py): data-dependent values,
+#   NOT covered by the privacy guarantee, recorded only while the context is open.
+from .._solvers._optim._sgd_kernels import HAVE_COMPILED_KERNELS as HAVE_COMPILED_SGD_KERNELS
+from .._solvers._optim._sgd_kernels import use_compiled as use_compiled_sgd_kernels
+from .._solvers._user_level._deletion import record_diagnostics as record_deletion_diagnostics
+
 __all__ = [
     "AuditRecord",
     "AuditReport",
@@ -40,6 +52,7 @@ __all__ = [
     "epsilon_lower_bound_from_counts",
     "extreme_row",
     "GridResidueResult",
+    "HAVE_COMPILED_SGD_KERNELS",
     "grid_residue_audit",
     "collect_releases",
     "ks_pvalue",
@@ -50,9 +63,11 @@ __all__ = [
     "porosity_audit",
     "porosity_event",
     "project_on",
+    "record_deletion_diagnostics",
     "release_scores",
     "released_values",
     "replace_row",
     "replace_user",
+    "use_compiled_sgd_kernels",
     "worst_case_neighbours",
 ]

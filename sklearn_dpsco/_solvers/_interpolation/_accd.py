@@ -1,7 +1,7 @@
 """Private optimization in the interpolation regime (Asi, Chadha, Cheng, Duchi 2022).
 
 The ACCD building blocks, generic over the loss (doc/privacy/interpolation.rst,
-doc/algorithms.rst, §3). Like :mod:`._localization`, each block is a PURE plan
+doc/algorithms.rst, §3). Like :mod:`.._localization._phases`, each block is a PURE plan
 function of public inputs (n, d, budget, declared smoothness ``H``, growth
 ``lambda`` and exponent ``kappa``, domain radius, Lipschitz level) that fixes
 every epoch, radius, Lipschitz level, step and the exact privacy event before
@@ -36,14 +36,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ParallelComposedEvent
-from ._balls import project_balls
-from ._growth import PRACTICAL_RESOLUTION, growth_epochs_schedule
-from ._localization import _MIN_STEP_FRACTION, _ald_growth_step, _dimension_term
-from ._output_perturbation import run_output_perturbation
-from ._result import PrivateFit
+from ..._mechanisms import DEFAULT_NOISE
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ParallelComposedEvent
+from .._core._balls import project_balls
+from .._localization._growth import PRACTICAL_RESOLUTION, growth_epochs_schedule
+from .._localization._phases import _MIN_STEP_FRACTION, _ald_growth_step, _dimension_term
+from .._output_perturbation import run_output_perturbation
+from .._core._result import PrivateFit
 
 __all__ = [
     "DEFAULT_UTILITY_CONSTANT",
@@ -168,7 +168,7 @@ def extension_plan(n, d, *, lipschitz, radius, epsilon, delta, kappa_lower=2.0, 
         Size of the outermost domain (float64 resolution floor); default
         ``radius``.
     schedule : {"practical", "paper"}, default="practical"
-        ALD-2's utility constants (:mod:`._growth`; privacy is the same).
+        ALD-2's utility constants (:mod:`.._localization._growth`; privacy is the same).
 
     Returns
     -------
@@ -304,7 +304,7 @@ def interpolation_schedule(n, d, *, smoothness, growth, radius, epsilon, delta, 
     inner_kappa_lower : float, default=2.0
         ALD-2's ``kappa_lower`` inside each epoch (ACCD: 2).
     schedule : {"practical", "paper"}, default="practical"
-        The inner ALD-2's utility constants (:mod:`._growth`).
+        The inner ALD-2's utility constants (:mod:`.._localization._growth`).
 
     Returns
     -------

@@ -10,7 +10,7 @@ size 1, constant step ``eta_i = 4^-i eta``) from the previous release
 with the analytic Gaussian at (epsilon, delta) or, for pure DP, the
 isotropic l2-Laplace at epsilon. Why ``2 L eta_i``: with every step map
 non-expansive (``eta_i <= 2/beta``, guaranteed by row clipping to the public
-bound R, :mod:`._sgd_settings`), neighbouring runs coincide until the
+bound R, :mod:`.._core._sgd_settings`), neighbouring runs coincide until the
 differing row, where the iterates separate by at most ``eta_i ||g - g'|| <=
 2 L eta_i``, and never separate further (Hardt, Recht, Singer 2016); so does
 every average. Phases touch disjoint rows: parallel composition. Argument:
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._budget import Budget
-from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import mechanism_for
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ParallelComposedEvent
+from ..._budget import Budget
+from ..._mechanisms import DEFAULT_NOISE
+from ..._mechanisms._calibrate import mechanism_for
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ParallelComposedEvent
 from ._pnsgd import rho_for_budget
 
 __all__ = ["PhasedSGDSchedule", "phased_sgd_schedule", "run_phased_sgd"]
@@ -115,8 +115,8 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, 
     default the origin); the first phase starts at ``w0`` (default: the
     centre). ``n_runs`` runs that many independent copies at once (audits).
     """
-    from ._sgd_kernels import sgd_one_pass
-    from ._sgd_reference import OnePassState, _project
+    from .._optim._sgd_kernels import sgd_one_pass
+    from .._optim._sgd_reference import OnePassState, _project
 
     kernel = sgd_one_pass if kernel is None else kernel
     settings = schedule.settings

@@ -89,7 +89,7 @@ class GLMData:
     def row_data(self):
         """The compiled row access (:class:`sklearn_dpsco._fast._rows.RowData`), built once."""
         if self._rows is None:
-            from .._fast._rows import RowData
+            from ..._fast._rows import RowData
 
             self._rows = RowData(self.X, self.intercept_scaling)
         return self._rows

@@ -51,12 +51,12 @@ from functools import lru_cache
 import numpy as np
 from joblib import Parallel, delayed
 
-from .._budget import Budget
-from .._mechanisms import DEFAULT_NOISE, GaussianMechanism, TruncatedDiscreteLaplace
-from .._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for, truncated_level_for
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ApproxDPEvent, gaussian_mu
-from ._user_erm import augmented_user_sums, solve_user_logistic
+from ..._budget import Budget
+from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism, TruncatedDiscreteLaplace
+from ..._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for, truncated_level_for
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ApproxDPEvent, gaussian_mu
+from .._optim._user_erm import augmented_user_sums, solve_user_logistic
 
 __all__ = [
     "DeletionBudget",
@@ -95,7 +95,9 @@ def record_diagnostics():
 
     FOR BENCHMARKS AND TESTS ONLY: these quantities depend on the private data
     and are NOT covered by the privacy guarantee. Nothing is recorded unless
-    this context is active; fitted estimators never store them.
+    this context is active; fitted estimators never store them. The sink lives
+    here because :func:`deletion_centre` writes to it at run time; tests and
+    benchmarks reach it as ``sklearn_dpsco.testing.record_deletion_diagnostics``.
     """
     sink = []
     with _Recorder.lock:

@@ -13,10 +13,10 @@ achieved bound when choosing noise.
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._erm import certified_erm
-from .._fast._losses import Absolute, Hinge, Logistic, Power, Squared
-from .._fast._rows import RowData
-from ._data import GLMData, safe_row_norms
+from ..._fast._erm import certified_erm
+from ..._fast._losses import Absolute, Hinge, Logistic, Power, Squared
+from ..._fast._rows import RowData
+from .._core._data import GLMData, safe_row_norms
 from ._reference_erm import reference_certified_erm
 
 __all__ = ["CertificationError", "MAX_EPOCHS", "solve_certified"]

@@ -6,7 +6,7 @@ specification the compiled kernels are tested against, and the test
 reference of "with noise off, a private solver equals its reference"
 (doc/design.rst, convention 11). They are slow (a Python loop over rows) but exact.
 
-Per-row loss and clipping: :mod:`._sgd_settings`. A chunk is a block of
+Per-row loss and clipping: :mod:`.._core._sgd_settings`. A chunk is a block of
 consecutive rows in the order the algorithm uses them: ``X`` dense
 (C-contiguous float64) or CSR, ``y``, optional weights in [0, 1].
 

@@ -21,7 +21,7 @@ of huge norm would make its step expansive and void the privacy proof
 import math
 from dataclasses import dataclass
 
-from .._param_checks import check_nonnegative, check_positive
+from ..._param_checks import check_nonnegative, check_positive
 
 __all__ = ["SGDSettings"]
 

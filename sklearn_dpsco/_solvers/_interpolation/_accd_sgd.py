@@ -5,7 +5,7 @@ Asi, Chadha, Cheng, Duchi 2022, Algorithms 1-3 (doc/algorithms.rst, §3), with
 ALD-2. ACCD's framework takes any DP-SCO algorithm that is private whenever
 every per-sample loss is convex and L-Lipschitz (A-Alg 1); FKT's SGD
 methods additionally need the public smoothness ``beta = R^2 + s^2``, which
-row clipping gives (:mod:`._sgd_settings`) and the Lipschitz extension
+row clipping gives (:mod:`.._core._sgd_settings`) and the Lipschitz extension
 preserves (doc/algorithms.rst, §6.1). One pass over the rows:
 
 1. stage 1 (A-Alg 3 step 2): the first ``floor(n/2)`` rows, Lipschitz level
@@ -39,13 +39,13 @@ composition (doc/algorithms.rst, P5). Doc: doc/privacy/interpolation_sgd.rst.
 import math
 from dataclasses import dataclass, field, replace
 
-from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import rate_dimension_term
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ParallelComposedEvent
-from ._phased_sgd import phased_sgd_schedule, run_phased_sgd
-from ._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
-from ._row_source import split_rows
+from ..._mechanisms import DEFAULT_NOISE
+from ..._mechanisms._calibrate import rate_dimension_term
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ParallelComposedEvent
+from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
+from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
+from .._core._row_source import split_rows
 
 __all__ = ["InterpolationSGDSchedule", "epoch_rows", "interpolation_sgd_schedule", "run_interpolation_sgd"]
 

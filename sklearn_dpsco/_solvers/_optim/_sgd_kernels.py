@@ -5,7 +5,7 @@ The compiled kernels (``sklearn_dpsco._fast._sgd``: ``pnsgd_chunk``,
 of a :class:`~sklearn_dpsco._fast._rows.RowData`. This module adapts them to
 the chunked drivers:
 
-* the per-row map of :mod:`._sgd_settings` (rows scaled to the public bound R)
+* the per-row map of :mod:`.._core._sgd_settings` (rows scaled to the public bound R)
   is applied to each block before the kernel sees it (a copy of the block);
 * a batch that straddles two blocks is carried over: its rows are kept
   (already scaled) and prepended to the next block, so the kernel only ever
@@ -27,17 +27,19 @@ from . import _sgd_reference as _ref
 __all__ = ["HAVE_COMPILED_KERNELS", "pnsgd_chunk", "sgd_one_pass", "use_compiled"]
 
 try:  # the compiled loops of ``_fast/_sgd.pyx``; without them the NumPy reference runs
-    from .._fast._losses import Squared as _Squared
-    from .._fast._rows import RowData as _RowData
-    from .._fast._sgd import pnsgd_chunk as _c_pnsgd_chunk
-    from .._fast._sgd import sgd_one_pass as _c_sgd_one_pass
+    from ..._fast._losses import Squared as _Squared
+    from ..._fast._rows import RowData as _RowData
+    from ..._fast._sgd import pnsgd_chunk as _c_pnsgd_chunk
+    from ..._fast._sgd import sgd_one_pass as _c_sgd_one_pass
 except ImportError:  # pragma: no cover - exercised on builds without the kernels
     HAVE_COMPILED_KERNELS = False
 else:
     HAVE_COMPILED_KERNELS = True
     _SQUARED = _Squared()
 
-#: Switch for tests and benchmarks (``use_compiled(False)`` forces the reference).
+#: Switch for tests and benchmarks (``use_compiled(False)`` forces the reference). It lives
+#: here because :func:`_compiled` reads it at run time; tests reach it as
+#: ``sklearn_dpsco.testing.use_compiled_sgd_kernels``.
 _ENABLED = [True]
 
 

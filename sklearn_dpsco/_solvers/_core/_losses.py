@@ -1,7 +1,7 @@
 """NumPy reference of the GLM losses, their C-Lipschitz extensions and conjugates.
 
 The compiled kernels (``sklearn_dpsco._fast``) are tested against these, and the
-reference certified solver (:mod:`._reference_erm`) uses them. Conventions
+reference certified solver (:mod:`.._optim._reference_erm`) uses them. Conventions
 (doc/algorithms.rst, §6): ``z = <w, x>``; classification losses take ``y in {-1, +1}``
 and the margin ``m = y z``; regression losses the residual ``r = z - y``. The
 extension threshold is ``k = C / ||x||`` (``inf`` = no extension); the

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ComposedEvent, ParallelComposedEvent
-from ..accounting._shares import split_budget
+from ..._mechanisms import DEFAULT_NOISE
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ComposedEvent, ParallelComposedEvent
+from ...accounting._shares import split_budget
 from ._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES, deletion_budget, deletion_plan, run_deletion_mechanism
-from ._geometry import project_ball, project_two_balls
+from .._core._geometry import project_ball, project_two_balls
 
 __all__ = [
     "GKKMMZ_SOLVERS",

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..accounting import PrivacyEvent
+from ...accounting import PrivacyEvent
 
 __all__ = ["PrivateFit"]
 

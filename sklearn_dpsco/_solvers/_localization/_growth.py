@@ -1,7 +1,7 @@
 """ALD-1 / ALD-2 schedules with the paper's or practical utility constants.
 
 Both variants are :func:`ald_schedule` / :func:`ald_growth_schedule` of
-:mod:`._localization` (doc/privacy/localization.rst) — the same phases of certified output
+:mod:`._phases` (doc/privacy/localization.rst) — the same phases of certified output
 perturbation on disjoint blocks, the same privacy argument. They differ only
 in public, utility-only constants (doc/privacy/growth.rst):
 
@@ -22,7 +22,7 @@ in public, utility-only constants (doc/privacy/growth.rst):
 
 Regression phases can be *centred* (``centred=True``): each phase solves for
 ``w - w_prev`` against the residuals at its public centre, so the certificate's
-float floor (:func:`~._output_perturbation.float_floor`) may be declared at
+float floor (:func:`~.._output_perturbation.float_floor`) may be declared at
 :data:`CENTRED_OBJECTIVE_SCALE` instead of the generic ``1e6``. At the generic
 scale the floor, not the step, set the noise of every epoch past about the
 sixth, and the rates flattened (benchmarks/results/growth_rates.md).
@@ -30,10 +30,10 @@ sixth, and the rates flattened (benchmarks/results/growth_rates.md).
 
 import math
 
-from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_positive
-from ._localization import _dimension_term, ald_growth_schedule, ald_schedule
-from ._output_perturbation import OBJECTIVE_SCALE
+from ..._mechanisms import DEFAULT_NOISE
+from ..._param_checks import check_positive
+from ._phases import _dimension_term, ald_growth_schedule, ald_schedule
+from .._output_perturbation import OBJECTIVE_SCALE
 
 __all__ = ["CENTRED_OBJECTIVE_SCALE", "SCHEDULES", "growth_epochs_schedule", "localization_schedule",
            "practical_step"]
@@ -63,7 +63,7 @@ CENTRED_OBJECTIVE_SCALE = 1e2
 
 
 def _scale_factor(centred):
-    """The schedules of :mod:`._localization` drop phases below ``1e-9 * scale``; ``scale = radius * factor`` moves that floor."""
+    """The schedules of :mod:`._phases` drop phases below ``1e-9 * scale``; ``scale = radius * factor`` moves that floor."""
     return (CENTRED_RESOLUTION if centred else PRACTICAL_RESOLUTION) / 1e-9
 
 # The practical ALD-2 epoch is one ALD-1 phase; ald_schedule gives phase 1 the

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._budget import Budget
-from .._mechanisms import DEFAULT_NOISE, GaussianMechanism
-from .._mechanisms._calibrate import certified_sensitivity, dp_gd_sigma, gaussian_mechanism_for, gaussian_steps
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
-from ._geometry import project_ball
-from ._user_data import group_gradient_sums
-from ._user_erm import solve_user_logistic
+from ..._budget import Budget
+from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
+from ..._mechanisms._calibrate import certified_sensitivity, dp_gd_sigma, gaussian_mechanism_for, gaussian_steps
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
+from .._core._geometry import project_ball
+from .._core._user_data import group_gradient_sums
+from .._optim._user_erm import solve_user_logistic
 
 __all__ = [
     "DPSGDPlan",

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.special import expit
 
-from ._user_data import group_gradient_sums
+from .._core._user_data import group_gradient_sums
 
 __all__ = ["UserERMResult", "agd_iterations", "augmented_user_sums", "solve_user_logistic", "user_objective"]
 

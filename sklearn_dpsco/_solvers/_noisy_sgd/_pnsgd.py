@@ -17,7 +17,7 @@ rho, L = C, beta = R^2 + s^2, the domain radius) before any data is read;
 :func:`fkt_rho` evaluates Thm 3.1 on the ACTUAL schedule and the plan
 refuses to exist unless it is within the target. The smoothness condition is
 made to hold for every input by clipping rows to the public bound R
-(:mod:`._sgd_settings`). Argument and tests: doc/privacy/snowball_sgd.rst.
+(:mod:`.._core._sgd_settings`). Argument and tests: doc/privacy/snowball_sgd.rst.
 """
 
 import functools
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._mechanisms._calibrate import fkt_sigma, gaussian_steps
-from .._param_checks import check_positive
-from ..accounting import ZCDPEvent
-from ..accounting._calibration import zcdp_rho
-from ._sgd_settings import SGDSettings
+from ..._mechanisms._calibrate import fkt_sigma, gaussian_steps
+from ..._param_checks import check_positive
+from ...accounting import ZCDPEvent
+from ...accounting._calibration import zcdp_rho
+from .._core._sgd_settings import SGDSettings
 
 __all__ = [
     "PNSGDSchedule",
@@ -390,7 +390,7 @@ def _snowball_schedule(n, d, rho, settings, steps, batch_rule):
 
 
 def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_runs=None):
-    """Run a :class:`PNSGDSchedule` over a :class:`~._row_source.RowSource`; return the last iterate.
+    """Run a :class:`PNSGDSchedule` over a :class:`~.._core._row_source.RowSource`; return the last iterate.
 
     The noise of the steps a block completes is drawn from ``rng`` just
     before the block is processed (``sigma * N(0, I_d)``, in step order), so
@@ -401,8 +401,8 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
     ``B(center, radius)`` (``center``: public or an earlier release; default
     the origin); the run starts at ``w0`` (default: the centre).
     """
-    from ._sgd_kernels import pnsgd_chunk
-    from ._sgd_reference import PNSGDState
+    from .._optim._sgd_kernels import pnsgd_chunk
+    from .._optim._sgd_reference import PNSGDState
 
     kernel = pnsgd_chunk if kernel is None else kernel
     settings = schedule.settings

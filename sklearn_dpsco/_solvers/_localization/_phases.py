@@ -30,13 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import rate_dimension_term as _dimension_term
-from .._param_checks import check_delta, check_epsilon, check_positive
-from ..accounting import ParallelComposedEvent
-from ._geometry import project_ball, project_two_balls
-from ._output_perturbation import OBJECTIVE_SCALE, output_perturbation_plan, run_output_perturbation
-from ._result import PrivateFit
+from ..._mechanisms import DEFAULT_NOISE
+from ..._mechanisms._calibrate import rate_dimension_term as _dimension_term
+from ..._param_checks import check_delta, check_epsilon, check_positive
+from ...accounting import ParallelComposedEvent
+from .._core._geometry import project_ball, project_two_balls
+from .._output_perturbation import OBJECTIVE_SCALE, output_perturbation_plan, run_output_perturbation
+from .._core._result import PrivateFit
 
 __all__ = [
     "PhaseSchedule",

@@ -1,0 +1,7 @@
+"""What every solver stands on: data views, geometry, losses, settings and the result type.
+
+Row data (:class:`GLMData`, row sources for in-memory, iterable and dask
+input, rows grouped by user), projections onto balls and intersections of
+balls, the NumPy GLM losses (``get_loss``), the per-row SGD settings and
+:class:`PrivateFit`. Nothing here draws noise or spends budget.
+"""
