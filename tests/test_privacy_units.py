@@ -217,18 +217,89 @@ def test_user_scaler_mean_release_audit_and_mutant(delta):
 
 
 # ------------------------------------------------------------------ searches
-@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
-def test_searches_refuse_user_level_estimators_before_spending(user_data, selection):
-    X, y, _ = user_data
+def test_user_level_search_needs_groups_and_refuses_mixed_units_before_spending(user_data):
+    X, y, groups = user_data
     acc = BudgetAccountant(10.0, 1e-3)
-    kw = dict(epsilon=1.0, delta=1e-6 if selection == "exponential" else 0.0, selection=selection, accountant=acc)
-    with pytest.raises(PrivacyUnitError, match="cannot search over the user-level UserLevelDPLogistic"):
+    kw = dict(epsilon=1.0, delta=1e-6, accountant=acc)
+    with pytest.raises(ValueError, match="DPGridSearchCV.fit requires groups"):
         DPGridSearchCV(UserLevelDPLogistic(), {"alpha": [0.01, 0.1]}, **kw).fit(X, y)
-    with pytest.raises(PrivacyUnitError, match="cannot search over the user-level DPPipeline"):
-        DPRandomizedSearchCV(_user_pipeline(None), {"clf__alpha": [0.01, 0.1]}, n_iter=2, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="groups was given to DPGridSearchCV over the row-level DPHingeClassifier"):
+        DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.01]}, **kw).fit(X, y, groups=groups)
     with pytest.raises(PrivacyUnitError, match="mixes privacy units"):
-        DPGridSearchCV(_user_pipeline(None, scaler_unit="row"), {"clf__alpha": [0.01]}, **kw).fit(X, y)
+        DPGridSearchCV(_user_pipeline(None, scaler_unit="row"), {"clf__alpha": [0.01]}, **kw).fit(X, y, groups=groups)
+    # user-level models need delta > 0: every candidate's own check runs before the reservation
+    with pytest.raises(ValueError, match="needs delta > 0"):
+        DPRandomizedSearchCV(UserLevelDPLogistic(), {"alpha": [0.01, 0.1]}, n_iter=2, epsilon=1.0, delta=0.0,
+                             selection="random_stopping", accountant=acc).fit(X, y, groups=groups)
     assert acc.ledger == ()
+
+
+class _GroupsSpy(UserLevelDPLogistic):
+    """Records the groups each fit received (test-only)."""
+
+    seen = []
+
+    def fit(self, X, y, groups=None):
+        type(self).seen.append(np.asarray(groups).copy())
+        return super().fit(X, y, groups=groups)
+
+
+@pytest.mark.parametrize("search", ["estimator", "pipeline"])
+def test_user_level_search_splits_users_and_charges_a_user_level_spend(user_data, search):
+    X, y, groups = user_data
+    acc = BudgetAccountant(10.0, 1e-3)
+    if search == "estimator":
+        _GroupsSpy.seen = []
+        est, grid = _GroupsSpy(max_items_per_user=5, solver="user_clip"), {"alpha": [0.01, 0.1]}
+    else:
+        est, grid = _user_pipeline(None), {"clf__alpha": [0.01, 0.1]}
+    s = DPGridSearchCV(est, grid, cv=3, epsilon=2.0, delta=1e-6, accountant=acc, random_state=0)
+    s.fit(X, y, groups=groups)
+    assert s.privacy_unit == "user"
+    (entry,) = acc.ledger
+    assert entry.privacy_unit == "user" and entry.event == s.privacy_event_
+    assert s.best_estimator_.privacy_unit == "user"
+    if search == "estimator":
+        # 2 candidates x 3 folds + the refit; every fit saw whole users only
+        assert len(_GroupsSpy.seen) == 7
+        folds = _GroupsSpy.seen[:3]
+        # the users absent from each training fold partition all users: splits are over
+        # users (a row split would leave most multi-row users partly in every training fold)
+        held_out = [np.setdiff1d(groups, f) for f in folds]
+        assert all(users.size for users in held_out)
+        assert np.array_equal(np.sort(np.concatenate(held_out)), np.unique(groups))
+        assert np.array_equal(np.sort(np.unique(_GroupsSpy.seen[-1])), np.unique(groups))
+
+
+def test_user_level_score_sensitivity_is_width_over_validation_users():
+    """Exact: one replaced user moves the per-user mean score by <= 1/U_val, and a heavy user attains it.
+
+    The mutant (the row-level mean over validation rows) is moved by almost 1
+    by the same heavy user: the per-user averaging is what bounds it.
+    """
+    from sklearn_dpsco.model_selection._scoring import get_scorer
+    from sklearn_dpsco.model_selection._units import SearchUnits
+
+    class Constant:
+        def predict(self, X):
+            return np.ones(X.shape[0], dtype=int)
+
+    U_val, heavy = 10, 1000
+    counts = np.r_[np.ones(U_val - 1, dtype=int), heavy]
+    groups = np.repeat(np.arange(U_val), counts)
+    X = np.zeros((groups.size, 1))
+    y = np.ones(groups.size, dtype=int)  # every row right
+    y_prime = y.copy()
+    y_prime[groups == U_val - 1] = 0  # the heavy user replaced: every row wrong
+    scorer = get_scorer("accuracy", True, None)
+    units = SearchUnits.users(groups).shuffled(0)
+    rows = np.arange(groups.size)
+    a = units.score(scorer, Constant(), X, y, rows)
+    b = units.score(scorer, Constant(), X, y_prime, rows)
+    assert math.isclose(a - b, scorer.width / U_val)
+    row_mean = SearchUnits.rows(groups.size)
+    mutant = row_mean.score(scorer, Constant(), X, y, rows) - row_mean.score(scorer, Constant(), X, y_prime, rows)
+    assert mutant > 0.9 > scorer.width / U_val
 
 
 # ------------------------------------------------------------------ ledger rules

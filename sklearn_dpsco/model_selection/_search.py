@@ -16,17 +16,18 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
 from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind
-from ..accounting._units import PrivacyUnitError, privacy_unit_of
+from ..accounting._units import privacy_unit_of
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._scoring import get_scorer
 from ._selection import ExponentialMechanism, RandomStopping
 from ._splits import check_private_cv, holdout_split, make_splits, row_classes
+from ._units import SearchUnits
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
 
@@ -67,13 +68,24 @@ def _configure(estimator, params, share, seed, classes):
     return est
 
 
-def _fit_and_score(est, X, y, train, test, scorer):
-    est.fit(_index(X, train), y[train])
-    return scorer(est, _index(X, test), y[test])
+def _check_candidate_budget(est):
+    """A candidate's own budget checks (e.g. "needs delta > 0"), before the search reserves anything."""
+    steps = [step for _, step in getattr(est, "steps", [])]
+    for step in [est, *steps]:
+        if step is not est and hasattr(step, "epsilon"):
+            # a pipeline step's share is a part of the pipeline's (epsilon, delta)
+            step = clone(step).set_params(epsilon=est.epsilon, delta=est.delta)
+        if hasattr(step, "_check_privacy_params"):
+            step._check_privacy_params()
 
 
-def _fit_and_score_keep(est, X, y, train, test, scorer):
-    return _fit_and_score(est, X, y, train, test, scorer), est
+def _fit_and_score(est, X, y, train, test, scorer, units):
+    est.fit(_index(X, train), y[train], **units.fit_params(train))
+    return units.score(scorer, est, _index(X, test), y[test], test)
+
+
+def _fit_and_score_keep(est, X, y, train, test, scorer, units):
+    return _fit_and_score(est, X, y, train, test, scorer, units), est
 
 
 def selection_mechanism(plan, rows, scorer):
@@ -98,8 +110,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     @property
     def privacy_unit(self):
-        """``"row"``: splits, validation scores and the selection protect one row (model_selection.rst)."""
-        return "row"
+        """The estimator's unit: ``"row"``, or ``"user"`` (splits and scores over users; model_selection.rst)."""
+        return privacy_unit_of(self.estimator)
 
     # -- candidates -----------------------------------------------------------------------------
     def _candidates(self, rng):
@@ -134,15 +146,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 f"estimator must be a private sklearn_dpsco estimator or DPPipeline (with epsilon, delta and "
                 f"accountant parameters), got {type(self.estimator).__name__}. Nothing was spent."
             )
-        # a DPPipeline mixing units raises here too, before the reservation
-        if privacy_unit_of(self.estimator) == "user":
-            raise PrivacyUnitError(
-                f"{type(self).__name__} cannot search over the user-level {type(self.estimator).__name__}: its "
-                "splits, validation scores and selection are row-level (one user's many rows could steer the "
-                "selection), and its candidate fits receive no groups. A user-level search (splits and scores "
-                "over users) is planned; for now tune on public or proxy data, or fit a few settings with "
-                "separate budgets on the same ledger. Nothing was spent."
-            )
+        # a DPPipeline mixing units raises here, before the reservation
+        privacy_unit_of(self.estimator)
         if not (0 < self.selection_share < 1) and self._selection() == "exponential":
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
         if self.selection == "auto" and self._selection() == "random_stopping":
@@ -206,13 +211,19 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         return classes
 
     # -- fit ------------------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Search privately; charge the whole search to the ledger before the first fit.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+            User identifier of each row: required when the estimator is
+            user-level (``privacy_unit == "user"``), refused otherwise. The
+            splits are then made over users and each validation score is a
+            mean of per-user mean scores (doc/privacy/model_selection.rst,
+            "User-level searches").
 
         Returns
         -------
@@ -220,22 +231,37 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         """
         refit_share = self._check_params()
         X, y = self._check_data(X, y)
+        units = self._units(groups, X.shape[0])
         scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
         classes = self._classes(y)
         rng = check_random_state(self.random_state)
         split_seed = int(rng.integers(_SEED_BOUND))
-        n = X.shape[0]
+        units = units.shuffled(split_seed)
+        n = units.n_units
         # the splitter is checked in both modes: a data-dependent one is refused, never ignored
         cv = check_private_cv(self.cv, split_seed)
         if self._selection() == "exponential":
-            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes)
+            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units)
         else:
-            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes)
+            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units)
         # -- success: store everything at once
         for key, value in state.items():
             setattr(self, key, value)
         self.noise_source_ = noise_source(rng)
         return self
+
+    def _units(self, groups, n_rows):
+        """What one split index stands for: a row, or (user-level estimator) a user."""
+        if self.privacy_unit == "user":
+            return SearchUnits.users(check_groups(groups, n_rows, f"{type(self).__name__}.fit"))
+        if groups is not None:
+            raise ValueError(
+                f"groups was given to {type(self).__name__} over the row-level {type(self.estimator).__name__}: "
+                "its candidate fits protect one row, not one user, so the search would be row-level whatever "
+                "its splits. Use a user-level estimator (UserLevelDPLogistic, or a DPPipeline of user-level "
+                "steps) for a user-level search, or drop groups. Nothing was spent."
+            )
+        return SearchUnits.rows(n_rows)
 
     def _reserve(self, plan, what):
         accountant = self._get_accountant()
@@ -250,13 +276,15 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             return [None] * len(candidates)
         return [_configure(self.estimator, params, plan.refit, seed, classes) for params in candidates]
 
-    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes):
+    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes, units):
         candidates = self._candidates(rng)
         if not candidates:
             raise ValueError("the search has no candidate. Nothing was spent.")
         self._check_candidate_params(candidates)
-        splits = make_splits(cv, n)
-        rows = row_classes(splits, n)
+        # splits over the units (rows, or users); rows: how each unit is touched
+        unit_splits = make_splits(cv, n)
+        rows = row_classes(unit_splits, n)
+        splits = [units.rows_of(tr, te) for tr, te in unit_splits]
         plan = plan_exponential(
             self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share,
             kind=curve_kind(self.estimator),
@@ -272,12 +300,14 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             for s, (tr, te) in enumerate(splits)
         ]
         refit_est = self._configure_refit(candidates, plan, refit_state, classes)
+        for est, _, _ in fits:
+            _check_candidate_budget(est)
 
         self._reserve(
             plan,
             f"{K} candidates x {S} split{'s' if S > 1 else ''}, exponential selection" + (", refit" if plan.refit else ""),
         )
-        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer) for est, tr, te in fits)
+        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer, units) for est, tr, te in fits)
         scores = np.asarray(Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs), dtype=float).reshape(K, S)
         # the exact validation scores never leave this function: only the selected index does
         best = int(mech.select(scores.mean(axis=1), rng))
@@ -294,16 +324,18 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             delta_spent_=plan.delta,
         )
         if self.refit:
-            state["best_estimator_"] = refit_est[best].fit(X, y)
+            state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None))
         return state
 
-    def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes):
+    def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes, units):
         stopping = RandomStopping(self._expected_runs(), self.stopping)
         plan = plan_random_stopping(self.epsilon, self.delta, stopping, refit_share)
-        train, val = holdout_split(n, self.validation_fraction, split_seed)
-        # why: accuracy-type scores on the m validation rows move by <= width / m
-        # when one validation row is replaced (doc/privacy/model_selection.rst)
-        score_noise = laplace_mechanism_for(scorer.width / val.size, Budget(plan.fit.epsilon))
+        train_units, val_units = holdout_split(n, self.validation_fraction, split_seed)
+        train, val = units.rows_of(train_units, val_units)
+        # why: accuracy-type scores averaged over m validation units (rows, or
+        # per-user means) move by <= width / m when one unit is replaced
+        # (doc/privacy/model_selection.rst)
+        score_noise = laplace_mechanism_for(scorer.width / val_units.size, Budget(plan.fit.epsilon))
         # all randomness of the runs is drawn up front, independently of the data
         n_runs = stopping.sample(rng)
         run_params = self._draw_run_params(rng, n_runs)
@@ -313,9 +345,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_state = _param_seeds(rng, 1)[0]
         runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
+        for est in runs_est:
+            _check_candidate_budget(est)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
-        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer) for est in runs_est)
+        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units) for est in runs_est)
         runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
         # the release rounds each score to the noise grid (doc/privacy/secure_noise.rst)
         noisy = noise.release(np.array([score for score, _ in runs], dtype=float)[:, None])[:, 0]
@@ -335,7 +369,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         )
         if self.refit:
             if plan.refit is not None:
-                state["best_estimator_"] = refit_est[best].fit(X, y)
+                state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None))
             else:
                 state["best_estimator_"] = runs[best][1]
         return state
