@@ -1,6 +1,6 @@
 """Run by bench_tuning.py in the peer library's venv: what diffprivlib's accountant records through scikit-learn."""
 
-import json, sys, warnings
+import json, warnings
 import numpy as np
 warnings.simplefilter("ignore")
 from diffprivlib import BudgetAccountant

@@ -17,7 +17,6 @@ Any exception in steps 2-6 leaves the estimator exactly as it was before
 spends nothing.
 """
 
-import math
 import numbers
 from abc import abstractmethod
 

@@ -24,7 +24,7 @@ from ._grid_residue import (
     replace_user,
 )
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
-from ._linear_loss import linear_loss_minimizer, worst_case_neighbours
+from ._linear_loss import glm_neighbours, linear_loss_minimizer, linear_neighbour_centres, worst_case_neighbours
 from ._porosity import PorosityResult, porosity_audit, porosity_event
 from ._report import AuditRecord, AuditReport, audit_release_with_mutants, release_scores
 
@@ -52,6 +52,8 @@ __all__ = [
     "epsilon_lower_bound_from_counts",
     "extreme_row",
     "GridResidueResult",
+    "glm_neighbours",
+    "linear_neighbour_centres",
     "HAVE_COMPILED_SGD_KERNELS",
     "grid_residue_audit",
     "collect_releases",

@@ -14,7 +14,9 @@ instance where a factor-2 bug would hide.
 
 import numpy as np
 
-__all__ = ["linear_loss_minimizer", "worst_case_neighbours"]
+from .._solvers import GLMData
+
+__all__ = ["glm_neighbours", "linear_loss_minimizer", "linear_neighbour_centres", "worst_case_neighbours"]
 
 
 def linear_loss_minimizer(X, y, lam, w0=None):
@@ -41,3 +43,24 @@ def worst_case_neighbours(n, d, direction=None):
     y_prime = y.copy()
     y_prime[-1] = -1.0
     return X, y, X.copy(), y_prime
+
+
+def linear_neighbour_centres(d, n=50, lam=0.1):
+    """The linear-loss minimizers on :func:`worst_case_neighbours` and their exact distance.
+
+    Returns ``(c, c_prime, sensitivity)`` with ``||c - c_prime|| = sensitivity
+    = 2 / (lam n)``: the worst case of a ``1``-Lipschitz loss with
+    ``lam``-strong convexity (doc/privacy/output_perturbation.rst).
+    """
+    X, y, Xp, yp = worst_case_neighbours(n, d)
+    return linear_loss_minimizer(X, y, lam), linear_loss_minimizer(Xp, yp, lam), 2.0 / (lam * n)
+
+
+def glm_neighbours(n, d, flip_row=0):
+    """Rows ``e_1`` with label +1; the neighbour flips row ``flip_row``'s label. Returns two GLMData."""
+    X = np.zeros((n, d))
+    X[:, 0] = 1.0
+    y = np.ones(n)
+    y_prime = y.copy()
+    y_prime[flip_row] = -1.0
+    return GLMData(X, y), GLMData(X.copy(), y_prime)

@@ -14,7 +14,6 @@ go to the Markdown report as the audit's measured power. Thresholds include
 geometric tail quantiles down to ~1e-5 (tail audits). alpha = 1e-6 per audit.
 """
 
-import math
 import time
 import zlib
 

@@ -31,25 +31,18 @@ from sklearn_dpsco.testing import (
     discrete_pmf_pvalue,
     ks_pvalue,
     l2_laplace_pvalues,
-    linear_loss_minimizer,
     project_on,
-    worst_case_neighbours,
+    linear_neighbour_centres,
 )
 
 ALPHA = 1e-6
 N_DRAWS = 100_000
 
 
-def _neighbour_centres(d, n=50, lam=0.1):
-    X, y, Xp, yp = worst_case_neighbours(n, d)
-    c, cp = linear_loss_minimizer(X, y, lam), linear_loss_minimizer(Xp, yp, lam)
-    return c, cp, 2.0 / (lam * n)
-
-
 # ------------------------------------------------------------------ T0
 def test_linear_loss_neighbours_have_exact_sensitivity():
     for d in (1, 3, 10):
-        c, cp, sens = _neighbour_centres(d)
+        c, cp, sens = linear_neighbour_centres(d)
         assert np.linalg.norm(c - cp) == pytest.approx(sens, rel=1e-12)
 
 
@@ -194,7 +187,7 @@ def test_gaussian_sampler_gof():
 # ------------------------------------------------------------------ release audits (T1)
 def _audit_release(mech_factory, d, eps, delta, seed, gaussian=False):
     """Audit the mechanism and its half-noise mutant on worst-case neighbours."""
-    c, cp, sens = _neighbour_centres(d)
+    c, cp, sens = linear_neighbour_centres(d)
     rng = np.random.default_rng(seed)
     results = []
     for claimed_sens in (sens, sens / 2):  # the second is the 2x-underestimate (half-noise) mutant

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("sklearn_dpsco", "tests", "benchmarks", "examples", "doc", "README.md")
 CODE = ("sklearn_dpsco", "tests", "benchmarks", "examples", "README.md")
 THIS = Path(__file__).resolve()

@@ -32,11 +32,10 @@ from sklearn_dpsco.testing import (
     discrete_pmf_pvalue,
     ks_pvalue,
     l2_laplace_pvalues,
-    linear_loss_minimizer,
     porosity_audit,
     porosity_event,
     project_on,
-    worst_case_neighbours,
+    linear_neighbour_centres,
 )
 
 ALPHA = 1e-6
@@ -353,14 +352,8 @@ def test_porosity_audit_secure_path(name):
 
 
 # ------------------------------------------------------------------ T1: release audits
-def _neighbour_centres(d, n=50, lam=0.1):
-    X, y, Xp, yp = worst_case_neighbours(n, d)
-    c, cp = linear_loss_minimizer(X, y, lam), linear_loss_minimizer(Xp, yp, lam)
-    return c, cp, 2.0 / (lam * n)
-
-
 def _audit_release(factory, d, eps, delta, seed, gaussian=False):
-    c, cp, sens = _neighbour_centres(d)
+    c, cp, sens = linear_neighbour_centres(d)
     rng = np.random.default_rng(seed)
     out = []
     for claimed in (sens, sens / 2):  # the second is the half-noise mutant

@@ -6,7 +6,6 @@ import multiprocessing as mp
 import pickle
 import threading
 
-import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 

@@ -2,7 +2,6 @@
 
 import os
 import pickle
-import sys
 
 import numpy as np
 import pytest

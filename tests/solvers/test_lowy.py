@@ -21,6 +21,7 @@ from joblib import parallel_backend
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from sklearn_dpsco.testing import glm_neighbours
 from sklearn_dpsco._solvers import (
     GLMData,
     double_output_perturbation,
@@ -44,15 +45,6 @@ from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
 LINEAR = get_loss("linear")
 HINGE = get_loss("hinge")
-
-
-def _neighbours(n, d, flip_row=0):
-    X = np.zeros((n, d))
-    X[:, 0] = 1.0
-    y = np.ones(n)
-    yp = y.copy()
-    yp[flip_row] = -1.0
-    return GLMData(X, y), GLMData(X.copy(), yp)
 
 
 def _centre(data, lam, target, ball=None, w0=None):
@@ -140,7 +132,7 @@ def test_pop_localize_plan_is_public_and_disjoint():
 # --------------------------------------------------------------------------- exact sensitivity, real path
 @pytest.mark.parametrize("m, lam", [(40, 0.5), (300, 0.05)])
 def test_both_stages_move_by_exact_sensitivity(m, lam):
-    D, Dp = _neighbours(m, 2)
+    D, Dp = glm_neighbours(m, 2)
     plan = double_output_perturbation_plan(m, 2, lam=lam, clip=1.0, epsilon=1.0)
     tau = plan.release.target_distance
     exact = 2.0 / (lam * m)
@@ -159,7 +151,7 @@ def test_both_stages_move_by_exact_sensitivity(m, lam):
 def test_double_release_is_documented_composition():
     """Same seed: stage 1 = certified centre + its noise; stage 2 = centre over that ball + its noise, projected."""
     m, lam, eps = 200, 0.3, 1.0
-    D, _ = _neighbours(m, 2)
+    D, _ = glm_neighbours(m, 2)
     plan = double_output_perturbation_plan(m, 2, lam=lam, clip=1.0, epsilon=eps)
     out = run_double_output_perturbation(D, LINEAR, plan, np.random.default_rng(7), w0=np.zeros(2))
     rng = np.random.default_rng(7)
@@ -183,7 +175,7 @@ def test_double_release_is_documented_composition():
 def test_localized_ball_contains_minimizer_at_documented_rate():
     """Coverage of the exact regularized minimizer by the returned ball: >= 1 - e^-zeta."""
     m, lam, zeta = 100, 0.5, 1.0
-    D, _ = _neighbours(m, 3)
+    D, _ = glm_neighbours(m, 3)
     plan = output_pert_localize_plan(m, 3, lam=lam, clip=1.0, epsilon=1.0, zeta=zeta)
     centre = _centre(D, lam, plan.release.target_distance)
     exact = np.array([1.0 / lam, 0.0, 0.0])  # linear-loss minimizer: mean(y x) / lam
@@ -263,7 +255,7 @@ def _stage_audit(mech_of, c, cp, eps, delta, rng):
 def test_each_stage_release_audit(delta):
     """Worst-case neighbours through the real certified solver; each stage at its share of the budget."""
     m, lam, eps = 200, 0.5, 2.0
-    D, Dp = _neighbours(m, 1)
+    D, Dp = glm_neighbours(m, 1)
     plan = double_output_perturbation_plan(m, 1, lam=lam, clip=1.0, epsilon=eps, delta=delta)
     tau = plan.release.target_distance
     c, cp = _centre(D, lam, tau), _centre(Dp, lam, tau)
@@ -285,7 +277,7 @@ def test_two_stage_output_audit_at_total_budget():
     """The whole Double-OutputPert output (vectorised exactly for the linear loss in 1-D: the constrained
     minimizer is the projection of the unconstrained one) passes at the total epsilon."""
     m, lam, eps = 200, 0.5, 2.0
-    D, Dp = _neighbours(m, 1)
+    D, Dp = glm_neighbours(m, 1)
     plan = double_output_perturbation_plan(m, 1, lam=lam, clip=1.0, epsilon=eps)
     tau = plan.release.target_distance
     c, cp = _centre(D, lam, tau), _centre(Dp, lam, tau)

@@ -28,7 +28,6 @@ from sklearn_dpsco._solvers._user_level._deletion import (
     deletion_plan,
     exhaustive_cost,
     graded_level,
-    graded_step_bounds,
     release_at_level,
     run_deletion_mechanism,
 )

@@ -27,7 +27,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco import BudgetAccountant, BudgetExceededError, DPGrowthAdaptiveRegressor
 from sklearn_dpsco._solvers import solve_certified
-from sklearn_dpsco._solvers._core._geometry import project_ball, project_two_balls
+from sklearn_dpsco._solvers._core._geometry import project_two_balls
 from sklearn_dpsco._solvers._inverse_sensitivity import inverse_sensitivity_log_pmf
 from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._solvers._localization._growth import CENTRED_OBJECTIVE_SCALE

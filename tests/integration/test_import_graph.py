@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "sklearn_dpsco"
+ROOT = Path(__file__).resolve().parents[2] / "sklearn_dpsco"
 PACKAGE = "sklearn_dpsco"
 ACCOUNTING = f"{PACKAGE}.accounting"
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 
+from sklearn_dpsco.testing import glm_neighbours
 from sklearn_dpsco._solvers import (
     CertificationError,
     GLMData,
@@ -27,24 +28,15 @@ from sklearn_dpsco._solvers import (
 from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for
-from sklearn_dpsco.accounting import LaplaceEvent, ParallelComposedEvent, epsilon_delta
+from sklearn_dpsco.accounting import ParallelComposedEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
 
 LINEAR = get_loss("linear")
 
 
-def _neighbours(n, d, flip_row):
-    X = np.zeros((n, d))
-    X[:, 0] = 1.0
-    y = np.ones(n)
-    yp = y.copy()
-    yp[flip_row] = -1.0
-    return GLMData(X, y), GLMData(X.copy(), yp)
-
-
 @pytest.mark.parametrize("n, lam", [(10, 1.0), (200, 0.05)])
 def test_certified_centre_moves_by_exact_sensitivity(n, lam):
-    D, Dp = _neighbours(n, 3, flip_row=n - 1)
+    D, Dp = glm_neighbours(n, 3, flip_row=n - 1)
     w0 = np.zeros(3)
     c = solve_certified(D, LINEAR, lam, w0, clip=1.0, target_distance=1e-4).w
     cp = solve_certified(Dp, LINEAR, lam, w0, clip=1.0, target_distance=1e-4).w
@@ -56,7 +48,7 @@ def test_certified_centre_moves_by_exact_sensitivity(n, lam):
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_output_perturbation_is_centre_plus_documented_noise(delta):
-    D, _ = _neighbours(50, 2, 0)
+    D, _ = glm_neighbours(50, 2, 0)
     lam, eps = 0.3, 0.7
     fit = output_perturbation(D, LINEAR, lam=lam, clip=1.0, epsilon=eps, delta=delta, rng=np.random.default_rng(5))
     centre = solve_certified(D, LINEAR, lam, np.zeros(2), clip=1.0, target_distance=1e-4).w
@@ -69,7 +61,7 @@ def test_output_perturbation_is_centre_plus_documented_noise(delta):
 
 
 def test_bad_parameters_raise_before_solving():
-    D, _ = _neighbours(20, 2, 0)
+    D, _ = glm_neighbours(20, 2, 0)
     rng = np.random.default_rng(0)
     for kwargs, name in [
         ({"lam": 0.0}, "lam"),
@@ -84,7 +76,7 @@ def test_bad_parameters_raise_before_solving():
 
 
 def test_certification_error_carries_no_data():
-    D, _ = _neighbours(20, 2, 0)
+    D, _ = glm_neighbours(20, 2, 0)
     with pytest.raises(CertificationError) as err:
         # the linear loss is certified up to float rounding only: target 0 cannot be met
         solve_certified(D, get_loss("hinge"), 1e-3, np.zeros(2), clip=1.0, target_distance=0.0)
@@ -98,7 +90,7 @@ def _phase_blocks(fit):
 @pytest.mark.parametrize("algo", ["ald", "phased"])
 def test_each_phase_sensitivity_is_exact_bound(algo):
     n, d = 400, 2
-    D, _ = _neighbours(n, d, 0)
+    D, _ = glm_neighbours(n, d, 0)
     run = ald_localization if algo == "ald" else phased_erm
     fit = run(D, LINEAR, clip=1.0, center=np.zeros(d), radius=1e3, epsilon=1.0, delta=0.0, rng=np.random.default_rng(0))
     blocks = _phase_blocks(fit)
@@ -147,14 +139,14 @@ def test_ald_schedules_are_public():
 
 
 def test_growth_epochs_refuse_too_little_data_with_public_message():
-    D, _ = _neighbours(30, 2, 0)
+    D, _ = glm_neighbours(30, 2, 0)
     with pytest.raises(ValueError, match="kappa_lower"):
         ald_growth_epochs(D, LINEAR, clip=1.0, center=np.zeros(2), radius=1.0, kappa_lower=1.05, epsilon=1.0,
                           delta=0.0, rng=np.random.default_rng(0))
 
 
 def test_outputs_stay_in_domain():
-    D, _ = _neighbours(300, 2, 0)
+    D, _ = glm_neighbours(300, 2, 0)
     for algo in (ald_localization, phased_erm):
         fit = algo(D, LINEAR, clip=1.0, center=np.ones(2), radius=0.5, epsilon=0.1, delta=0.0,
                    rng=np.random.default_rng(0))
@@ -168,7 +160,7 @@ def test_last_phase_release_audit(algo, delta):
     centre is computed by the real solver, the release by the real schedule's
     mechanism; 1e5 draws per side; the half-noise mutant must be flagged."""
     n, d, eps = 400, 1, 1.0
-    D, _ = _neighbours(n, d, 0)
+    D, _ = glm_neighbours(n, d, 0)
     run = ald_localization if algo == "ald" else phased_erm
     fit = run(D, LINEAR, clip=1.0, center=np.zeros(d), radius=1e3, epsilon=eps, delta=delta,
               rng=np.random.default_rng(0))

@@ -21,7 +21,6 @@ from sklearn_dpsco import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_
 from sklearn_dpsco.accounting import (
     BudgetAccountant,
     BudgetExceededError,
-    GaussianEvent,
     LaplaceEvent,
     epsilon_delta,
     gaussian_mu,
