@@ -1,7 +1,7 @@
 """Privacy accounting: events, composition, calibration and the budget ledger.
 
 See doc/privacy/composition.rst and doc/privacy/accounting.rst. Modules, each
-importing only the ones listed before it (no cycles; tests/test_import_graph.py):
+importing only the ones listed before it (no cycles; tests/integration/test_import_graph.py):
 
 * ``_events``, ``_calibration``, ``_composition``, ``_shares``, ``_units``:
   privacy events, their calibration, composition profiles, budget splits and

@@ -14,7 +14,7 @@ the chunked drivers:
 * stacks of independent runs (audits) and sample weights go to the
   reference (the compiled loop takes one iterate and no weights).
 
-Tests compare both paths step for step (tests/test_pnsgd.py).
+Tests compare both paths step for step (tests/solvers/test_pnsgd.py).
 """
 
 import math
