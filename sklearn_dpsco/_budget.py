@@ -6,7 +6,13 @@ a budget into a mechanism. Splitting goes through the library's ONE split
 rule, :func:`sklearn_dpsco.accounting._shares.split_by_weights`
 (doc/privacy/composition.rst): epsilon for pure DP, ``mu^2`` for the float
 Gaussian, ``rho`` for the secure discrete Gaussian.
+
+:func:`split_scale_share` carves the pure-DP part a fit spends on private
+scale estimates ("auto" clip levels and bounds; doc/privacy/quantiles.rst)
+off the budget before the rest is split.
 """
+
+import math
 
 from dataclasses import dataclass
 
@@ -14,7 +20,11 @@ from ._mechanisms._paths import DEFAULT_NOISE, check_noise
 from ._param_checks import check_delta, check_epsilon
 from .accounting._shares import split_budget, split_by_weights, split_kind
 
-__all__ = ["Budget", "as_budget"]
+__all__ = ["DEFAULT_SCALE_SHARE", "Budget", "as_budget", "split_scale_share"]
+
+#: Suggested fraction of a fit's epsilon for its private scale estimates. A
+#: public constant, never tuned on the data (doc/privacy/quantiles.rst, "Budget").
+DEFAULT_SCALE_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -80,3 +90,39 @@ def as_budget(budget=None, *, epsilon=None, delta=0.0, noise=DEFAULT_NOISE):
             raise TypeError(f"budget must be a Budget, got {type(budget).__name__}.")
         return budget
     return Budget(epsilon, delta, noise)
+
+
+def split_scale_share(budget, scale_share=DEFAULT_SCALE_SHARE):
+    """Split a fit's budget into ``(scale_budget, rest_budget)`` for private scale estimates.
+
+    ``scale_budget = Budget(scale_share * epsilon, 0, noise)`` pays for the
+    pure-DP quantile releases (split it further with
+    ``scale_budget.split_equal(k)`` for ``k`` estimates);
+    ``rest_budget = Budget(epsilon - scale_budget.epsilon, delta, noise)``
+    pays for everything else. Basic composition of an ``eps_s``-DP part and
+    an ``(eps_r, delta)``-DP part is ``(eps_s + eps_r, delta)``-DP
+    (doc/privacy/quantiles.rst, "Budget"), and the accountant's composition
+    (doc/privacy/composition.rst, reading 1 of a profile) certifies exactly
+    that for the composed events.
+
+    Parameters
+    ----------
+    budget : Budget
+        The fit's whole budget.
+    scale_share : float, default=DEFAULT_SCALE_SHARE
+        Fraction of ``budget.epsilon`` for the scale estimates, in (0, 1).
+        Public: fixed before the data is seen.
+
+    Returns
+    -------
+    scale_budget, rest_budget : Budget
+    """
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}.")
+    if isinstance(scale_share, bool) or not isinstance(scale_share, (int, float)) or not 0.0 < scale_share < 1.0:
+        raise ValueError(f"scale_share must be a number in (0, 1), got {scale_share!r}.")
+    scale_eps = budget.epsilon * float(scale_share)
+    rest_eps = budget.epsilon - scale_eps
+    while scale_eps + rest_eps > budget.epsilon:  # a rounding ulp must not overspend
+        rest_eps = math.nextafter(rest_eps, 0.0)
+    return Budget(scale_eps, 0.0, budget.noise), Budget(rest_eps, budget.delta, budget.noise)

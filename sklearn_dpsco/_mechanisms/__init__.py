@@ -26,7 +26,10 @@ Modules: :mod:`._paths` (the noise paths), :mod:`._samplers` (float
 samplers), :mod:`._grid` (grids and exact integer sensitivities of the
 secure path), :mod:`._draw` (:class:`NoiseDraw`, the one release idiom),
 :mod:`._additive` (Laplace, l2-Laplace, Gaussian), :mod:`._integer`
-(discrete Laplace, truncated discrete Laplace), :mod:`._steps` (per-step
+(discrete Laplace, truncated discrete Laplace), :mod:`._scale_grid`,
+:mod:`._selection` and :mod:`._quantile` (private quantiles over a public
+log-spaced grid, the building block of private scale estimates;
+doc/privacy/quantiles.rst), :mod:`._steps` (per-step
 float Gaussian of the iterative float-only solvers) and :mod:`._calibrate`,
 the ONE place where a sensitivity and a budget become a mechanism.
 """
@@ -35,6 +38,8 @@ from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism
 from ._draw import NoiseDraw
 from ._integer import DiscreteLaplaceMechanism, TruncatedDiscreteLaplace
 from ._paths import DEFAULT_NOISE
+from ._quantile import QuantileMechanism
+from ._scale_grid import ScaleGrid
 from ._samplers import discrete_laplace_noise, gaussian_noise, l2_laplace_noise, laplace_noise
 
 __all__ = [
@@ -44,6 +49,8 @@ __all__ = [
     "DiscreteLaplaceMechanism",
     "TruncatedDiscreteLaplace",
     "NoiseDraw",
+    "QuantileMechanism",
+    "ScaleGrid",
     "laplace_noise",
     "l2_laplace_noise",
     "gaussian_noise",

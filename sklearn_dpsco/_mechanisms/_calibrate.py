@@ -31,6 +31,8 @@ from scipy import special
 from ..accounting._calibration import gaussian_mu
 from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism
 from ._integer import TruncatedDiscreteLaplace
+from ._quantile import DEFAULT_SELECTION, QuantileMechanism
+from ._scale_grid import ScaleGrid
 from ._steps import GaussianSteps
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "mechanism_for",
     "noise_norm_quantile",
     "noise_operator_norm_bound",
+    "quantile_mechanism_for",
     "rate_dimension_term",
     "truncated_level_for",
 ]
@@ -98,6 +101,19 @@ def truncated_level_for(epsilon, k, noise):
     # why: adjacent atoms differ by a factor <= exp(epsilon); the end atoms are the delta
     # (doc/privacy/mechanisms.rst, "Shifted truncated discrete Laplace"; doc/privacy/user_level.rst).
     return TruncatedDiscreteLaplace(epsilon, k, noise=noise)
+
+
+def quantile_mechanism_for(q, budget, grid=None, method=DEFAULT_SELECTION):
+    """The pure-DP release of a grid point near the ``q``-quantile (a private scale estimate).
+
+    Only ``budget.epsilon`` and ``budget.noise`` are used: the release is
+    ``epsilon``-DP, which is within any ``(epsilon, delta)``. ``grid``
+    defaults to ``ScaleGrid()`` (unsigned); pass ``ScaleGrid(signed=True)``
+    for signed values.
+    """
+    # why: the utility -|#{x_i <= t} - q n| has sensitivity 1 under replace-one, and the
+    # selection weights exp(epsilon u / 2) make it epsilon-DP (doc/privacy/quantiles.rst).
+    return QuantileMechanism(q, budget.epsilon, ScaleGrid() if grid is None else grid, method, budget.noise)
 
 
 # --------------------------------------------------------------------------- per-step noise (float only)

@@ -1,0 +1,203 @@
+"""Private quantile of a 1-D array over a public grid (doc/privacy/quantiles.rst).
+
+The building block of the library's "auto" scales (a clip level from the row
+norms, a bound on ``|y|``, a feature's lower and upper ends): release the
+grid point ``t_j`` whose cell ``(t_{j-1}, t_j]`` holds the order statistic
+``x_(k)``, ``k = max(1, ceil(q n))`` (numpy's ``"inverted_cdf"`` quantile),
+or a point near it. With ``c(t) = #{x_i <= t}`` and ``c(t_{-1}) = 0``, the
+utility of ``t_j`` is minus the number of ranks by which its cell misses
+``k``::
+
+    u(t_j) = -max(c(t_{j-1}) - (k - 1), k - c(t_j), 0)
+
+an integer, 0 exactly for the cell holding ``x_(k)``. Under replace-one
+neighbours (``n``, hence ``k``, fixed and public; one row replaced, or, at
+user level, one user's single reduced value replaced) every count moves by
+at most one, so each term of the max, and the max, moves by at most one:
+the utility's sensitivity is 1 (tests/test_quantile.py checks it exactly on
+worst-case pairs). Selection uses weights ``exp(epsilon u(t) / 2)``
+(exponential mechanism, or permute-and-flip with the same gaps), which is
+``epsilon``-DP.
+
+On the secure path the gaps ``epsilon (u* - u(t)) / 2`` are exact rationals:
+the utilities are integers and ``epsilon``, a float, is a dyadic rational,
+read exactly (rounded *down* to a multiple of ``2^-62`` when its exact form
+is longer, which only adds privacy).
+"""
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .._param_checks import check_epsilon
+from ..accounting import PureDPEvent
+from ._paths import DEFAULT_NOISE, check_noise
+from ._scale_grid import ScaleGrid
+from ._selection import SELECTION_METHODS, exponential_pmf, permute_and_flip_pmf, select_exact, select_float
+
+__all__ = ["DEFAULT_SELECTION", "QuantileMechanism", "UTILITY_SENSITIVITY", "check_scale_values"]
+
+#: Replace-one changes every count ``#{x_i <= t}`` by at most one, so the
+#: utility (minus a max of counts shifted by public constants) by at most one
+#: (doc/privacy/quantiles.rst, "Sensitivity").
+UTILITY_SENSITIVITY = 1
+
+#: Default selection rule. Permute-and-flip has the exponential mechanism's
+#: privacy at the same gaps and never a worse expected utility (McKenna and
+#: Sheldon 2020); benchmarks/bench_quantiles.py measures both.
+DEFAULT_SELECTION = "permute_and_flip"
+
+#: Denominator bits of the exact rational read from ``epsilon``.
+_EXACT_BITS = 62
+
+
+def _dyadic_at_most(value):
+    """The float ``value`` as an exact rational, rounded down to a multiple of ``2^-62`` if longer."""
+    frac = Fraction(value)
+    if frac.denominator <= 1 << _EXACT_BITS:
+        return frac
+    return Fraction((frac.numerator << _EXACT_BITS) // frac.denominator, 1 << _EXACT_BITS)
+
+
+def check_scale_values(values, grid, name="values"):
+    """``values`` as a 1-D float array fit for a private scale estimate, or a clear error.
+
+    Raises before anything is spent: a non-1-D or empty array, NaN or
+    infinite entries, and negative entries for an unsigned grid (a value
+    that is negative where a norm or ``|y|`` is expected is a caller bug;
+    use ``ScaleGrid(signed=True)`` for signed data).
+    """
+    arr = np.asarray(values)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}. Nothing was spent.")
+    arr = arr.astype(float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}. Nothing was spent.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty: a private quantile needs at least one value. Nothing was spent.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must not contain NaN or infinite values. Nothing was spent.")
+    if not grid.signed and (arr < 0).any():
+        raise ValueError(
+            f"{name} must be >= 0 for an unsigned grid (norms, |y|); use ScaleGrid(signed=True) "
+            "for signed values. Nothing was spent."
+        )
+    return arr
+
+
+@dataclass(frozen=True)
+class QuantileMechanism:
+    """Release a grid point near the ``q``-quantile of a 1-D array, ``epsilon``-DP.
+
+    Built by :func:`sklearn_dpsco._mechanisms._calibrate.quantile_mechanism_for`.
+
+    Parameters
+    ----------
+    q : float
+        Target quantile level in [0, 1]: the target is the order statistic
+        ``x_(k)``, ``k = max(1, ceil(q n))``, rounded up to the grid. ``q = 1``
+        (the maximum) is a poor target: every grid point above the maximum
+        misses it by one rank only, so their weight adds up; prefer
+        ``q <= 0.99`` and a public margin.
+    epsilon : float
+        > 0; the release is ``epsilon``-DP under replace-one neighbours.
+    grid : ScaleGrid, default=ScaleGrid()
+        The public candidates (doc/privacy/quantiles.rst, "The grid").
+    method : {"permute_and_flip", "exponential"}, default=DEFAULT_SELECTION
+        Selection rule over the grid (:mod:`._selection`).
+    noise : {"secure", "float"}, default=DEFAULT_NOISE
+        ``"secure"``: exact rational gaps and exact Bernoulli(exp(-x)) coins.
+        ``"float"``: float64 weights.
+
+    Attributes
+    ----------
+    event : PureDPEvent
+        ``PureDPEvent(epsilon)``.
+    """
+
+    q: float
+    epsilon: float
+    grid: ScaleGrid = field(default_factory=ScaleGrid)
+    method: str = DEFAULT_SELECTION
+    noise: str = DEFAULT_NOISE
+
+    def __post_init__(self):
+        q = self.q
+        if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)):
+            raise TypeError(f"q must be a real number in [0, 1], got {type(q).__name__}.")
+        if not 0.0 <= float(q) <= 1.0:
+            raise ValueError(f"q must be in [0, 1], got {q!r}.")
+        object.__setattr__(self, "q", float(q))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        if not isinstance(self.grid, ScaleGrid):
+            raise TypeError(f"grid must be a ScaleGrid, got {type(self.grid).__name__}.")
+        if self.method not in SELECTION_METHODS:
+            raise ValueError(f"method must be one of {SELECTION_METHODS}, got {self.method!r}.")
+        check_noise(self.noise)
+
+    @property
+    def event(self):
+        return PureDPEvent(self.epsilon)
+
+    @property
+    def exact_epsilon(self):
+        """The rational epsilon of the secure path (``<= epsilon``)."""
+        return _dyadic_at_most(self.epsilon)
+
+    def target_rank(self, n):
+        """``k = max(1, ceil(q n))`` with ``q n`` in float64 as numpy's ``"inverted_cdf"`` does
+        (so ``q = 0.9, n = 10`` gives 9); a public function of ``q`` and ``n``."""
+        return min(n, max(1, math.ceil(self.q * n)))
+
+    def utility(self, values):
+        """``u(t_j) = -max(c(t_{j-1}) - (k - 1), k - c(t_j), 0)`` for every grid point (Python ints)."""
+        values = check_scale_values(values, self.grid)
+        k = self.target_rank(values.size)
+        counts = [int(c) for c in self.grid.counts(values)]
+        below = [0] + counts[:-1]  # c(t_{j-1}), with c(t_{-1}) = 0
+        return [-max(lo - (k - 1), k - hi, 0) for lo, hi in zip(below, counts)]
+
+    def gaps(self, values):
+        """``epsilon (u* - u(t)) / (2 Delta)`` per grid point, as exact ``(numerator, denominator)``.
+
+        ``u*`` is the best utility, so the gaps are >= 0 with at least one 0.
+        """
+        u = self.utility(values)
+        best = max(u)
+        # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
+        # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
+        scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
+        return [((scale * (best - ut)).numerator, (scale * (best - ut)).denominator) for ut in u]
+
+    def pmf(self, values):
+        """The law of the released grid index (float64; for tests and benchmarks)."""
+        gaps = [a / b for a, b in self.gaps(values)]
+        return exponential_pmf(gaps) if self.method == "exponential" else permute_and_flip_pmf(gaps)
+
+    def release_index(self, values, rng, size=None):
+        """Index into ``grid.points`` of one release (``size=None``) or of ``size`` independent releases."""
+        gaps = self.gaps(values)
+        if self.noise == "secure":
+            return select_exact(rng, gaps, self.method, size)
+        return select_float(rng, gaps, self.method, size)
+
+    def release(self, values, rng, size=None):
+        """The released grid point(s): ``grid.points[release_index(...)]``.
+
+        Parameters
+        ----------
+        values : array-like of shape (n,)
+            The private values (row norms, ``|y|``, one reduced value per
+            user, a feature column). ``n`` is public under replace-one.
+        rng : numpy.random.Generator
+        size : int, optional
+            Number of independent releases (audits, benchmarks); None for one.
+
+        Returns
+        -------
+        float or ndarray of shape (size,)
+        """
+        index = self.release_index(values, rng, size)
+        return float(self.grid.points[index]) if size is None else self.grid.points[index]

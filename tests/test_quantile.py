@@ -1,0 +1,337 @@
+"""Private quantiles over a public grid (doc/privacy/quantiles.rst): T0 exact checks, T1 audits.
+
+T0: the grid, the utility's exact sensitivity on every replace-one pair of
+small datasets (at most 1, and exactly 1 for some pair), the exact privacy
+loss of both selection rules' laws on those pairs (at most epsilon; the
+sensitivity-0.5 mutant exceeds it), permute-and-flip's closed-form law
+against brute force over permutations, bad inputs, the budget split.
+T1: the exact (secure) and float samplers against the laws (chi-square, with
+a wrong-epsilon mutant that must be rejected), and statistical audits on
+worst-case neighbours with the sensitivity-0.5 mutant and a data-dependent
+grid mutant that must be flagged.
+"""
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco._budget import Budget, split_scale_share
+from sklearn_dpsco._mechanisms import QuantileMechanism, ScaleGrid
+from sklearn_dpsco._mechanisms._calibrate import quantile_mechanism_for
+from sklearn_dpsco._mechanisms._selection import permute_and_flip_pmf, select_exact, select_float
+from sklearn_dpsco._scale_estimation import per_user_reduce, private_column_quantiles, private_quantile
+from sklearn_dpsco.accounting import ComposedEvent, PureDPEvent, ZCDPEvent, epsilon_delta
+from sklearn_dpsco.testing import audit_release_with_mutants, discrete_pmf_pvalue, epsilon_lower_bound_from_counts
+
+ALPHA = 1e-6
+METHODS = ("exponential", "permute_and_flip")
+SMALL = ScaleGrid(-1, 2, 1)  # points 0, 0.5, 1, 2, 4
+#: Positions that fall below, on, between and above the small grid's points.
+POSITIONS = (0.0, 0.3, 0.5, 0.7, 1.5, 3.0, 4.0, 5.0)
+
+
+def _neighbour_pairs(n, positions=POSITIONS):
+    """Every multiset of ``n`` positions and every replace-one neighbour of it (as sorted tuples)."""
+    for data in itertools.combinations_with_replacement(positions, n):
+        for i in range(n):
+            for v in positions:
+                if v != data[i]:
+                    yield data, tuple(sorted(data[:i] + (v,) + data[i + 1:]))
+
+
+def _worst_over_pairs(statistic, distance, sizes, positions=POSITIONS):
+    """``max distance(statistic(D), statistic(D'))`` over replace-one pairs; each statistic computed once.
+
+    Both statistics are functions of the multiset, so a sorted tuple is a valid cache key.
+    """
+    cache = {}
+    worst = 0
+    for n in sizes:
+        for d, dp in _neighbour_pairs(n, positions):
+            for key in (d, dp):
+                if key not in cache:
+                    cache[key] = statistic(list(key))
+            worst = max(worst, distance(cache[d], cache[dp]))
+    return worst
+
+
+# ------------------------------------------------------------------ T0: the grid
+def test_default_grid_is_public_and_log_spaced():
+    g = ScaleGrid()
+    assert g.points[0] == 0.0 and g.points[1] == 2.0**-20 and g.points[-1] == 2.0**20
+    assert len(g) == 1 + 40 * 2 + 1
+    assert np.all(np.diff(g.points) > 0)
+    ratios = g.points[2:] / g.points[1:-1]
+    np.testing.assert_allclose(ratios, math.sqrt(2.0), rtol=1e-12)
+    s = ScaleGrid(-3, 3, 1, signed=True)
+    np.testing.assert_array_equal(s.points, [-8, -4, -2, -1, -0.5, -0.25, -0.125, 0, 0.125, 0.25, 0.5, 1, 2, 4, 8])
+    with pytest.raises(ValueError):
+        s.points[0] = 1.0  # read-only
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(per_octave=0), ValueError), (dict(low_exponent=3, high_exponent=2), ValueError),
+    (dict(low_exponent=1.5), TypeError), (dict(signed="yes"), TypeError), (dict(high_exponent=2000), ValueError),
+])
+def test_grid_rejects_bad_parameters(kwargs, error):
+    with pytest.raises(error):
+        ScaleGrid(**kwargs)
+
+
+def test_counts_clamp_values_outside_the_grid():
+    g = ScaleGrid(-1, 2, 1)
+    # below the first point counts everywhere, above the last point nowhere: as if clamped to the ends
+    np.testing.assert_array_equal(g.counts([0.0, 0.5, 0.6, 100.0]), [1, 2, 3, 3, 3])
+    s = ScaleGrid(-1, 1, 1, signed=True)
+    np.testing.assert_array_equal(s.counts([-50.0, 50.0]), [1, 1, 1, 1, 1, 1, 1])
+
+
+# ------------------------------------------------------------------ T0: utility and exact sensitivity
+def test_utility_is_zero_exactly_at_the_cell_holding_the_order_statistic():
+    m = QuantileMechanism(0.5, 1.0, SMALL, noise="float")
+    x = [0.3, 0.7, 1.5, 3.0]  # k = 2, x_(2) = 0.7 lies in the cell (0.5, 1]
+    assert m.utility(x) == [-2, -1, 0, -1, -2]
+    assert m.target_rank(4) == 2 and QuantileMechanism(0.0, 1.0).target_rank(7) == 1
+    assert QuantileMechanism(0.9, 1.0).target_rank(10) == 9  # exact: 0.9 * 10 is not rounded up to 10
+
+
+@pytest.mark.parametrize("q", [0.0, 0.25, 0.5, 0.9, 1.0])
+def test_utility_sensitivity_is_exactly_one(q):
+    """|u(t) - u'(t)| <= 1 for every replace-one pair and every grid point, = 1 for some."""
+    for grid in (SMALL, ScaleGrid(-1, 1, 1, signed=True)):
+        m = QuantileMechanism(q, 1.0, grid, noise="float")
+        positions = POSITIONS + ((-3.0, -0.7, -0.2) if grid.signed else ())
+        worst = _worst_over_pairs(m.utility, lambda u, v: max(abs(a - b) for a, b in zip(u, v)), (1, 2, 3), positions)
+        assert worst == 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("q", [0.25, 0.5, 0.9])
+def test_exact_privacy_loss_of_the_laws(method, q):
+    """max over outputs and replace-one pairs of |log p(r) - log p'(r)| <= epsilon;
+    the sensitivity-0.5 mutant (weights exp(epsilon u)) exceeds epsilon."""
+    eps = 1.0
+    ok = QuantileMechanism(q, eps, SMALL, method, "float")
+    mutant = QuantileMechanism(q, 2 * eps, SMALL, method, "float")
+    def loss(p, p_other):
+        return float(np.abs(np.log(p) - np.log(p_other)).max())
+
+    loss_ok = _worst_over_pairs(ok.pmf, loss, (2, 3))
+    loss_mutant = _worst_over_pairs(mutant.pmf, loss, (2, 3))
+    assert loss_ok <= eps + 1e-12
+    assert loss_ok > 0.5 * eps  # the pairs are not vacuous
+    assert loss_mutant > eps * 1.2
+
+
+def test_permute_and_flip_pmf_matches_brute_force():
+    gaps = np.array([0.0, 0.3, 1.1, 0.0, 2.5])
+    p = np.exp(-gaps)
+    brute = np.zeros(gaps.size)
+    perms = list(itertools.permutations(range(gaps.size)))
+    for order in perms:
+        survive = 1.0
+        for r in order:
+            brute[r] += survive * p[r] / len(perms)
+            survive *= 1.0 - p[r]
+    np.testing.assert_allclose(permute_and_flip_pmf(gaps), brute, rtol=1e-12)
+    assert abs(brute.sum() - 1.0) < 1e-12
+
+
+def test_secure_gaps_are_exact_rationals():
+    m = QuantileMechanism(0.5, 0.1, SMALL)
+    eps = m.exact_epsilon
+    assert eps == Fraction(0.1)  # 0.1's float is a 55-bit dyadic: read exactly, not rounded
+    gaps = m.gaps([0.3, 0.7, 1.5, 3.0])
+    assert [Fraction(a, b) for a, b in gaps] == [eps / 2 * u for u in (2, 1, 0, 1, 2)]
+    tiny = QuantileMechanism(0.5, 2.0**-70 * 3, SMALL)  # 3 * 2^-70: longer than 62 bits, rounded DOWN
+    assert tiny.exact_epsilon == 0 or tiny.exact_epsilon <= Fraction(tiny.epsilon)
+    odd = QuantileMechanism(0.5, 1.0 / 3.0 * 2.0**-20, SMALL)
+    assert odd.exact_epsilon <= Fraction(odd.epsilon) < odd.exact_epsilon + Fraction(1, 1 << 62)
+
+
+# ------------------------------------------------------------------ T0: input checks, events, budget
+@pytest.mark.parametrize("values, error, match", [
+    ([], ValueError, "empty"),
+    ([1.0, np.nan], ValueError, "NaN"),
+    ([1.0, np.inf], ValueError, "infinite"),
+    ([[1.0, 2.0]], ValueError, "1-D"),
+    ([1.0, -2.0], ValueError, "signed=True"),
+    (["a", "b"], TypeError, "numeric"),
+])
+def test_bad_values_raise_before_any_draw(values, error, match):
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(error, match=match):
+        private_quantile(values, 0.5, Budget(1.0), random_state=rng)
+    assert rng.bit_generator.state == state  # nothing was drawn
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(q=0.5, epsilon=0.0), ValueError), (dict(q=0.5, epsilon=-1.0), ValueError),
+    (dict(q=0.5, epsilon=math.nan), ValueError), (dict(q=1.5, epsilon=1.0), ValueError),
+    (dict(q=math.nan, epsilon=1.0), ValueError), (dict(q="0.5", epsilon=1.0), TypeError),
+    (dict(q=0.5, epsilon=1.0, method="gumbel"), ValueError), (dict(q=0.5, epsilon=1.0, noise="fast"), ValueError),
+    (dict(q=0.5, epsilon=1.0, grid=[0, 1]), TypeError),
+])
+def test_bad_parameters_raise(kwargs, error):
+    with pytest.raises(error):
+        QuantileMechanism(**kwargs)
+
+
+def test_budget_epsilon_must_be_positive():
+    with pytest.raises(ValueError, match="epsilon"):
+        private_quantile([1.0, 2.0], 0.5, Budget(0.0))
+
+
+def test_event_and_composition_with_the_rest_of_a_fit():
+    budget = Budget(1.0, 1e-6)
+    scale, rest = split_scale_share(budget, 0.2)
+    assert scale.delta == 0 and scale.epsilon + rest.epsilon <= budget.epsilon and rest.delta == budget.delta
+    m = quantile_mechanism_for(0.9, scale)
+    assert m.event == PureDPEvent(scale.epsilon) and m.noise == budget.noise
+    # the rest spent as a zCDP share of its whole (rest.epsilon, delta): the composition fits the budget
+    from sklearn_dpsco.accounting import zcdp_rho
+    fit = ComposedEvent((m.event, ZCDPEvent(zcdp_rho(rest.epsilon, rest.delta))))
+    eps, _ = epsilon_delta(fit, budget.delta)
+    assert eps <= budget.epsilon * (1 + 1e-9)
+    for bad in (0.0, 1.0, -0.1, True, "0.1"):
+        with pytest.raises(ValueError, match="scale_share"):
+            split_scale_share(budget, bad)
+    # several estimates share the scale budget equally
+    parts = scale.split_equal(3)
+    assert parts.epsilon * 3 <= scale.epsilon * (1 + 1e-12)
+
+
+def test_column_quantiles_compose_one_event_per_release():
+    X = np.random.default_rng(1).normal(size=(400, 3))
+    out = private_column_quantiles(X, (0.05, 0.95), Budget(30.0, 1e-6, "float"), random_state=2)
+    assert out.value.shape == (2, 3)
+    assert np.all(out.value[0] < 0) and np.all(out.value[1] > 0)
+    assert len(out.event.events) == 6
+    assert epsilon_delta(out.event)[0] == pytest.approx(30.0)
+    with pytest.raises(ValueError, match="level"):
+        private_column_quantiles(X, (0.5, 2.0), Budget(1.0))
+    with pytest.raises(ValueError, match="NaN"):
+        private_column_quantiles(np.where(X > 2.5, np.nan, X), (0.5,), Budget(1.0))
+
+
+def test_per_user_reduce_gives_one_value_per_user():
+    values = [1.0, 5.0, 2.0, 3.0, 0.5]
+    groups = ["b", "b", "a", "a", "c"]
+    np.testing.assert_array_equal(per_user_reduce(values, groups), [3.0, 5.0, 0.5])
+    np.testing.assert_array_equal(per_user_reduce(values, groups, "min"), [2.0, 1.0, 0.5])
+    with pytest.raises(ValueError, match="groups"):
+        per_user_reduce(values, groups[:-1])
+    with pytest.raises(ValueError, match="reduce"):
+        per_user_reduce(values, groups, "mean")
+
+
+def test_release_is_a_grid_point_and_seeded_releases_repeat():
+    x = np.random.default_rng(0).exponential(3.0, size=300)
+    for method in METHODS:
+        for noise in ("secure", "float"):
+            m = QuantileMechanism(0.5, 1.0, method=method, noise=noise)
+            a = m.release(x, np.random.default_rng(5), size=50)
+            assert np.isin(a, m.grid.points).all()
+            np.testing.assert_array_equal(a, m.release(x, np.random.default_rng(5), size=50))
+            assert isinstance(m.release(x, np.random.default_rng(5)), float)
+
+
+def test_high_epsilon_finds_the_grid_cell_of_the_quantile():
+    x = np.random.default_rng(0).lognormal(1.0, 1.0, size=2000)
+    true = np.quantile(x, 0.9, method="inverted_cdf")
+    best = ScaleGrid().points[np.searchsorted(ScaleGrid().points, true)]  # smallest grid point >= x_(k)
+    for method in METHODS:
+        assert private_quantile(x, 0.9, Budget(50.0), method=method, random_state=0).value == best
+
+
+# ------------------------------------------------------------------ T1: samplers against the laws
+N_GOF = 40_000
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("method", METHODS)
+def test_sampler_matches_the_law(method, noise):
+    x = [0.3, 0.7, 0.7, 1.5, 3.0, 3.0]
+    m = QuantileMechanism(0.5, 0.8, SMALL, method, noise)
+    idx = m.release_index(x, np.random.default_rng(11), size=N_GOF)
+    support = np.arange(len(SMALL))
+    assert discrete_pmf_pvalue(idx, support, m.pmf(x)) > ALPHA
+    wrong = QuantileMechanism(0.5, 1.2, SMALL, method, noise)  # the law at another epsilon must be rejected
+    assert discrete_pmf_pvalue(idx, support, wrong.pmf(x)) < ALPHA
+
+
+@pytest.mark.statistical
+def test_exact_selection_with_wide_rationals():
+    """Gaps with 100+-bit numerators and denominators go through the big-integer coins exactly."""
+    den = 3 * (1 << 120)
+    gaps = [(0, 1), (den // 2, den), (den, den), (3 * den, den)]  # 0, 1/2, 1, 3
+    law = np.exp(-np.array([0, 0.5, 1.0, 3.0]))
+    for method, pmf in (("exponential", law / law.sum()), ("permute_and_flip", permute_and_flip_pmf([0, 0.5, 1, 3]))):
+        idx = select_exact(np.random.default_rng(3), gaps, method, size=N_GOF)
+        assert discrete_pmf_pvalue(idx, np.arange(4), pmf) > ALPHA
+        flt = select_float(np.random.default_rng(3), gaps, method, size=N_GOF)
+        assert discrete_pmf_pvalue(flt, np.arange(4), pmf) > ALPHA
+
+
+# ------------------------------------------------------------------ T1: privacy audits
+#: Replace-one neighbours on the small grid with the largest threshold-event loss (found by
+#: enumerating every pair of n = 3 values from POSITIONS at q = 0.5, epsilon = 1).
+NEIGHBOURS = {
+    "exponential": ([1.5, 3.0, 3.0], [1.5, 0.3, 3.0]),
+    "permute_and_flip": ([0.3, 1.5, 3.0], [3.0, 1.5, 3.0]),
+}
+N_AUDIT = 200_000
+
+
+class _OnNeighbours:
+    """Adapter for the audit harness: centre 0 releases on D, centre 1 on D' (scores = released values)."""
+
+    def __init__(self, mechanism, data, data_p):
+        self.mechanism, self.data, self.data_p = mechanism, data, data_p
+
+    def release(self, centre, rng, size):
+        data = self.data_p if float(np.ravel(centre)[0]) == 1.0 else self.data
+        return self.mechanism.release(data, rng, size=size)[:, None]
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("method", METHODS)
+def test_audit_with_sensitivity_mutant(method):
+    eps = 1.0
+    d, dp = NEIGHBOURS[method]
+    ok, mutants = audit_release_with_mutants(
+        lambda f: _OnNeighbours(QuantileMechanism(0.5, eps / f, SMALL, method, "secure"), d, dp),
+        [0.0], [1.0], eps, 0.0, statistic="epsilon", n_draws=N_AUDIT, rng=np.random.default_rng(17),
+        factors=(0.5,), tails=0,
+    )
+    assert not ok.violation, ok
+    assert mutants["x0.5"].violation, mutants["x0.5"]
+
+
+class _DataDependentGrid(QuantileMechanism):
+    """Mutant: the grid's top is the data's maximum rounded up to a power of two."""
+
+    def release(self, values, rng, size=None):
+        top = int(np.ceil(np.log2(max(values))))
+        grid = ScaleGrid(self.grid.low_exponent, top, self.grid.per_octave)
+        return QuantileMechanism(self.q, self.epsilon, grid, self.method, self.noise).release(values, rng, size)
+
+
+@pytest.mark.statistical
+def test_data_dependent_grid_mutant_is_flagged():
+    """Fixed event 'output > 4' (beyond D's data-made grid): impossible on D, frequent on D'."""
+    eps, n = 1.0, 20_000
+    d = [0.3, 1.5, 3.0]
+    dp = [0.3, 1.5, 60.0]
+    rng = np.random.default_rng(23)
+    for mech, flagged in ((QuantileMechanism(0.9, eps, ScaleGrid(-1, 7, 1)), False),
+                          (_DataDependentGrid(0.9, eps, ScaleGrid(-1, 7, 1)), True)):
+        k_d = int((mech.release(d, rng, size=n) > 4.0).sum())
+        k_dp = int((mech.release(dp, rng, size=n) > 4.0).sum())
+        lb = epsilon_lower_bound_from_counts(k_dp, n, k_d, n, alpha=ALPHA)
+        assert (lb > eps) is flagged, (lb, k_d, k_dp)
