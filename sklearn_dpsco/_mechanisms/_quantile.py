@@ -14,7 +14,7 @@ an integer, 0 exactly for the cell holding ``x_(k)``. Under replace-one
 neighbours (``n``, hence ``k``, fixed and public; one row replaced, or, at
 user level, one user's single reduced value replaced) every count moves by
 at most one, so each term of the max, and the max, moves by at most one:
-the utility's sensitivity is 1 (tests/test_quantile.py checks it exactly on
+the utility's sensitivity is 1 (tests/mechanisms/test_quantile.py checks it exactly on
 worst-case pairs). Selection uses weights ``exp(epsilon u(t) / 2)``
 (exponential mechanism, or permute-and-flip with the same gaps), which is
 ``epsilon``-DP.
