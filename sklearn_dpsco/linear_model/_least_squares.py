@@ -9,7 +9,13 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
-from ._least_squares_rules import EXTENSION_SOLVERS, ONE_PASS_SOLVERS, SOLVERS, default_intercept_scaling, resolve_solver
+from ._least_squares_rules import (
+    EXTENSION_SOLVERS,
+    ONE_PASS_SOLVERS,
+    SOLVERS,
+    default_intercept_scaling,
+    resolve_solver,
+)
 
 __all__ = ["DPLinearRegressor"]
 
@@ -326,7 +332,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Rows are used in the order given (shuffle them beforehand if they
         are sorted: utility, not privacy, assumes a random order). Only
         one-pass solvers are allowed (``"snowball"``, ``"phased_sgd"``,
-        ``"adassp"``); ``solver="auto"`` uses Snowball-SGD for
+        ``"adassp"``, ``"interpolation"``; the registry's ``one_pass``);
+        ``solver="auto"`` uses Snowball-SGD for
         approximate DP with ``noise="float"`` and AdaSSP otherwise. Memory stays bounded by a
         block (plus d x d for AdaSSP).
         """

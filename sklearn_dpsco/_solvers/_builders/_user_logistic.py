@@ -65,8 +65,9 @@ def _run_dp_sgd(problem, schedule, rng):
 
 def user_dp_sgd(n, d, budget, params):
     """User-level DP gradient descent (per-user clipped mean gradients, Gaussian noise)."""
-    clip = params["data_norm"] / 2.0 if params["sgd_clip"] is None else params["sgd_clip"]
-    step = 1.0 / (0.25 * params["data_norm"] ** 2 + params["alpha"]) if params["sgd_step"] is None else params["sgd_step"]
+    norm, alpha = params["data_norm"], params["alpha"]
+    clip = norm / 2.0 if params["sgd_clip"] is None else params["sgd_clip"]
+    step = 1.0 / (0.25 * norm**2 + alpha) if params["sgd_step"] is None else params["sgd_step"]
     schedule = dp_sgd_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, iterations=params["sgd_iterations"],
                            clip=clip, step=step, lam=params["alpha"], radius=params["radius"])
     info = {"iterations": schedule.iterations, "clip": schedule.clip, "step": schedule.step, "sigma": schedule.sigma}
