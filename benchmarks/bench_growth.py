@@ -133,7 +133,7 @@ def erm(name, X, y):
 def floor_norm(est, n):
     """Mean norm of the last phase's noise: the schedule's resolution floor (public)."""
     plan = est._plan(n, D, 1)
-    last = plan.params["schedule"].phases[-1]
+    last = plan.schedule.phases[-1]
     last = getattr(last, "phases", [last])[-1]
     return D * last.mechanism.scale if hasattr(last.mechanism, "scale") else 0.0
 

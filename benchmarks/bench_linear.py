@@ -44,7 +44,7 @@ from sklearn.linear_model import LinearRegression, SGDRegressor
 from sklearn.metrics import r2_score
 
 from sklearn_dpsco.linear_model import DPLinearRegressor
-from sklearn_dpsco.linear_model._least_squares import _auto_solver
+from sklearn_dpsco.linear_model._least_squares_rules import choose_solver as _auto_solver
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

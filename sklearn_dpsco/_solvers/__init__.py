@@ -10,6 +10,10 @@ This module is the one face the estimators import from. Layout by role:
   geometry, the NumPy GLM losses, SGD settings, the result type;
 * ``_optim/`` — deterministic certified solvers (ERM, user-level ERM) and
   the noisy-SGD loop drivers (compiled kernels, NumPy reference fallback);
+* ``_core/_plan.py`` — the :class:`Plan` shape every solver has for the
+  fit template, and :class:`SolverSpec`; ``_builders/`` — one module per
+  estimator family building plans from public facts and a ``Budget``;
+  ``_registry`` — family -> solver name -> spec;
 * one module or subpackage per algorithm family, as in doc/privacy/index.rst:
   ``_output_perturbation``, ``_localization/`` (phases + growth schedules),
   ``_lowy``, ``_interpolation/`` (ACCD, ACCD over noisy SGD),
@@ -20,8 +24,9 @@ This module is the one face the estimators import from. Layout by role:
 from ._adassp import AdaSSPPlan, adassp_plan, run_adassp
 from ._core._data import GLMData, safe_row_norms
 from ._core._losses import get_loss
+from ._core._plan import Plan, Problem, SchedulePlan, SolverSpec
 from ._core._result import PrivateFit
-from ._core._row_source import ArraySource, DaskSource, IterableSource, as_row_source, is_dask_array
+from ._core._row_source import ArraySource, DaskSource, IterableSource, RowSource, as_row_source, is_dask_array
 from ._core._sgd_settings import SGDSettings
 from ._core._user_data import make_user_data
 from ._interpolation._accd import (
@@ -83,6 +88,8 @@ from ._lowy import (
 from ._noisy_sgd._phased_sgd import PhasedSGDSchedule, phased_sgd_schedule, run_phased_sgd
 from ._noisy_sgd._pnsgd import PNSGDSchedule, fkt_rho, jnn_steps, pnsgd_schedule, rho_for_budget, run_pnsgd, snowball_schedule
 from ._optim._erm import CertificationError, solve_certified
+from ._registry import get_solver, loss_for, solver_names
+from ._builders._least_squares import snowball_fits
 from ._output_perturbation import (
     erm_sensitivity,
     float_floor,
@@ -101,13 +108,23 @@ __all__ = [
     "DaskSource",
     "GLMData",
     "IterableSource",
+    "Plan",
     "PrivateFit",
+    "Problem",
+    "RowSource",
     "SGDSettings",
+    "SchedulePlan",
+    "SolverSpec",
     "as_row_source",
     "get_loss",
     "is_dask_array",
     "make_user_data",
     "safe_row_norms",
+    # the registry
+    "get_solver",
+    "loss_for",
+    "snowball_fits",
+    "solver_names",
     # _optim
     "CertificationError",
     "solve_certified",

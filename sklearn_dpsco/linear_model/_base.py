@@ -1,48 +1,146 @@
-"""Shared machinery of the private linear models.
+"""Shared machinery of the private linear models: the ONE fit template.
 
-The fit template (doc/design.rst, section 2, "data flows one way"):
+Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream``
+— runs :meth:`DPLinearModelMixin._fit_template` (doc/design.rst, section 2,
+"data flows one way"):
 
-1. validate public parameters (names the parameter on error);
-2. validate the data (finite, shapes, classes, weights) — nothing spent yet;
-3. plan: from public facts only (n, d, number of classes, parameters) choose
-   the solver and compute the privacy event the fit will consume;
-4. ``accountant.check(event)`` — refuse before any private computation;
-5. run the private building blocks (one-vs-rest problems through joblib with
-   random states drawn up front, so results never depend on ``n_jobs``);
+1. validate the public parameters and the data (finite, shapes, classes,
+   weights, groups) — hook ``_validate_fit_inputs``; nothing spent yet;
+2. plan from public facts only (n, d, number of problems, parameters):
+   choose the solver in the registry and build its :class:`Plan` — hook
+   ``_plan``; the plan knows the privacy event it will consume;
+3. check that event within the estimator's own (epsilon, delta), then
+   ``accountant.check(event)`` — refuse before any private computation;
+4. draw every random state up front and build the problems — hook
+   ``_draw_problems`` (one-vs-rest problems run through joblib, so results
+   never depend on ``n_jobs``), then ``plan.run(problem, rng)`` for each;
+5. verify that every run consumed exactly the planned event;
 6. ``accountant.spend(event)`` exactly once;
-7. only then store the fitted attributes.
+7. only then store the fitted attributes — hook ``_store_fit``.
 
-Any exception in steps 2-6 leaves the estimator exactly as it was before
+Any exception in steps 1-7 leaves the estimator exactly as it was before
 ``fit`` (a refit that fails does not half-overwrite a fitted model) and
-spends nothing.
+spends nothing. The hooks are abstract: a subclass missing one cannot be
+instantiated.
 """
 
 import numbers
-from abc import abstractmethod
+from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import check_classification_targets
 
+from .._budget import Budget
 from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
+from .._solvers import GLMData, Problem
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ..accounting._shares import split_budget, split_kind
-from .._solvers import GLMData
 
-__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitPlan"]
+__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
 
 
-class DPLinearModelMixin(AccountantMixin, BaseEstimator):
+class _FitTemplateMeta(ABCMeta, type(BaseEstimator)):
+    """ABCMeta combined with whatever metaclass scikit-learn gives ``BaseEstimator``.
+
+    ``BaseEstimator`` is built by ``type`` today; deriving from both keeps
+    the class creatable (no metaclass conflict) if it ever gets its own, and
+    makes the template's ``@abstractmethod`` hooks enforced.
+    """
+
+
+@dataclass
+class FitInputs:
+    """The validated inputs of one fit: public facts for the plan, private data for the run.
+
+    Attributes
+    ----------
+    n_samples : int
+        Rows (users for a user-level model); public.
+    n_coef : int
+        Coefficients, the intercept column included; public.
+    n_problems : int
+        One-vs-rest problems (1 for a regression); public.
+    data : object
+        The private payload (arrays, a row source); read only by ``run``.
+    plan_options : dict
+        Extra public keywords for ``_plan`` (``streaming=True``).
+    public : dict
+        Other public facts the store step needs (the label set, the number
+        of users).
+    """
+
+    n_samples: int
+    n_coef: int
+    n_problems: int
+    data: Any
+    plan_options: dict = field(default_factory=dict)
+    public: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    """What a fit will run, decided from public facts before touching data.
+
+    Attributes
+    ----------
+    solver : str
+        The solver name (``solver_`` after fit).
+    plan : Plan
+        The solver's plan: ``event`` of ONE problem (a one-vs-rest fit
+        composes one per class), ``info`` and ``run(problem, rng)``.
+    loss : object
+        The loss the runs minimise (None for solvers with their own).
+    radius : float
+        Radius of the public domain ball centred at 0.
+    intercept_scaling : float
+        Value of the virtual intercept column (0 without intercept).
+    attributes : dict
+        Public settings stored as fitted attributes (``{"clip_": ...}``).
+    """
+
+    solver: str
+    plan: Any
+    loss: Any = None
+    radius: float = None
+    intercept_scaling: float = 0.0
+    attributes: dict = field(default_factory=dict)
+
+    @property
+    def event(self):
+        """The privacy event of one problem."""
+        return self.plan.event
+
+    @property
+    def info(self):
+        """Public facts of the plan (``fit_info_``)."""
+        return self.plan.info
+
+    @property
+    def schedule(self):
+        """The solver family's own plan or schedule object (diagnostics, tests)."""
+        return self.plan.schedule
+
+
+def _run_plan(plan, problem, random_state):
+    """One private run: the generator from its state drawn up front, then ``plan.run``."""
+    return plan.run(problem, check_random_state(random_state))
+
+
+class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateMeta):
     """Base of the private linear models: parameters, validation, the fit template.
 
-    Subclasses define ``_plan(n, d, n_problems)`` (returns a plan object with
-    the chosen solver name and the per-problem budget), ``_solve_one(data,
-    plan, random_state)`` (returns a :class:`~sklearn_dpsco._solvers.PrivateFit`)
-    and the prediction methods.
+    Subclasses implement the hooks ``_validate_fit_inputs(*fit_args)``
+    (returns :class:`FitInputs`), ``_plan(n_samples, n_coef, n_problems,
+    **options)`` (returns a :class:`FitPlan`) and ``_store_fit(inputs, plan,
+    fits)``; ``_draw_problems`` has a default for in-memory rows. The
+    classifier and regressor mixins below provide validation and storage.
 
     ``privacy_unit`` (read-only) is the neighbouring relation of the
     guarantee: ``"row"`` (replace one row) here; a user-level subclass sets
@@ -73,12 +171,30 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
 
     # -- hooks --------------------------------------------------------------------------
     @abstractmethod
-    def _plan(self, n_samples, n_features, n_problems):
-        """Choose the solver and budgets from public facts; return a plan."""
+    def _validate_fit_inputs(self, *args, **kwargs):
+        """Validate the data (nothing spent yet); return :class:`FitInputs`."""
 
     @abstractmethod
-    def _solve_one(self, data, plan, random_state):
-        """Fit one (binary or regression) problem privately; return a PrivateFit."""
+    def _plan(self, n_samples, n_coef, n_problems, **options):
+        """Choose the solver and build its plan from public facts; return a :class:`FitPlan`."""
+
+    @abstractmethod
+    def _store_fit(self, inputs, plan, fits):
+        """Store the fitted attributes from the runs' :class:`PrivateFit` (called after the spend)."""
+
+    def _draw_problems(self, inputs, plan, rng):
+        """``[(Problem, random_state)]`` of in-memory rows, one per target, states drawn up front."""
+        X, targets, sample_weight = inputs.data
+        states = spawn_random_states(rng, len(targets))
+        return [
+            (Problem(GLMData(X, t, sample_weight, plan.intercept_scaling), plan.loss, plan.radius, self.n_jobs), s)
+            for t, s in zip(targets, states)
+        ]
+
+    # -- budget ----------------------------------------------------------------------------
+    def _budget(self):
+        """The estimator's whole budget on its noise path."""
+        return Budget(self.epsilon, self.delta, self.noise)
 
     def _split_budget(self, n_problems):
         """(epsilon, delta) for each of ``n_problems`` one-vs-rest problems (public).
@@ -87,7 +203,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         Gaussian splits the Gaussian-DP mu; the secure (discrete) Gaussian,
         calibrated through zCDP, splits rho.
         """
-        return split_budget(self.epsilon, self.delta, n_problems, split_kind(self.delta, self.noise))
+        share = self._budget().split_equal(n_problems)
+        return share.epsilon, share.delta
 
     # -- checks ---------------------------------------------------------------------------
     def _check_privacy_params(self):
@@ -144,28 +261,38 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         return GLMData(X, y, sample_weight, self.intercept_scaling if self.fit_intercept else 0.0)
 
     # -- the template ---------------------------------------------------------------------------
-    def _fit_problems(self, X, targets, sample_weight):
-        """Run the template on ``targets`` (a list of y vectors: OvR problems or one regression)."""
-        n, d = X.shape
-        d_coef = d + (1 if self.fit_intercept else 0)
-        plan = self._plan(n, d_coef, len(targets))
-        event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
-        self._check_within_budget(event)
-        # the parameter, else the budget block in force, else the ledger bound
-        # when this estimator was sent to a worker, else the session default
-        accountant = self._get_accountant()
-        accountant.check(event, privacy_unit=self.privacy_unit)
+    def _fit_template(self, *args, **kwargs):
+        """Run the seven steps of the module docstring; ``args`` go to ``_validate_fit_inputs``."""
+        self._check_privacy_params()
+        saved = dict(self.__dict__)
+        try:
+            inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
+            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **inputs.plan_options)  # 2
+            k = inputs.n_problems
+            event = plan.event if k == 1 else ComposedEvent(tuple([plan.event] * k))
+            self._check_within_budget(event)  # 3
+            # the parameter, else the budget block in force, else the ledger bound
+            # when this estimator was sent to a worker, else the session default
+            accountant = self._get_accountant()
+            accountant.check(event, privacy_unit=self.privacy_unit)
 
-        rng = check_random_state(self.random_state)
-        states = spawn_random_states(rng, len(targets))
-        jobs = (delayed(self._solve_one)(self._glm_data(X, t, sample_weight), plan, s) for t, s in zip(targets, states))
-        fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-        for fit in fits:
-            if fit.event != plan.event:  # the plan promised this event; never spend less than ran
-                raise AssertionError(f"solver consumed {fit.event}, planned {plan.event}")
+            rng = check_random_state(self.random_state)
+            jobs = self._draw_problems(inputs, plan, rng)  # 4
+            fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(_run_plan)(plan.plan, problem, state) for problem, state in jobs
+            )
+            for fit in fits:  # 5: the plan promised this event; never spend less than ran
+                if fit.event != plan.event:
+                    raise AssertionError(f"solver consumed {fit.event}, planned {plan.event}")
 
-        accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
-        return plan, event, fits, noise_source(rng)
+            accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)  # 6
+            self._store_fit(inputs, plan, fits)  # 7
+            self._store_privacy(plan, event, noise_source(rng))
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
 
     def _check_within_budget(self, event):
         """Refuse (as an internal error) a plan whose event exceeds the user's (epsilon, delta)."""
@@ -182,23 +309,14 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         self.privacy_event_ = event
         self.epsilon_spent_, self.delta_spent_ = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
         self.noise_source_ = source
+        for name, value in plan.attributes.items():
+            setattr(self, name, value)
 
-    def _split_coef(self, w):
+    def _split_coef(self, w, plan):
+        """``(coef, intercept)`` of a run's vector: the last entry times the intercept column's value."""
         if self.fit_intercept:
-            return w[:-1], w[-1] * self.intercept_scaling
+            return w[:-1], w[-1] * plan.intercept_scaling
         return w, 0.0
-
-    def _run_fit(self, fit_body):
-        """Call ``fit_body()``; on any exception restore the estimator's previous state."""
-        self._check_privacy_params()
-        saved = dict(self.__dict__)
-        try:
-            fit_body()
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        return self
 
     def _decision(self, X):
         X = self._validate_X(X, reset=False)
@@ -206,30 +324,6 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator):
         if sp.issparse(scores):
             scores = scores.toarray()
         return np.asarray(scores) + self.intercept_
-
-
-class FitPlan:
-    """What a fit will run, decided from public facts before touching data.
-
-    Attributes
-    ----------
-    solver : str
-        The solver name (``solver_`` after fit).
-    event : PrivacyEvent
-        The privacy event ONE problem consumes (a one-vs-rest fit composes
-        one per class).
-    params : dict
-        Public per-problem settings for the solver (budget share, clip level,
-        regularisation, radii...).
-    """
-
-    def __init__(self, solver, event, **params):
-        self.solver = solver
-        self.event = event
-        self.params = params
-
-    def __repr__(self):
-        return f"FitPlan(solver={self.solver!r}, event={self.event!r}, params={self.params!r})"
 
 
 class DPClassifierMixin:
@@ -260,28 +354,30 @@ class DPClassifierMixin:
             )
         return classes
 
-    def _fit_classifier(self, X, y, sample_weight):
-        from sklearn.utils.multiclass import check_classification_targets
+    def _validate_fit_inputs(self, X, y, sample_weight=None):
+        """Step 1: rows, labels (public label set), weights; one ±1 target per one-vs-rest problem."""
+        X_, y_ = self._validate_Xy(X, y, y_numeric=False)
+        check_classification_targets(y_)
+        classes = self._resolve_classes(y_)
+        sw = self._check_sample_weight(sample_weight, X_.shape[0])
+        targets = self._ovr_targets(y_, classes)
+        n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
+        return FitInputs(X_.shape[0], n_coef, len(targets), (X_, targets, sw), public={"classes": classes})
 
-        def body():
-            X_, y_ = self._validate_Xy(X, y, y_numeric=False)
-            check_classification_targets(y_)
-            classes = self._resolve_classes(y_)
-            sw = self._check_sample_weight(sample_weight, X_.shape[0])
-            if classes.size == 2:
-                targets = [np.where(y_ == classes[1], 1.0, -1.0)]
-            else:
-                targets = [np.where(y_ == c, 1.0, -1.0) for c in classes]
-            plan, event, fits, source = self._fit_problems(X_, targets, sw)
-            parts = [self._split_coef(f.coef) for f in fits]
-            # -- success: store everything at once ------------------------------------
-            self.classes_ = classes
-            self.coef_ = np.array([p[0] for p in parts])
-            self.intercept_ = np.array([p[1] for p in parts], dtype=float)
-            self.fit_info_ = [f.info for f in fits]
-            self._store_privacy(plan, event, source)
+    @staticmethod
+    def _ovr_targets(y, classes):
+        """One ±1 vector for a binary problem, one per class otherwise (one-vs-rest)."""
+        if classes.size == 2:
+            return [np.where(y == classes[1], 1.0, -1.0)]
+        return [np.where(y == c, 1.0, -1.0) for c in classes]
 
-        return self._run_fit(body)
+    def _store_fit(self, inputs, plan, fits):
+        """Step 7: one row of ``coef_`` and one ``intercept_`` per problem."""
+        parts = [self._split_coef(f.coef, plan) for f in fits]
+        self.classes_ = inputs.public["classes"]
+        self.coef_ = np.array([p[0] for p in parts])
+        self.intercept_ = np.array([p[1] for p in parts], dtype=float)
+        self.fit_info_ = [f.info for f in fits]
 
     def decision_function(self, X):
         """Signed scores; shape (n_samples,) for binary, (n_samples, n_classes) otherwise."""
@@ -301,18 +397,18 @@ class DPClassifierMixin:
 class DPRegressorMixin:
     """Single-target regression on top of :class:`DPLinearModelMixin`."""
 
-    def _fit_regressor(self, X, y, sample_weight):
-        def body():
-            X_, y_ = self._validate_Xy(X, y, y_numeric=True)
-            sw = self._check_sample_weight(sample_weight, X_.shape[0])
-            plan, event, fits, source = self._fit_problems(X_, [y_], sw)
-            coef, intercept = self._split_coef(fits[0].coef)
-            self.coef_ = coef
-            self.intercept_ = float(intercept)
-            self.fit_info_ = fits[0].info
-            self._store_privacy(plan, event, source)
+    def _validate_fit_inputs(self, X, y, sample_weight=None):
+        """Step 1: rows, numeric targets, weights; one problem."""
+        X_, y_ = self._validate_Xy(X, y, y_numeric=True)
+        sw = self._check_sample_weight(sample_weight, X_.shape[0])
+        return FitInputs(X_.shape[0], X_.shape[1] + (1 if self.fit_intercept else 0), 1, (X_, [y_], sw))
 
-        return self._run_fit(body)
+    def _store_fit(self, inputs, plan, fits):
+        """Step 7: ``coef_``, ``intercept_`` and ``fit_info_`` of the one problem."""
+        coef, intercept = self._split_coef(fits[0].coef, plan)
+        self.coef_ = coef
+        self.intercept_ = float(intercept)
+        self.fit_info_ = fits[0].info
 
     def predict(self, X):
         from sklearn.utils.validation import check_is_fitted

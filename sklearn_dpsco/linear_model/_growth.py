@@ -7,29 +7,12 @@ from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._rng import check_random_state
-from .._solvers import (
-    CENTRED_OBJECTIVE_SCALE,
-    DEFAULT_UTILITY_CONSTANT,
-    GRID_SIZE_FAST,
-    GRID_SIZE_GENERAL,
-    PrivateFit,
-    get_loss,
-    growth_epochs_schedule,
-    interpolation_schedule,
-    inverse_sensitivity_plan,
-    localization_schedule,
-    run_growth_epochs,
-    run_interpolation,
-    run_inverse_sensitivity,
-    run_phases,
-)
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
+from .._solvers import get_solver, loss_for
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
+from ._growth_rules import SOLVERS, resolve_solver
 
 __all__ = ["DPGrowthAdaptiveRegressor"]
-
-_SOLVERS = ("auto", "ald_growth", "ald_localization", "interpolation", "inverse_sensitivity")
 
 
 class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
@@ -179,7 +162,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         **DPLinearModelMixin._parameter_constraints,
         "power": [Interval(numbers.Real, 1, None, closed="left")],
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
-        "solver": [StrOptions(set(_SOLVERS))],
+        "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "schedule": [StrOptions(set(SCHEDULES))],
@@ -234,56 +217,21 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
 
     # -- public-facts-only decisions ---------------------------------------------------------
     def _loss(self):
-        return get_loss("absolute") if self.power == 1 else get_loss("power", power=self.power)
+        return loss_for(get_solver("growth", "ald_growth"), power=self.power)
 
-    def _choose_solver(self, n_features):
-        """The solver from public facts only (the selection table of ``solver="auto"``)."""
-        if self.solver != "auto":
-            return self.solver
-        return "inverse_sensitivity" if n_features == 1 else "ald_growth"
+    def _params(self):
+        """The public settings every plan builder of the family reads."""
+        names = ("clip", "radius", "power", "kappa_lower", "schedule", "smoothness", "growth", "kappa", "grid_size")
+        return {name: getattr(self, name) for name in names}
 
     def _plan(self, n_samples, n_features, n_problems):
-        solver = self._choose_solver(n_features)
-        common = dict(clip=self.clip, radius=self.radius, epsilon=self.epsilon, delta=self.delta, noise=self.noise)
-        if solver == "inverse_sensitivity":
-            if n_features != 1:
-                raise ValueError(
-                    "solver='inverse_sensitivity' is one-dimensional: it needs exactly one coefficient "
-                    f"(one feature and fit_intercept=False); got {n_features} coefficients."
-                )
-            grid = self.grid_size
-            if grid is None:
-                grid = GRID_SIZE_FAST if self.power == 1 else GRID_SIZE_GENERAL
-            plan = inverse_sensitivity_plan(
-                n_samples, lipschitz=self.clip, center=0.0, radius=self.radius, epsilon=self.epsilon, grid_size=grid
-            )
-            info = {"epochs": 1, "radii": [self.radius], "grid_size": plan.grid_size, "spacing": plan.spacing,
-                    "smoothing": plan.smoothing, "score_sensitivity": plan.sensitivity}
-            return FitPlan(solver, plan.event, schedule=plan, info=info)
-        if solver == "interpolation":
-            if self.smoothness is None or self.growth is None:
-                raise ValueError(
-                    "solver='interpolation' needs the declared smoothness H and growth lambda of the loss "
-                    "(public parameters smoothness= and growth=)."
-                )
-            sched = interpolation_schedule(
-                n_samples, n_features, smoothness=self.smoothness, growth=self.growth, radius=self.radius,
-                epsilon=self.epsilon, delta=self.delta, kappa=self.kappa, lipschitz=self.clip,
-                c=DEFAULT_UTILITY_CONSTANT, schedule=self.schedule, noise=self.noise,
-            )
-            info = {k: sched.info[k] for k in ("epochs", "epoch_size", "radii", "lipschitz", "predicted_excess")}
-            return FitPlan(solver, sched.event, schedule=sched, info=info)
-        # |r|^p is a loss of the residual: its phases are centred (doc/privacy/output_perturbation.rst)
-        common.update(centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)
-        if solver == "ald_localization":
-            sched = localization_schedule(n_samples, n_features, schedule=self.schedule, **common)
-            info = {"epochs": sched.info["phases"], "radii": [self.radius] * sched.info["phases"],
-                    "steps": list(sched.info["steps"])}
-            return FitPlan(solver, sched.event, schedule=sched, info=info)
-        sched = growth_epochs_schedule(n_samples, n_features, kappa_lower=self.kappa_lower, schedule=self.schedule,
-                                       **common)
-        info = {k: v for k, v in sched.info.items()}
-        return FitPlan(solver, sched.event, schedule=sched, info=info)
+        """The solver's plan from (n, d) and the public parameters (one problem: the whole budget)."""
+        solver = resolve_solver(self.solver, n_features)
+        spec = get_solver("growth", solver)
+        plan = spec.build(n_samples, n_features, self._budget(), self._params())
+        scaling = self.intercept_scaling if self.fit_intercept else 0.0
+        return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=self.radius,
+                       intercept_scaling=scaling)
 
     def _check_enough_samples(self, n_samples, n_features):
         # A public-facts check with sklearn's "n_samples = 1" wording; the
@@ -291,22 +239,16 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         if n_samples < 2:
             raise ValueError(f"DPGrowthAdaptiveRegressor needs at least 2 samples; got n_samples = {n_samples}.")
 
-    # -- private run -----------------------------------------------------------------------------
-    def _solve_one(self, data, plan, random_state):
-        rng = check_random_state(random_state)
-        sched = plan.params["schedule"]
-        loss = self._loss()
-        center = np.zeros(data.n_features)
-        domain = [(center, self.radius)]
-        if plan.solver == "inverse_sensitivity":
-            coef = run_inverse_sensitivity(data, loss, sched, rng)
-        elif plan.solver == "interpolation":
-            coef = run_interpolation(data, loss, sched, center=center, domain=domain, rng=rng)
-        elif plan.solver == "ald_localization":
-            coef = run_phases(data, loss, sched, center=center, domain=domain, rng=rng)
-        else:
-            coef = run_growth_epochs(data, loss, sched, center=center, radius=self.radius, rng=rng)
-        return PrivateFit(coef=coef, event=sched.event, info=dict(plan.params["info"]))
+    def _validate_fit_inputs(self, X, y, sample_weight=None):
+        inputs = super()._validate_fit_inputs(X, y, sample_weight)
+        X_ = inputs.data[0]
+        self._check_enough_samples(*X_.shape)
+        return inputs
+
+    def _store_fit(self, inputs, plan, fits):
+        super()._store_fit(inputs, plan, fits)
+        self.n_epochs_ = int(self.fit_info_["epochs"])
+        self.radii_ = np.asarray(self.fit_info_["radii"], dtype=float)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -324,14 +266,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         -------
         self : object
         """
-        self._fit_regressor(X, y, sample_weight)
-        self.n_epochs_ = int(self.fit_info_["epochs"])
-        self.radii_ = np.asarray(self.fit_info_["radii"], dtype=float)
-        return self
-
-    def _fit_problems(self, X, targets, sample_weight):
-        self._check_enough_samples(*X.shape)
-        return super()._fit_problems(X, targets, sample_weight)
+        return self._fit_template(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

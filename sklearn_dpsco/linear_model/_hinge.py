@@ -2,43 +2,25 @@
 
 import numbers
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._rng import check_random_state
-from .._solvers import (
-    PrivateFit,
-    ald_growth_schedule,
-    ald_schedule,
-    get_loss,
-    output_perturbation_plan,
-    pop_localize_plan,
-    run_growth_epochs,
-    run_output_perturbation,
-    run_phases,
-    run_pop_localize,
-    split_two_stages,
-)
+from .._solvers import get_solver, loss_for
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,
     LOCALIZATION_MIN_BLOCK,
     LOCALIZATION_PHASES,
-    PHASE1_ALPHA_FACTOR,
     SOLVERS,
-    choose_solver,
-    default_alpha,
     default_clip,
     default_intercept_scaling,
-    certifiable_tolerance,
     default_radius,
+    regularization,
+    resolve_solver,
 )
 
 __all__ = ["DPHingeClassifier"]
-
-_HINGE = get_loss("hinge")
 
 class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     """Differentially private linear SVM (hinge loss), binary and one-vs-rest.
@@ -259,83 +241,27 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         radius = default_radius(clip) if self.radius is None else float(self.radius)
         return clip, scaling, radius
 
-    def _glm_data(self, X, y, sample_weight):
-        from .._solvers import GLMData
-
-        _, scaling, _ = self._settings(X.shape[1])
-        return GLMData(X, y, sample_weight, scaling if self.fit_intercept else 0.0)
-
     def _plan(self, n_samples, n_features, n_problems):
         """Everything the fit will run, from (n, d, number of problems) and parameters."""
         d_raw = n_features - (1 if self.fit_intercept else 0)
         clip, scaling, radius = self._settings(d_raw)
-        eps, delta = self._split_budget(n_problems)  # one-vs-rest shares, by noise path (_base.py)
-        solver = choose_solver(n_samples, n_features, eps, delta) if self.solver == "auto" else self.solver
-        common = dict(clip=clip, epsilon=eps, delta=delta, tolerance=self.tolerance, noise=self.noise)
-        alpha = None
-        if solver == "output_perturbation":
-            alpha = default_alpha(n_samples, n_features, clip, eps, delta) if self.alpha is None else self.alpha
-            common["tolerance"] = certifiable_tolerance(n_samples, alpha, clip, self.tolerance)
-            schedule = output_perturbation_plan(n_samples, n_features, lam=alpha, **common)
-            info = {"alpha": alpha, "sensitivity": schedule.sensitivity, "rows": n_samples}
-        elif solver in ("localized_output_perturbation", "lowy"):
-            inner = "single" if solver == "localized_output_perturbation" else "double"
-            # phase 1 sees n/2 rows (split in J blocks); Lowy's stage 2 spends half the budget
-            first = max(n_samples // 2 // self.repeats, 1)
-            stage = (eps, delta) if inner == "single" else split_two_stages(eps, delta, 0.5, self.noise)[1]
-            if self.alpha is None:
-                alpha = default_alpha(first, n_features, clip, *stage, factor=PHASE1_ALPHA_FACTOR)
-            else:
-                alpha = self.alpha
-            # with growth 4 and halving blocks every phase asks for the same gap as phase 1
-            common["tolerance"] = certifiable_tolerance(first, alpha, clip, self.tolerance)
-            schedule = pop_localize_plan(
-                n_samples, n_features, lam1=alpha, phases=LOCALIZATION_PHASES, repeats=self.repeats,
-                lam_growth=LOCALIZATION_GROWTH, min_block=LOCALIZATION_MIN_BLOCK, inner=inner, **common,
-            )
-            info = dict(schedule.info)
-            info["blocks"] = [[(p.start, p.stop) for p in phase] for phase in schedule.phases]
-        elif solver == "ald_localization":
-            schedule = ald_schedule(n_samples, n_features, radius=radius, **common)
-            info = {"phases": schedule.info["phases"], "steps": schedule.info["steps"],
-                    "blocks": [(p.start, p.stop) for p in schedule.phases]}
-        else:
-            schedule = ald_growth_schedule(n_samples, n_features, radius=radius, kappa_lower=self.kappa_lower, **common)
-            info = {"epochs": schedule.info["epochs"], "epoch_size": schedule.info["epoch_size"]}
-        info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=eps, delta=delta,
-                    tolerance=common["tolerance"])
+        budget = self._budget().split_equal(n_problems)  # one-vs-rest shares, by noise path
+        solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
+        spec = get_solver("hinge", solver)
+        alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha, self.tolerance,
+                                          self.repeats)
+        params = dict(clip=clip, alpha=alpha, tolerance=tolerance, radius=radius, repeats=self.repeats,
+                      kappa_lower=self.kappa_lower, phases=LOCALIZATION_PHASES, lam_growth=LOCALIZATION_GROWTH,
+                      min_block=LOCALIZATION_MIN_BLOCK)
+        plan = spec.build(n_samples, n_features, budget, params)
+        plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=budget.epsilon,
+                         delta=budget.delta, tolerance=tolerance)
         if self.verbose:
-            print(f"[DPHingeClassifier] plan: {info}")
-        return FitPlan(solver, schedule.event, schedule=schedule, clip=clip, alpha=alpha, radius=radius,
-                       intercept_scaling=scaling, info=info)
-
-    def _solve_one(self, data, plan, random_state):
-        rng = check_random_state(random_state)
-        schedule = plan.params["schedule"]
-        center = np.zeros(data.n_features)
-        radius = plan.params["radius"]
-        if plan.solver == "output_perturbation":
-            coef = run_output_perturbation(data, _HINGE, schedule, rng)
-        elif plan.solver in ("localized_output_perturbation", "lowy"):
-            coef = run_pop_localize(data, _HINGE, schedule, center=center, rng=rng, domain=(center, radius),
-                                    n_jobs=self.n_jobs)
-        elif plan.solver == "ald_localization":
-            coef = run_phases(data, _HINGE, schedule, center=center, domain=[(center, radius)], rng=rng)
-        else:
-            coef = run_growth_epochs(data, _HINGE, schedule, center=center, radius=radius, rng=rng)
-        return PrivateFit(coef=coef, event=schedule.event, info=dict(plan.params["info"]))
-
-    def _split_coef(self, w):
-        if self.fit_intercept:
-            return w[:-1], w[-1] * self._settings(self.n_features_in_)[1]
-        return w, 0.0
-
-    def _store_privacy(self, plan, event, source):
-        super()._store_privacy(plan, event, source)
-        self.clip_ = plan.params["clip"]
-        self.alpha_ = plan.params["alpha"]
-        self.radius_ = plan.params["radius"]
-        self.intercept_scaling_ = plan.params["intercept_scaling"]
+            print(f"[DPHingeClassifier] plan: {plan.info}")
+        return FitPlan(
+            solver, plan, loss=loss_for(spec), radius=radius, intercept_scaling=scaling if self.fit_intercept else 0.0,
+            attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -355,7 +281,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         -------
         self : DPHingeClassifier
         """
-        return self._fit_classifier(X, y, sample_weight)
+        return self._fit_template(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,6 +12,7 @@ import math
 
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import MIN_CERTIFIED_GAP as _MIN_CERTIFIED_GAP
+from .._solvers import solver_names, split_two_stages
 
 __all__ = [
     "ALPHA_FACTOR",
@@ -24,6 +25,8 @@ __all__ = [
     "SOLVERS",
     "certifiable_tolerance",
     "choose_solver",
+    "regularization",
+    "resolve_solver",
     "default_alpha",
     "default_clip",
     "default_intercept_scaling",
@@ -32,7 +35,7 @@ __all__ = [
 ]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
-SOLVERS = ("output_perturbation", "localized_output_perturbation", "lowy", "ald_localization", "ald_growth")
+SOLVERS = solver_names("hinge")
 
 #: ``alpha = ALPHA_FACTOR * clip^2 * noise_norm_per_unit(d, eps, delta) / n``: the privacy noise
 #: then has expected norm about ``2 / (ALPHA_FACTOR clip)``, i.e. it moves the margin of a row at
@@ -130,3 +133,36 @@ def choose_solver(n, d, epsilon, delta):
     if n / noise_norm_per_unit(d, epsilon, delta) >= LOCALIZE_ABOVE and smallest_block >= LOCALIZATION_MIN_BLOCK:
         return "localized_output_perturbation"
     return "output_perturbation"
+
+
+def resolve_solver(solver, n, d, epsilon, delta):
+    """``solver`` itself, or the :func:`choose_solver` table's pick for ``"auto"``."""
+    return choose_solver(n, d, epsilon, delta) if solver == "auto" else solver
+
+
+def regularization(spec, n, d, clip, budget, alpha, tolerance, repeats):
+    """``(alpha, tolerance)`` of the solver ``spec`` from public facts (per one-vs-rest problem).
+
+    Output perturbation regularizes all ``n`` rows (:func:`default_alpha`);
+    the localization solvers' first phase sees ``n/2`` rows in ``repeats``
+    blocks (:data:`PHASE1_ALPHA_FACTOR`), and Lowy's double output
+    perturbation runs it on half the budget. The tolerance is raised where
+    float64 could not certify it (:func:`certifiable_tolerance`). The ALD
+    solvers' regularization follows their schedule: ``alpha`` is None.
+    """
+    kind = spec.traits.get("regularization")
+    if kind == "erm":
+        alpha = default_alpha(n, d, clip, budget.epsilon, budget.delta) if alpha is None else alpha
+        return alpha, certifiable_tolerance(n, alpha, clip, tolerance)
+    if kind == "localized":
+        # phase 1 sees n/2 rows (split in J blocks); Lowy's stage 2 spends half the budget
+        first = max(n // 2 // repeats, 1)
+        if spec.traits["inner"] == "single":
+            stage = (budget.epsilon, budget.delta)
+        else:
+            stage = split_two_stages(budget.epsilon, budget.delta, 0.5, budget.noise)[1]
+        if alpha is None:
+            alpha = default_alpha(first, d, clip, *stage, factor=PHASE1_ALPHA_FACTOR)
+        # with growth 4 and halving blocks every phase asks for the same gap as phase 1
+        return alpha, certifiable_tolerance(first, alpha, clip, tolerance)
+    return None, tolerance

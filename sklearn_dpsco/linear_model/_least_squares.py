@@ -3,104 +3,21 @@
 import math
 import numbers
 
-import numpy as np
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._rng import check_random_state, noise_source
-from .._solvers import (
-    ArraySource,
-    PrivateFit,
-    SGDSettings,
-    adaptive_interpolation_schedule,
-    adassp_plan,
-    as_row_source,
-    get_loss,
-    interpolation_sgd_schedule,
-    is_dask_array,
-    lowy_clip,
-    lowy_lam1,
-    phased_erm_schedule,
-    phased_sgd_schedule,
-    pop_localize_plan,
-    rho_for_budget,
-    run_adaptive_interpolation,
-    run_adassp,
-    run_interpolation_sgd,
-    run_phased_sgd,
-    run_phases,
-    run_pnsgd,
-    run_pop_localize,
-    snowball_schedule,
+from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for
+from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
+from ._least_squares_rules import (
+    EXTENSION_SOLVERS,
+    ONE_PASS_SOLVERS,
+    SOLVERS,
+    default_intercept_scaling,
+    resolve_solver,
 )
-from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 
 __all__ = ["DPLinearRegressor"]
-
-_SQUARED = get_loss("squared")
-
-#: Solvers that read the rows once, in order (they can fit from chunks).
-ONE_PASS_SOLVERS = ("snowball", "phased_sgd", "adassp", "interpolation")
-#: Solvers that need the public row bound R (smoothness or sensitivity).
-ROW_BOUND_SOLVERS = ("snowball", "phased_sgd", "adassp", "interpolation")
-#: Solvers whose privacy rests on the Lipschitz extension alone (any rows, any labels).
-EXTENSION_SOLVERS = ("phased_erm", "lowy", "interpolation_ald")
-_ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "interpolation",
-                "interpolation_ald")
-
-#: AdaSSP's intercept column, as a fraction of the row bound: the column adds
-#: s^2 to every sensitivity (R^2 + s^2), while n s^2 on the diagonal keeps
-#: the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md).
-_ADASSP_INTERCEPT_FRACTION = 0.25
-#: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
-_AUTO_SSP_BELOW = 75.0
-_AUTO_LOWY_BELOW = 500.0
-#: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
-_ADASSP_MAX_FEATURES = 1000
-#: Absolute constant of Lowy's base regularization lam_1 (utility only).
-_LOWY_LAM1_CONSTANT = 10.0
-#: Lowy phases whose minimizer moves by less than this fraction of the radius are dropped.
-_MIN_MOVE_FRACTION = 1e-9
-
-
-def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT_NOISE):
-    """The ``solver="auto"`` table (public facts only; benchmarks/results/linear.md justifies it).
-
-    ``m = n epsilon / d`` (rows per unit of privacy per coefficient, d with the intercept column):
-
-    ===============================================  ============  =======================================
-    condition                                        solver        why (benchmark, d = 21)
-    ===============================================  ============  =======================================
-    ``delta > 0``, ``noise="float"``, a row bound,   snowball      best R^2 whenever it runs (n >= 2000),
-    Snowball fits in n                                             linear time (float noise only)
-    ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
-                                                                   where every other solver goes negative
-    ``m < 500``                                      lowy          best pure-DP solver at moderate m
-    otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
-    ===============================================  ============  =======================================
-
-    Without a row bound only the extension solvers qualify (lowy, phased_erm). Snowball adds
-    floating-point Gaussian noise at every step (no secure sampler), so under the default
-    ``noise="secure"`` it is never chosen.
-    """
-    m = n_samples * epsilon / n_features
-    if row_bound is not None:
-        if delta > 0 and noise == "float" and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
-            return "snowball"
-        if m < _AUTO_SSP_BELOW and n_features <= _ADASSP_MAX_FEATURES:
-            return "adassp"
-    return "lowy" if m < _AUTO_LOWY_BELOW else "phased_erm"
-
-
-def _snowball_fits(n, d, epsilon, delta, row_bound):
-    """True when Snowball-SGD has a schedule on n rows at this budget (public: n, d, epsilon, delta)."""
-    try:
-        settings = SGDSettings(clip=1.0, row_bound=row_bound, intercept_scaling=row_bound, radius=1.0)
-        snowball_schedule(n, d, rho=rho_for_budget(epsilon, delta), settings=settings)
-    except ValueError:
-        return False
-    return True
 
 
 class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
@@ -243,7 +160,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
-        "solver": [StrOptions(set(_ALL_SOLVERS))],
+        "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -300,168 +217,76 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self.verbose = verbose
 
     # -- public-facts planning -------------------------------------------------------------
-    def _check_bounds(self, solver):
+    def _check_bounds(self, spec):
         names = ("clip", "radius", "label_bound", "moment_order", "smoothness", "growth", "moment", "row_bound")
         for name in names:
             value = getattr(self, name)
             if value is not None and not math.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}.")
-        if solver in ROW_BOUND_SOLVERS and self.row_bound is None:
+        if spec.needs_row_bound and self.row_bound is None:
             raise ValueError(
-                f"solver={solver!r} needs a public row_bound (rows are scaled down to it; its privacy "
+                f"solver={spec.name!r} needs a public row_bound (rows are scaled down to it; its privacy "
                 "argument rests on it). Declare row_bound, or use one of "
                 f"{', '.join(EXTENSION_SOLVERS)} (privacy from the Lipschitz extension alone)."
             )
 
-    def _scaling(self, solver):
-        """The intercept column's value s for ``solver`` (0 without intercept)."""
+    def _scaling(self, spec):
+        """The intercept column's value s for the solver ``spec`` (0 without intercept)."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling is not None:
             return float(self.intercept_scaling)
-        if solver == "adassp" and self.row_bound is not None:
-            return _ADASSP_INTERCEPT_FRACTION * self.row_bound
-        if solver in ("snowball", "phased_sgd", "interpolation") and self.row_bound is not None:
-            return float(self.row_bound)
-        return 1.0
-
-    def _choose_solver(self, n_samples, n_coef, streaming=False):
-        if self.solver != "auto":
-            return self.solver
-        if streaming:
-            return "snowball" if self.delta > 0 and self.noise == "float" else "adassp"
-        return _auto_solver(n_samples, n_coef, self.epsilon, self.delta, self.row_bound, self.noise)
+        return default_intercept_scaling(spec, self.row_bound)
 
     def _plan(self, n_samples, n_features, n_problems, streaming=False):
-        # n_features counts the intercept column (the base adds it when fit_intercept)
-        solver = self._choose_solver(n_samples, n_features, streaming)
-        self._check_bounds(solver)
-        if streaming and solver not in ONE_PASS_SOLVERS:
+        # n_features counts the intercept column (the template adds it when fit_intercept)
+        solver = resolve_solver(self.solver, n_samples, n_features, self.epsilon, self.delta, self.row_bound,
+                                self.noise, streaming)
+        spec = get_solver("least_squares", solver)
+        self._check_bounds(spec)
+        if streaming and not spec.one_pass:
             raise ValueError(
                 f"solver={solver!r} cannot fit from chunks; one-pass solvers: {', '.join(ONE_PASS_SOLVERS)}."
             )
-        s = self._scaling(solver)
-        eps, delta = self.epsilon, self.delta
-        if solver == "adassp":
-            schedule = adassp_plan(
-                n_samples, n_features, epsilon=eps, delta=delta, row_bound=self.row_bound,
-                label_bound=self.label_bound, intercept_scaling=s, noise=self.noise,
-            )
-        elif solver in ("snowball", "phased_sgd"):
-            settings = SGDSettings(clip=self.clip, row_bound=self.row_bound, intercept_scaling=s, radius=self.radius)
-            if solver == "snowball":
-                self._check_float_noise(solver)
-                schedule = snowball_schedule(
-                    n_samples, n_features, rho=rho_for_budget(eps, delta), settings=settings, steps=self.steps
-                )
-            else:
-                schedule = phased_sgd_schedule(
-                    n_samples, n_features, epsilon=eps, delta=delta, settings=settings, noise=self.noise
-                )
-        elif solver == "interpolation":
-            settings = SGDSettings(clip=self.clip, row_bound=self.row_bound, intercept_scaling=s, radius=self.radius)
-            if delta > 0:
-                self._check_float_noise(solver)
-            schedule = interpolation_sgd_schedule(
-                n_samples, n_features, epsilon=eps, delta=delta, settings=settings, smoothness=self.smoothness,
-                steps=self.steps, noise=self.noise,
-            )
-        elif solver == "lowy":
-            schedule = self._lowy_plan(n_samples, n_features)
-        elif solver == "interpolation_ald":
-            r2 = (1.0 if self.row_bound is None else self.row_bound) ** 2
-            schedule = adaptive_interpolation_schedule(
-                n_samples, n_features, smoothness=self.smoothness or r2 + s**2,
-                growth=self.growth or r2 / n_features, lipschitz=self.clip, radius=self.radius, epsilon=eps,
-                delta=delta, noise=self.noise,
-            )
-        else:
-            schedule = phased_erm_schedule(
-                n_samples, n_features, clip=self.clip, radius=self.radius, epsilon=eps, delta=delta,
-                noise=self.noise,
-            )
-        return FitPlan(solver, schedule.event, schedule=schedule, intercept_scaling=s)
-
-    def _lowy_plan(self, n, d):
-        """Pop-Localize over Double-OutputPert (Lowy Algorithms 1, 4), J = 1 repeat per phase."""
-        k = self.moment_order
-        if self.moment is None:
-            clip, moment = self.clip, self.clip  # G_k := C: the extension level the user chose
-        else:
-            # Lowy Prop 3.2: C = G_k (m eps / d)^(1/k) with m the first phase's block size n/2
-            clip, moment = lowy_clip(self.moment, k, max(1, n // 2), self.epsilon, d), self.moment
-        # lowy_lam1 is Lowy's rule "up to an absolute constant" (doc/algorithms.rst, L-Alg 1): the constant 1
-        # over-noises phase 1 (its release scale ~ 2C/(lam1 m)); 10 is benchmarks/results/linear.md's choice
-        lam1 = _LOWY_LAM1_CONSTANT * lowy_lam1(n, d, self.epsilon, radius=self.radius, moment=moment, k=k)
-        # Lowy: T = ceil(log2 n) phases with lam_t = 32^(t-1) lam1. Drop the phases whose exact-minimizer
-        # sensitivity 2C/(lam_t m_t) is below 1e-9 of the domain radius: float64 cannot certify them
-        # (the same public rule as the localization module; fewer disjoint releases, same argument).
-        T = 0
-        while T < max(1, math.ceil(math.log2(max(n, 2)))) and n // 2 ** (T + 1) >= 1:
-            if 2.0 * clip / (lam1 * 32.0**T * (n // 2 ** (T + 1))) < _MIN_MOVE_FRACTION * self.radius:
-                break
-            T += 1
-        return pop_localize_plan(n, d, clip=clip, epsilon=self.epsilon, delta=self.delta, lam1=lam1,
-                                 phases=max(1, T), noise=self.noise)
-
-    def _check_float_noise(self, solver):
-        if self.noise != "float":
+        s = self._scaling(spec)
+        if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
+        names = ("clip", "row_bound", "label_bound", "radius", "steps", "smoothness", "growth", "moment",
+                 "moment_order")
+        params = {name: getattr(self, name) for name in names}
+        params["intercept_scaling"] = s
+        plan = spec.build(n_samples, n_features, self._budget(), params)
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s)
 
-    # -- running the plan -----------------------------------------------------------------
-    def _run(self, solver, source, schedule, rng):
-        if solver == "adassp":
-            return run_adassp(source, schedule, rng)[0]
-        if solver == "snowball":
-            return run_pnsgd(source, schedule, rng)
-        if solver == "interpolation":
-            return run_interpolation_sgd(source, schedule, rng)
-        return run_phased_sgd(source, schedule, rng)
+    # -- the template's hooks for fit_stream ------------------------------------------------
+    def _validate_fit_inputs(self, X, y, sample_weight=None, *, stream=None):
+        """Step 1; ``stream`` (``{"n_samples", "block_rows"}``) reads the rows through a one-pass source."""
+        if stream is None:
+            return super()._validate_fit_inputs(X, y, sample_weight)
+        if hasattr(X, "to_numpy") and not is_dask_array(X):
+            X = X.to_numpy()
+        if y is not None and hasattr(y, "to_numpy") and not is_dask_array(y):
+            y = y.to_numpy()
+        source = as_row_source(X, y, sample_weight, **stream)
+        if hasattr(source, "peek_n_features"):
+            source.peek_n_features()
+        p = source.n_features
+        return FitInputs(source.n_samples, p + (1 if self.fit_intercept else 0), 1, source,
+                         plan_options={"streaming": True}, public={"n_features": p})
 
-    def _solve_one(self, data, plan, random_state):
-        rng = check_random_state(random_state)
-        schedule, s = plan.params["schedule"], plan.params["intercept_scaling"]
-        center = np.zeros(data.n_features)
-        if plan.solver == "phased_erm":
-            coef = run_phases(data, _SQUARED, schedule, center=center, domain=[(center, self.radius)], rng=rng)
-        elif plan.solver == "lowy":
-            coef = run_pop_localize(data, _SQUARED, schedule, center=center, rng=rng, domain=(center, self.radius),
-                                    n_jobs=self.n_jobs)
-        elif plan.solver == "interpolation_ald":
-            coef = run_adaptive_interpolation(data, _SQUARED, schedule, center=center, rng=rng)
-        else:
-            # the permutation is public randomness: privacy holds for every order (doc/privacy/)
-            order = rng.permutation(data.n_samples) if plan.solver != "adassp" else None
-            source = ArraySource(data.X, data.y, data.sample_weight, order=order, validate=False)
-            coef = self._run(plan.solver, source, schedule, rng)
-        return PrivateFit(coef=self._unscale(coef, s), event=schedule.event, info=dict(schedule.info))
+    def _draw_problems(self, inputs, plan, rng):
+        if not isinstance(inputs.data, RowSource):
+            return super()._draw_problems(inputs, plan, rng)
+        # one problem read once in the given order: the fit's own generator runs it
+        return [(Problem(inputs.data, plan.loss, plan.radius, self.n_jobs), rng)]
 
-    def _unscale(self, w, s):
-        w = np.array(w, dtype=float)
-        if self.fit_intercept:
-            w[-1] *= s  # the last entry becomes the intercept itself
-        return w
-
-    def _glm_data(self, X, y, sample_weight):
-        from .._solvers import GLMData
-
-        return GLMData(X, y, sample_weight, self._plan_scaling)
-
-    def _split_coef(self, w):
-        if self.fit_intercept:
-            return w[:-1], w[-1]
-        return w, 0.0
+    def _store_fit(self, inputs, plan, fits):
+        super()._store_fit(inputs, plan, fits)
+        if isinstance(inputs.data, RowSource):
+            self.n_features_in_ = inputs.public["n_features"]
+            self.__dict__.pop("feature_names_in_", None)
 
     # -- fit ---------------------------------------------------------------------------------
-    def _fit_problems(self, X, targets, sample_weight):
-        n, d = X.shape
-        solver = self._choose_solver(n, d + (1 if self.fit_intercept else 0))
-        self._plan_scaling = self._scaling(solver)
-        try:
-            return super()._fit_problems(X, targets, sample_weight)
-        finally:
-            del self._plan_scaling
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the private linear model.
@@ -478,7 +303,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         -------
         self
         """
-        return self._fit_regressor(X, y, sample_weight)
+        return self._fit_template(X, y, sample_weight)
 
     def fit_stream(self, X, y=None, sample_weight=None, *, n_samples=None, block_rows=8192):
         """Fit in ONE pass over data larger than memory, spending the budget once.
@@ -507,37 +332,13 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Rows are used in the order given (shuffle them beforehand if they
         are sorted: utility, not privacy, assumes a random order). Only
         one-pass solvers are allowed (``"snowball"``, ``"phased_sgd"``,
-        ``"adassp"``); ``solver="auto"`` uses Snowball-SGD for
+        ``"adassp"``, ``"interpolation"``; the registry's ``one_pass``);
+        ``solver="auto"`` uses Snowball-SGD for
         approximate DP with ``noise="float"`` and AdaSSP otherwise. Memory stays bounded by a
         block (plus d x d for AdaSSP).
         """
         self._validate_params()
-        if hasattr(X, "to_numpy") and not is_dask_array(X):
-            X = X.to_numpy()
-        if y is not None and hasattr(y, "to_numpy") and not is_dask_array(y):
-            y = y.to_numpy()
-        source = as_row_source(X, y, sample_weight, n_samples=n_samples, block_rows=block_rows)
-        if hasattr(source, "peek_n_features"):
-            source.peek_n_features()
-
-        def body():
-            n, p = source.n_samples, source.n_features
-            d = p + (1 if self.fit_intercept else 0)
-            plan = self._plan(n, d, 1, streaming=True)
-            accountant = self._get_accountant()  # the template's resolution (blocks, allowances, bindings)
-            accountant.check(plan.event)
-            rng = check_random_state(self.random_state)
-            coef = self._unscale(self._run(plan.solver, source, plan.params["schedule"], rng),
-                                 plan.params["intercept_scaling"])
-            accountant.spend(plan.event, label=type(self).__name__)
-            self.coef_, intercept = self._split_coef(coef)
-            self.intercept_ = float(intercept)
-            self.n_features_in_ = p
-            self.__dict__.pop("feature_names_in_", None)
-            self.fit_info_ = dict(plan.params["schedule"].info)
-            self._store_privacy(plan, plan.event, noise_source(rng))
-
-        return self._run_fit(body)
+        return self._fit_template(X, y, sample_weight, stream={"n_samples": n_samples, "block_rows": block_rows})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,10 +1,8 @@
 """UserLevelDPLogistic: logistic regression that protects whole users."""
 
-import math
 import numbers
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.special import expit
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -13,32 +11,12 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_groups
-from .._rng import check_random_state, noise_source, spawn_random_states
-from .._solvers import (
-    DEFAULT_MAX_EXHAUSTIVE_SOLVES,
-    GKKMMZ_SOLVERS,
-    dp_sgd_plan,
-    item_group_plan,
-    make_user_data,
-    run_dp_sgd,
-    run_item_group,
-    run_user_clip,
-    run_user_level,
-    user_clip_plan,
-    user_level_schedule,
-    user_mean_gradients,
-)
-from ..accounting import ComposedEvent
-from ..accounting._shares import split_budget, split_kind
-from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
+from .._rng import spawn_random_states
+from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data
+from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
+from ._user_logistic_rules import SOLVERS, choose_plan
 
 __all__ = ["UserLevelDPLogistic"]
-
-_SOLVERS = GKKMMZ_SOLVERS + ("user_clip", "user_dp_sgd", "item_group")
-# solver="auto" chooses among the solvers of the alpha-regularised objective
-_AUTO_CANDIDATES = ("user_clip", "sc_output_pert", "item_group", "user_dp_sgd")
-# solvers whose noise has no secure (discrete) sampler: refused under noise="secure"
-_FLOAT_ONLY = ("user_dp_sgd",)
 
 
 class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
@@ -197,7 +175,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
 
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
-        "solver": [StrOptions({"auto", *_SOLVERS})],
+        "solver": [StrOptions({"auto", *SOLVERS})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -273,99 +251,60 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _sgd_settings(self):
-        clip = self.data_norm / 2.0 if self.sgd_clip is None else self.sgd_clip
-        step = 1.0 / (0.25 * self.data_norm**2 + self.alpha) if self.sgd_step is None else self.sgd_step
-        return clip, step
+    def _params(self):
+        """The public settings every plan builder of the family reads."""
+        names = ("data_norm", "alpha", "radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip",
+                 "sgd_iterations", "sgd_clip", "sgd_step")
+        return {"max_items": self.max_items_per_user, **{name: getattr(self, name) for name in names}}
 
-    def _plan_solver(self, solver, n_users, n_coef, epsilon, delta):
-        m = self.max_items_per_user
-        if solver in GKKMMZ_SOLVERS:
-            sched = user_level_schedule(
-                solver, n_users, m, n_coef, data_norm=self.data_norm, alpha=self.alpha, radius=self.radius,
-                epsilon=epsilon, delta=delta, deletion_test=self.deletion_test, beta=self.beta,
-                max_exhaustive_solves=self.max_exhaustive_solves, noise=self.noise,
+    def _plan_solver(self, solver, n_users, n_coef, n_problems):
+        """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events."""
+        spec = get_solver("user_logistic", solver)
+        budget = self._budget().split_equal(n_problems, kind=spec.split)
+        if not spec.supports_noise(self.noise, self.delta):
+            raise ValueError(
+                f"solver={solver!r} adds floating-point Gaussian noise at every step and has no secure "
+                "sampler; pass noise='float' to use it. Nothing was spent."
             )
-            return FitPlan(solver, sched.event, schedule=sched)
-        if solver == "user_clip":
-            sched = user_clip_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, clip=self.user_clip,
-                                   epsilon=epsilon, delta=delta, noise=self.noise)
-            return FitPlan(solver, sched.event, schedule=sched)
-        if solver == "user_dp_sgd":
-            clip, step = self._sgd_settings()
-            if self.noise != "float":
-                raise ValueError(
-                    "solver='user_dp_sgd' adds floating-point Gaussian noise at every step and has no secure "
-                    "sampler; pass noise='float' to use it. Nothing was spent."
-                )
-            sched = dp_sgd_plan(n_users, n_coef, epsilon=epsilon, delta=delta, iterations=self.sgd_iterations,
-                                clip=clip, step=step, lam=self.alpha, radius=self.radius)
-            return FitPlan(solver, sched.event, schedule=sched)
-        sched = item_group_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, epsilon=epsilon,
-                                delta=delta, noise=self.noise)
-        return FitPlan(solver, sched.event, schedule=sched)
-
-    @staticmethod
-    def _noise_proxy(plan):
-        """Expected norm of the noise a plan adds to the coefficients (public; for solver='auto')."""
-        sched = plan.params["schedule"]
-        if plan.solver == "user_dp_sgd":
-            # w_T carries sum_t (1 - step lam)^t step sigma / n of per-step noise (projection ignored)
-            contraction = (1.0 - sched.step * sched.lam) ** 2
-            total = sum(contraction**t for t in range(sched.iterations))
-            return sched.step * sched.sigma / sched.n_users * math.sqrt(total * sched.n_coef)
-        if plan.solver in ("item_group", "user_clip"):
-            return sched.mechanism.sigma * math.sqrt(sched.mechanism.dimension)
-        return sched.info["sigma"] * math.sqrt(sched.stages[0].phases[0].plan.n_coef)
-
-    def _split_kind(self, solver):
-        """How one-vs-rest problems share the budget: the composition rule of ``solver``'s events."""
-        if solver == "user_dp_sgd":
-            return "gaussian"  # float Gaussian steps, exactly Gaussian-DP
-        if solver == "user_clip":
-            return split_kind(self.delta, self.noise)  # one Gaussian release on the noise path
-        return "basic"  # approximate-DP events (deletion mechanism, group privacy)
+        plan = spec.build(n_users, n_coef, budget, self._params())
+        scaling = self.intercept_scaling if self.fit_intercept else 0.0
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=scaling)
 
     def _plan(self, n_users, n_coef, n_problems):
-        solver = self.solver
-        candidates = _AUTO_CANDIDATES if solver == "auto" else (solver,)
-        if solver == "auto" and self.noise != "float":
-            candidates = tuple(c for c in candidates if c not in _FLOAT_ONLY)
-        best, first_error = None, None
-        for name in candidates:
-            eps, delta = split_budget(self.epsilon, self.delta, n_problems, self._split_kind(name))
-            try:
-                plan = self._plan_solver(name, n_users, n_coef, eps, delta)
-            except ValueError as err:  # public refusal (too few users, exhaustive over budget)
-                if solver != "auto":
-                    raise
-                first_error = first_error or err
-                continue
-            proxy = self._noise_proxy(plan) if solver == "auto" else 0.0
-            if best is None or proxy < best[0]:
-                best = (proxy, plan)
-        if best is None:
-            raise first_error
-        return best[1]
+        """The solver's plan from (users, coefficients, problems); may refuse on public facts only."""
+        return choose_plan(self.solver, lambda name: self._plan_solver(name, n_users, n_coef, n_problems),
+                           self.noise, self.delta)
 
-    def _solve_user_problem(self, data, plan, random_state, n_jobs):
-        rng = check_random_state(random_state)
-        sched = plan.params["schedule"]
-        bottoms = 0
-        if plan.solver in GKKMMZ_SOLVERS:
-            coef, bottoms = run_user_level(data, sched, rng, n_jobs=n_jobs)
-            info = dict(sched.info)
-        elif plan.solver == "user_clip":
-            coef = run_user_clip(data, sched, rng, radius=self.radius)
-            info = {"clip": sched.clip, "sensitivity": sched.sensitivity, "sigma": sched.mechanism.sigma}
-        elif plan.solver == "user_dp_sgd":
-            coef = run_dp_sgd(lambda W: user_mean_gradients(data, W), sched, rng)
-            info = {"iterations": sched.iterations, "clip": sched.clip, "step": sched.step, "sigma": sched.sigma}
-        else:
-            coef = run_item_group(data, sched, rng, radius=self.radius)
-            info = {"item_epsilon": sched.item_epsilon, "item_delta": sched.item_delta,
-                    "sigma": sched.mechanism.sigma}
-        return coef, bottoms, info
+    # -- the template's hooks -------------------------------------------------------------------
+    def _validate_fit_inputs(self, X, y, groups=None):
+        """Step 1: rows, labels, user ids; the number of users is public under replace-one-user."""
+        X_, y_ = self._validate_Xy(X, y, y_numeric=False)
+        check_classification_targets(y_)
+        groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
+        classes = self._resolve_classes(y_)
+        targets = self._ovr_targets(y_, classes)
+        n_users = int(np.unique(groups_).size)
+        n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
+        return FitInputs(n_users, n_coef, len(targets), (X_, targets, groups_),
+                         public={"classes": classes, "n_users": n_users})
+
+    def _draw_problems(self, inputs, plan, rng):
+        """The users' kept rows (item selection from its own state), one problem per target."""
+        X_, targets, groups_ = inputs.data
+        states = spawn_random_states(rng, len(targets) + 1)
+        data = make_user_data(
+            X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=self.data_norm,
+            intercept_scaling=plan.intercept_scaling, item_selection=self.item_selection, random_state=states[-1],
+        )
+        # one-vs-rest problems share the users' kept rows
+        inner_jobs = self.n_jobs if len(targets) == 1 else 1
+        return [(Problem(data.with_labels(t[data.source_rows]), plan.loss, plan.radius, inner_jobs), s)
+                for t, s in zip(targets, states[:-1])]
+
+    def _store_fit(self, inputs, plan, fits):
+        super()._store_fit(inputs, plan, fits)
+        self.n_users_ = inputs.public["n_users"]
+        self.n_bottom_ = [f.outputs.get("n_bottom", 0) for f in fits]
 
     # -- fit ----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
@@ -383,51 +322,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         -------
         self
         """
-
-        def body():
-            X_, y_ = self._validate_Xy(X, y, y_numeric=False)
-            check_classification_targets(y_)
-            groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
-            classes = self._resolve_classes(y_)
-            targets = [np.where(y_ == classes[1], 1.0, -1.0)] if classes.size == 2 else [
-                np.where(y_ == c, 1.0, -1.0) for c in classes
-            ]
-            n_users = int(np.unique(groups_).size)  # public under replace-one-user
-            n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
-            plan = self._plan(n_users, n_coef, len(targets))  # may refuse: public facts only
-            event = plan.event if len(targets) == 1 else ComposedEvent(tuple([plan.event] * len(targets)))
-            self._check_within_budget(event)
-            # the template's resolution: the parameter, else the budget block in force (a
-            # pipeline's or search's allowance arrives as the parameter), else the ledger bound
-            # when this estimator was sent to a worker, else the session default
-            accountant = self._get_accountant()
-            accountant.check(event, privacy_unit=self.privacy_unit)
-
-            rng = check_random_state(self.random_state)
-            states = spawn_random_states(rng, len(targets) + 1)
-            data = make_user_data(
-                X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=self.data_norm,
-                intercept_scaling=self.intercept_scaling if self.fit_intercept else 0.0,
-                item_selection=self.item_selection, random_state=states[-1],
-            )
-            # one-vs-rest problems share the users' kept rows
-            kept_targets = [t[data.source_rows] for t in targets]
-            inner_jobs = self.n_jobs if len(targets) == 1 else 1
-            jobs = (delayed(self._solve_user_problem)(data.with_labels(t), plan, s, inner_jobs)
-                    for t, s in zip(kept_targets, states[:-1]))
-            fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-            accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
-
-            parts = [self._split_coef(coef) for coef, _, _ in fits]
-            self.classes_ = classes
-            self.coef_ = np.array([q[0] for q in parts])
-            self.intercept_ = np.array([q[1] for q in parts], dtype=float)
-            self.n_users_ = n_users
-            self.n_bottom_ = [b for _, b, _ in fits]
-            self.fit_info_ = [info for _, _, info in fits]
-            self._store_privacy(plan, event, noise_source(rng))
-
-        return self._run_fit(body)
+        return self._fit_template(X, y, groups)
 
     # -- prediction -----------------------------------------------------------------------------
     def predict_proba(self, X):

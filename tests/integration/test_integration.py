@@ -198,7 +198,7 @@ def test_worker_binding_routes_the_spend_to_the_parent_ledger(name, tmp_path):
 
 
 def _user_mechanisms(plan):
-    sched = plan.params["schedule"]
+    sched = plan.schedule
     if plan.solver in ("user_clip", "item_group"):
         return [sched.mechanism]
     out = []

@@ -88,7 +88,7 @@ def _flip_pair(n, d, row, big=5.0):
 
 def _epoch_phase(est, n, d, epoch):
     plan = est._plan(n, d, 1)
-    sched = plan.params["schedule"]
+    sched = plan.schedule
     return plan, sched, sched.phases[epoch].phases[-1]
 
 
@@ -138,7 +138,7 @@ def test_fit_is_the_documented_pipeline():
     data = est._glm_data(X, y, None)
     x = np.zeros(d)
     centre = np.zeros(d)
-    for epoch, D_i in zip(plan.params["schedule"].phases, plan.params["schedule"].info["radii"]):
+    for epoch, D_i in zip(plan.schedule.phases, plan.schedule.info["radii"]):
         anchor = x
         for ph in epoch.phases:
             # centred at the previous output, targets winsorized; the released u is shifted back
@@ -147,7 +147,7 @@ def test_fit_is_the_documented_pipeline():
                                 target_distance=ph.target_distance).w
             x = project_two_balls(x + ph.mechanism.release(u, rng), centre, 2.0, anchor, D_i)
     np.testing.assert_allclose(est.coef_, x, atol=1e-10)
-    assert est.n_epochs_ == len(est.radii_) == plan.params["schedule"].info["epochs"]
+    assert est.n_epochs_ == len(est.radii_) == plan.schedule.info["epochs"]
     np.testing.assert_allclose(est.radii_, [2.0 ** (1 - i) * 2.0 for i in range(est.n_epochs_)])
 
 
@@ -166,7 +166,7 @@ def test_inverse_sensitivity_pmf_through_the_estimator(eps):
     est = DPGrowthAdaptiveRegressor(epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401)
     plan = est._plan(4, 1, 1)
     assert plan.solver == "inverse_sensitivity" and plan.event == PureDPEvent(eps)
-    isp = plan.params["schedule"]
+    isp = plan.schedule
     lp = inverse_sensitivity_log_pmf(est._glm_data(X, y, None), est._loss(), isp)
     lpp = inverse_sensitivity_log_pmf(est._glm_data(X, yp, None), est._loss(), isp)
     ratio = np.abs(lp - lpp).max()
@@ -251,7 +251,7 @@ def test_last_epoch_release_audit(delta):
 def test_inverse_sensitivity_sampled_audit_through_the_estimator():
     X, y, yp = _median_pair(left=-0.8)
     est = DPGrowthAdaptiveRegressor(epsilon=1.0, radius=1.0, fit_intercept=False, grid_size=201)
-    isp = est._plan(4, 1, 1).params["schedule"]
+    isp = est._plan(4, 1, 1).schedule
     rng = np.random.default_rng(8)
 
     def draws(t, mutant):
@@ -273,13 +273,13 @@ def test_paper_schedule_is_alds_printed_schedule():
     cert = dict(centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)  # |r|^p phases are centred
     ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0, noise="float",
                               **cert)
-    assert plan.params["schedule"].info == ref.info and plan.event == ref.event
+    assert plan.schedule.info == ref.info and plan.event == ref.event
     base = est.set_params(solver="ald_localization")._plan(5000, 4, 1)
     ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0, noise="float", **cert)
-    assert base.params["schedule"].info == ref1.info and base.event == ref1.event
+    assert base.schedule.info == ref1.info and base.event == ref1.event
     # practical: the same phases' structure, the privacy-branch step, one phase per epoch
     prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)
-    prac = prac.params["schedule"]
+    prac = prac.schedule
     assert all(len(e.phases) == 1 for e in prac.phases)
     steps = [e.info["steps"][0] for e in prac.phases]
     np.testing.assert_allclose(steps, [steps[0] * 2.0**-i for i in range(len(steps))])

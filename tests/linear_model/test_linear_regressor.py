@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError
 from sklearn_dpsco.linear_model import DPLinearRegressor
-from sklearn_dpsco.linear_model._least_squares import _auto_solver
+from sklearn_dpsco.linear_model._least_squares_rules import choose_solver as _auto_solver
 
 SOLVERS = ["adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "interpolation", "interpolation_ald"]
 SLOW_SOLVERS = ("phased_erm", "lowy", "interpolation_ald")  # certified ERM per phase (reference solver)

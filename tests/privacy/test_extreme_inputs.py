@@ -31,9 +31,11 @@ from sklearn_dpsco.linear_model import (
     UserLevelDPLogistic,
 )
 from sklearn_dpsco.linear_model._hinge_rules import SOLVERS as HINGE_SOLVERS
-from sklearn_dpsco.linear_model._least_squares import _ALL_SOLVERS as LINEAR_SOLVERS
-from sklearn_dpsco.linear_model._least_squares import ONE_PASS_SOLVERS
-from sklearn_dpsco.linear_model._user_logistic import _SOLVERS as USER_SOLVERS
+from sklearn_dpsco.linear_model._least_squares_rules import ONE_PASS_SOLVERS
+from sklearn_dpsco.linear_model._least_squares_rules import SOLVERS as _LINEAR_SOLVERS
+from sklearn_dpsco.linear_model._user_logistic_rules import SOLVERS as USER_SOLVERS
+
+LINEAR_SOLVERS = ("auto", *_LINEAR_SOLVERS)
 
 GROWTH_SOLVERS = ("ald_growth", "ald_localization", "interpolation", "inverse_sensitivity")
 NOISES = ("secure", "float")

@@ -137,8 +137,8 @@ def test_each_release_passes_its_audit_and_half_noise_is_flagged(delta):
     eps, n = 5.0, 20  # per-part budgets within the audit's power range (doc/privacy/testing.rst)
     est = DPLinearRegressor(epsilon=eps, delta=delta, solver="adassp", fit_intercept=False,
                             row_bound=1.0, label_bound=1.0)
-    plan2 = est._plan(n, 2, 1).params["schedule"]
-    plan1 = est._plan(n, 1, 1).params["schedule"]
+    plan2 = est._plan(n, 2, 1).schedule
+    plan1 = est._plan(n, 1, 1).schedule
     X = np.tile([1.0, 0.0], (n, 1))
     # lambda_min in 1-D: a row 1 -> 0
     X1p = X[:, :1].copy()

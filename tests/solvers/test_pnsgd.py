@@ -320,7 +320,7 @@ def test_coupled_sensitivity_through_the_estimator():
     kw = dict(epsilon=1.0, delta=1e-5, solver="snowball", clip=0.5, random_state=11, radius=3.0, noise="float")
     a = DPLinearRegressor(**kw).fit(X, y)
     b = DPLinearRegressor(**kw).fit(Xp, yp)
-    sch = a._plan(n, p + 1, 1).params["schedule"]
+    sch = a._plan(n, p + 1, 1).schedule
     s = 1.0  # intercept_scaling=None resolves to row_bound = 1 for the SGD solvers
     w_a = np.append(a.coef_, a.intercept_ / s)
     w_b = np.append(b.coef_, b.intercept_ / s)
@@ -367,7 +367,7 @@ def test_snowball_first_batch_canary_audit():
     eps, delta, n_draws = 1.0, 1e-5, 100_000
     est = DPLinearRegressor(epsilon=eps, delta=delta, solver="snowball", fit_intercept=False, clip=1.0,
                             radius=1e6, noise="float")
-    schedule = est._plan(82, 1, 1).params["schedule"]  # n = 82: the t = 1 term is 0.96 rho
+    schedule = est._plan(82, 1, 1).schedule  # n = 82: the t = 1 term is 0.96 rho
     # the t = 1 term of Thm 3.1 is what this canary realises: make sure it is (nearly) the max
     t1 = 2 * schedule.steps[0] / (schedule.batch_sizes[0] * schedule.sigma * np.sqrt(np.sum(schedule.steps**2)))
     assert 0.95 * schedule.rho < t1 <= schedule.rho

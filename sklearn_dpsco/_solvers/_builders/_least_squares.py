@@ -1,0 +1,177 @@
+"""Plans of the least-squares solvers (DPLinearRegressor; doc/privacy/linear_regression.rst).
+
+``params`` (resolved by the estimator from public facts): ``clip``,
+``row_bound``, ``label_bound``, ``radius``, ``intercept_scaling`` (the
+value s of the intercept column, 0 without one), ``steps``,
+``smoothness``, ``growth``, ``moment``, ``moment_order``.
+"""
+
+import math
+
+from .._adassp import adassp_plan, run_adassp
+from .._core._plan import SchedulePlan, SolverSpec
+from .._core._row_source import ArraySource, RowSource
+from .._core._sgd_settings import SGDSettings
+from .._interpolation._accd import adaptive_interpolation_schedule, run_adaptive_interpolation
+from .._interpolation._accd_sgd import interpolation_sgd_schedule, run_interpolation_sgd
+from .._localization._phases import phased_erm_schedule, run_phases
+from .._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
+from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
+from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
+
+__all__ = ["SOLVERS", "snowball_fits"]
+
+#: Absolute constant of Lowy's base regularization lam_1 (utility only).
+LOWY_LAM1_CONSTANT = 10.0
+#: Lowy phases whose minimizer moves by less than this fraction of the radius are dropped.
+MIN_MOVE_FRACTION = 1e-9
+
+
+def _source(problem, rng, permute):
+    """The rows of ``problem`` as a row source: a given source as is, in-memory rows in a public order."""
+    data = problem.data
+    if isinstance(data, RowSource):
+        return data  # one pass in the order given (fit_stream)
+    # the permutation is public randomness: privacy holds for every order (doc/privacy/)
+    order = rng.permutation(data.n_samples) if permute else None
+    return ArraySource(data.X, data.y, data.sample_weight, order=order, validate=False)
+
+
+def _sgd_settings(params):
+    return SGDSettings(clip=params["clip"], row_bound=params["row_bound"],
+                       intercept_scaling=params["intercept_scaling"], radius=params["radius"])
+
+
+def _run_adassp(problem, schedule, rng):
+    return run_adassp(_source(problem, rng, permute=False), schedule, rng)[0]
+
+
+def adassp(n, d, budget, params):
+    """Sufficient-statistics perturbation with adaptive ridge (Wang 2018)."""
+    schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
+                           label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
+                           noise=budget.noise)
+    return SchedulePlan(schedule, _run_adassp)
+
+
+def _run_pnsgd(problem, schedule, rng):
+    return run_pnsgd(_source(problem, rng, permute=True), schedule, rng)
+
+
+def snowball(n, d, budget, params):
+    """One pass of projected noisy SGD with growing batches (FKT 2020, Thms 3.1/3.5/3.6)."""
+    rho = rho_for_budget(budget.epsilon, budget.delta)
+    schedule = snowball_schedule(n, d, rho=rho, settings=_sgd_settings(params), steps=params["steps"])
+    return SchedulePlan(schedule, _run_pnsgd)
+
+
+def snowball_fits(n, d, budget, row_bound):
+    """True when Snowball-SGD has a schedule on n rows at this budget (public: n, d, budget)."""
+    try:
+        settings = SGDSettings(clip=1.0, row_bound=row_bound, intercept_scaling=row_bound, radius=1.0)
+        snowball_schedule(n, d, rho=rho_for_budget(budget.epsilon, budget.delta), settings=settings)
+    except ValueError:
+        return False
+    return True
+
+
+def _run_phased_sgd(problem, schedule, rng):
+    return run_phased_sgd(_source(problem, rng, permute=True), schedule, rng)
+
+
+def phased_sgd(n, d, budget, params):
+    """FKT Phased-SGD: one-pass SGD per phase, noisy average iterate."""
+    schedule = phased_sgd_schedule(n, d, epsilon=budget.epsilon, delta=budget.delta, settings=_sgd_settings(params),
+                                   noise=budget.noise)
+    return SchedulePlan(schedule, _run_phased_sgd)
+
+
+def _run_interpolation_sgd(problem, schedule, rng):
+    return run_interpolation_sgd(_source(problem, rng, permute=True), schedule, rng)
+
+
+def interpolation(n, d, budget, params):
+    """ACCD Algorithm 3 over Snowball-SGD (approximate DP) or Phased-SGD (pure DP)."""
+    schedule = interpolation_sgd_schedule(
+        n, d, epsilon=budget.epsilon, delta=budget.delta, settings=_sgd_settings(params),
+        smoothness=params["smoothness"], steps=params["steps"], noise=budget.noise,
+    )
+    return SchedulePlan(schedule, _run_interpolation_sgd)
+
+
+def _run_pop_localize(problem, schedule, rng):
+    center = problem.center
+    return run_pop_localize(problem.data, problem.loss, schedule, center=center, rng=rng,
+                            domain=(center, problem.radius), n_jobs=problem.n_jobs)
+
+
+def lowy(n, d, budget, params):
+    """Pop-Localize over Double-OutputPert (Lowy Algorithms 1, 4), J = 1 repeat per phase."""
+    k, radius, epsilon = params["moment_order"], params["radius"], budget.epsilon
+    if params["moment"] is None:
+        clip = moment = params["clip"]  # G_k := C: the extension level the user chose
+    else:
+        # Lowy Prop 3.2: C = G_k (m eps / d)^(1/k) with m the first phase's block size n/2
+        clip, moment = lowy_clip(params["moment"], k, max(1, n // 2), epsilon, d), params["moment"]
+    # lowy_lam1 is Lowy's rule "up to an absolute constant" (doc/algorithms.rst, L-Alg 1): the constant 1
+    # over-noises phase 1 (its release scale ~ 2C/(lam1 m)); 10 is benchmarks/results/linear.md's choice
+    lam1 = LOWY_LAM1_CONSTANT * lowy_lam1(n, d, epsilon, radius=radius, moment=moment, k=k)
+    # Lowy: T = ceil(log2 n) phases with lam_t = 32^(t-1) lam1. Drop the phases whose exact-minimizer
+    # sensitivity 2C/(lam_t m_t) is below 1e-9 of the domain radius: float64 cannot certify them
+    # (the same public rule as the localization module; fewer disjoint releases, same argument).
+    T = 0
+    while T < max(1, math.ceil(math.log2(max(n, 2)))) and n // 2 ** (T + 1) >= 1:
+        if 2.0 * clip / (lam1 * 32.0**T * (n // 2 ** (T + 1))) < MIN_MOVE_FRACTION * radius:
+            break
+        T += 1
+    schedule = pop_localize_plan(n, d, clip=clip, epsilon=epsilon, delta=budget.delta, lam1=lam1, phases=max(1, T),
+                                 noise=budget.noise)
+    return SchedulePlan(schedule, _run_pop_localize)
+
+
+def _run_adaptive_interpolation(problem, schedule, rng):
+    return run_adaptive_interpolation(problem.data, problem.loss, schedule, center=problem.center, rng=rng)
+
+
+def interpolation_ald(n, d, budget, params):
+    """ACCD Algorithm 3 exactly as in the paper, with ALD Algorithm 2 inside."""
+    r2 = (1.0 if params["row_bound"] is None else params["row_bound"]) ** 2
+    s = params["intercept_scaling"]
+    schedule = adaptive_interpolation_schedule(
+        n, d, smoothness=params["smoothness"] or r2 + s**2, growth=params["growth"] or r2 / d,
+        lipschitz=params["clip"], radius=params["radius"], epsilon=budget.epsilon, delta=budget.delta,
+        noise=budget.noise,
+    )
+    return SchedulePlan(schedule, _run_adaptive_interpolation)
+
+
+def _run_phases(problem, schedule, rng):
+    center = problem.center
+    return run_phases(problem.data, problem.loss, schedule, center=center, domain=[(center, problem.radius)], rng=rng)
+
+
+def phased_erm(n, d, budget, params):
+    """FKT Phased-ERM with certified output perturbation."""
+    schedule = phased_erm_schedule(n, d, clip=params["clip"], radius=params["radius"], epsilon=budget.epsilon,
+                                   delta=budget.delta, noise=budget.noise)
+    return SchedulePlan(schedule, _run_phases)
+
+
+_FLOAT = ("float",)
+SOLVERS = (
+    # traits["intercept_fraction"]: the default intercept column s as a fraction of the row bound R
+    SolverSpec("snowball", snowball, "squared", one_pass=True, needs_row_bound=True, noise=_FLOAT,
+               traits={"intercept_fraction": 1.0}),
+    SolverSpec("phased_sgd", phased_sgd, "squared", one_pass=True, needs_row_bound=True,
+               traits={"intercept_fraction": 1.0}),
+    # AdaSSP's column adds s^2 to every sensitivity (R^2 + s^2), while n s^2 on the diagonal keeps
+    # the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md)
+    SolverSpec("adassp", adassp, "squared", one_pass=True, needs_row_bound=True,
+               traits={"intercept_fraction": 0.25}),
+    # with delta > 0 the inner solver is Snowball-SGD: float Gaussian noise at every step
+    SolverSpec("interpolation", interpolation, "squared", one_pass=True, needs_row_bound=True, approx_noise=_FLOAT,
+               traits={"intercept_fraction": 1.0}),
+    SolverSpec("phased_erm", phased_erm, "squared"),
+    SolverSpec("lowy", lowy, "squared"),
+    SolverSpec("interpolation_ald", interpolation_ald, "squared"),
+)

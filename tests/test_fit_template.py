@@ -1,0 +1,247 @@
+"""The one fit template (sklearn_dpsco/linear_model/_base.py, doc/design.rst section 2).
+
+Every test here fails if a step of the template is skipped, reordered or
+bypassed: hooks are enforced by ABCMeta, the planned event is verified
+before the spend, the within-budget check runs before any row is read
+(also for ``fit_stream``), and every fit spends exactly once, after the run.
+"""
+
+import dataclasses
+from abc import ABCMeta
+
+import numpy as np
+import pytest
+from sklearn.base import RegressorMixin, clone
+
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
+from sklearn_dpsco._solvers import ArraySource, Plan, PrivateFit, Problem, SchedulePlan, get_solver, solver_names
+from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent
+from sklearn_dpsco.linear_model._base import DPLinearModelMixin, DPRegressorMixin, FitInputs
+
+HOOKS = ("_validate_fit_inputs", "_plan", "_store_fit")
+
+
+def _data(n=600, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, d)) / np.sqrt(d)
+    y_reg = np.clip(X @ np.linspace(1.0, -0.5, d) + 0.1 * rng.standard_normal(n), -1, 1)
+    y_cls = (X[:, 0] + 0.2 * rng.standard_normal(n) > 0).astype(int)
+    return X, y_reg, y_cls
+
+
+def _cases():
+    """(estimator, fit args): one per estimator, binary and one-vs-rest classifiers."""
+    X, y_reg, y_cls = _data()
+    Xu, _, yu = _data(n=3000, seed=1)
+    groups = np.repeat(np.arange(1000), 3)
+    three = np.digitize(X[:, 1], [-0.1, 0.1])
+    return [
+        (DPHingeClassifier(random_state=0), (X, y_cls)),
+        (DPHingeClassifier(solver="output_perturbation", random_state=0), (X, three)),
+        (DPLinearRegressor(delta=1e-6, random_state=0), (X, y_reg)),
+        (DPGrowthAdaptiveRegressor(random_state=0), (X, y_reg)),
+        (UserLevelDPLogistic(solver="user_clip", random_state=0), (Xu, yu, groups)),
+    ]
+
+
+CASES = _cases()
+IDS = ["hinge", "hinge-ovr", "linear", "growth", "user"]
+
+
+# ------------------------------------------------------------------ hooks are enforced
+def _toy_class(missing=None):
+    """A regressor with every hook of the template except ``missing``."""
+
+    def _validate_fit_inputs(self, X, y, sample_weight=None):
+        return FitInputs(len(y), 1, 1, None)
+
+    def _plan(self, n_samples, n_coef, n_problems):
+        return None
+
+    def _store_fit(self, inputs, plan, fits):
+        pass
+
+    body = {"_validate_fit_inputs": _validate_fit_inputs, "_plan": _plan, "_store_fit": _store_fit,
+            "__init__": lambda self: None}
+    body.pop(missing, None)
+    # straight on the base: the regressor mixin would supply validation and storage
+    return type("Toy", (RegressorMixin, DPLinearModelMixin), body)
+
+
+def test_the_base_is_built_by_abcmeta_and_the_estimators_are_concrete():
+    assert isinstance(DPLinearModelMixin, ABCMeta)
+    assert set(HOOKS) <= DPLinearModelMixin.__abstractmethods__
+    for cls in (DPHingeClassifier, DPLinearRegressor, DPGrowthAdaptiveRegressor, UserLevelDPLogistic):
+        assert cls.__abstractmethods__ == frozenset()
+    _toy_class()()  # every hook present: instantiable
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_a_subclass_missing_a_hook_cannot_be_instantiated(hook):
+    with pytest.raises(TypeError, match=hook):
+        _toy_class(missing=hook)()
+
+
+def test_the_regressor_mixin_does_not_supply_a_plan():
+    cls = type("NoPlan", (DPRegressorMixin, RegressorMixin, DPLinearModelMixin), {"__init__": lambda self: None})
+    with pytest.raises(TypeError, match="_plan"):
+        cls()
+
+
+# ------------------------------------------------------------------ the order of the steps
+@pytest.mark.parametrize(("est", "args"), CASES, ids=IDS)
+def test_steps_run_in_order_and_spend_exactly_once(est, args, monkeypatch):
+    est, calls = clone(est), []
+
+    class Recording(BudgetAccountant):
+        def check(self, event, privacy_unit="row"):
+            calls.append("check")
+            return super().check(event, privacy_unit)
+
+        def spend(self, event, label="", privacy_unit="row"):
+            calls.append("spend")
+            return super().spend(event, label, privacy_unit)
+
+    def spy(name):
+        original = getattr(type(est), name)
+
+        def wrapped(self, *a, **k):
+            calls.append(name)
+            return original(self, *a, **k)
+
+        return wrapped
+
+    for name in (*HOOKS, "_check_within_budget", "_draw_problems"):
+        monkeypatch.setattr(type(est), name, spy(name))
+    run = SchedulePlan.run
+    monkeypatch.setattr(SchedulePlan, "run", lambda self, p, rng: (calls.append("run"), run(self, p, rng))[1])
+
+    acc = Recording(10.0, 1e-3)
+    est.set_params(accountant=acc).fit(*args)
+    runs = calls.count("run")
+    assert runs == len(est.coef_) if est.coef_.ndim == 2 else runs == 1
+    assert calls == ["_validate_fit_inputs", "_plan", "_check_within_budget", "check", "_draw_problems",
+                     *["run"] * runs, "spend", "_store_fit"]
+    assert len(acc.ledger) == 1
+    assert acc.ledger[0].event == est.privacy_event_
+
+
+# ------------------------------------------------------------------ the planned event is verified
+@pytest.mark.parametrize(("est", "args"), CASES, ids=IDS)
+def test_a_run_whose_event_differs_from_the_plan_raises_and_spends_nothing(est, args, monkeypatch):
+    est, run = clone(est), SchedulePlan.run
+
+    def ran_more(self, problem, rng):  # a solver that consumed twice what it planned
+        fit = run(self, problem, rng)
+        return dataclasses.replace(fit, event=ComposedEvent((fit.event, fit.event)))
+
+    monkeypatch.setattr(SchedulePlan, "run", ran_more)
+    acc = BudgetAccountant(10.0, 1e-3)
+    with pytest.raises(AssertionError, match="planned"):
+        est.set_params(accountant=acc).fit(*args)
+    assert acc.ledger == ()
+    assert not hasattr(est, "coef_") and not hasattr(est, "privacy_event_")
+
+
+def test_user_level_planned_event_mismatch_is_caught_and_a_refit_keeps_the_old_model(monkeypatch):
+    est, args = clone(CASES[-1][0]), CASES[-1][1]
+    acc = BudgetAccountant(10.0, 1e-3)
+    est.set_params(accountant=acc).fit(*args)
+    before = est.coef_.copy()
+    run = SchedulePlan.run
+    monkeypatch.setattr(SchedulePlan, "run", lambda self, p, rng: dataclasses.replace(
+        run(self, p, rng), event=ComposedEvent((self.event, self.event))))
+    with pytest.raises(AssertionError, match="planned"):
+        est.fit(*args)
+    assert len(acc.ledger) == 1
+    np.testing.assert_array_equal(est.coef_, before)
+
+
+# ------------------------------------------------------------------ fit_stream through the template
+class _Overspending(DPLinearRegressor):
+    """Test-only: a plan whose event is twice the estimator's budget (a planning bug)."""
+
+    def _plan(self, n_samples, n_features, n_problems, streaming=False):
+        plan = super()._plan(n_samples, n_features, n_problems, streaming)
+        inner = SchedulePlan(plan.schedule, lambda *a: None)
+        inner.event = ComposedEvent((plan.event, plan.event))
+        return dataclasses.replace(plan, plan=inner)
+
+
+@pytest.fixture
+def blocks_read(monkeypatch):
+    reads = []
+    blocks = ArraySource.blocks
+
+    def recording(self):
+        reads.append(self)
+        yield from blocks(self)
+
+    monkeypatch.setattr(ArraySource, "blocks", recording)
+    return reads
+
+
+def test_fit_stream_over_the_ledger_budget_raises_before_reading_any_row(blocks_read):
+    X, y, _ = _data()
+    acc = BudgetAccountant(0.5)
+    with pytest.raises(BudgetExceededError):
+        DPLinearRegressor(epsilon=1.0, solver="adassp", accountant=acc, random_state=0).fit_stream(X, y)
+    assert blocks_read == [] and acc.ledger == ()
+
+
+def test_fit_stream_checks_the_plan_within_its_own_budget(blocks_read):
+    X, y, _ = _data()
+    acc = BudgetAccountant(10.0)
+    est = _Overspending(epsilon=1.0, solver="adassp", accountant=acc, random_state=0)
+    with pytest.raises(RuntimeError, match="above its budget"):
+        est.fit_stream(X, y)
+    assert blocks_read == [] and acc.ledger == ()
+    assert not hasattr(est, "coef_")
+    with pytest.raises(RuntimeError, match="above its budget"):
+        est.fit(X, y)  # the same check guards fit
+
+
+def test_fit_stream_runs_the_template_and_equals_an_in_order_fit(blocks_read):
+    X, y, _ = _data()
+    acc = BudgetAccountant(10.0)
+    est = DPLinearRegressor(solver="adassp", accountant=acc, random_state=0).fit_stream(X, y, block_rows=100)
+    assert len(blocks_read) == 1 and len(acc.ledger) == 1
+    assert est.n_features_in_ == X.shape[1] and est.solver_ == "adassp"
+    # replay: the one-pass plan run by hand on the rows in order, with the fit's own generator
+    plan = est._plan(X.shape[0], X.shape[1] + 1, 1, streaming=True)
+    fit = plan.plan.run(Problem(ArraySource(X, y), plan.loss, plan.radius), np.random.default_rng(0))
+    np.testing.assert_array_equal(est.coef_, fit.coef[:-1])
+    assert est.intercept_ == fit.coef[-1] * plan.intercept_scaling
+
+
+# ------------------------------------------------------------------ every registered solver is a Plan
+def _estimator_for(family, solver):
+    if family == "hinge":
+        return DPHingeClassifier(solver=solver), (2000, 4, 1)
+    if family == "least_squares":
+        return DPLinearRegressor(solver=solver, delta=1e-6, noise="float"), (2000, 4, 1)
+    if family == "growth":
+        extra = {"smoothness": 1.0, "growth": 0.5} if solver == "interpolation" else {}
+        return DPGrowthAdaptiveRegressor(solver=solver, **extra), (2000, 1 if solver == "inverse_sensitivity" else 4, 1)
+    return UserLevelDPLogistic(solver=solver, epsilon=8.0, noise="float"), (20000, 4, 1)
+
+
+@pytest.mark.parametrize(("family", "solver"), [(f, s) for f in ("hinge", "least_squares", "growth", "user_logistic")
+                                                for s in solver_names(f)])
+def test_every_registered_solver_plans_a_plan_the_template_can_run(family, solver):
+    est, facts = _estimator_for(family, solver)
+    plan = est._plan(*facts)
+    assert plan.solver == solver
+    assert isinstance(plan.plan, Plan) and plan.event is plan.plan.event
+    assert get_solver(family, solver).privacy_unit == est.privacy_unit
+
+
+def test_plan_run_returns_a_private_fit_with_the_planned_event():
+    X, y, _ = _data()
+    est = DPLinearRegressor(solver="phased_erm", random_state=0)
+    fit_plan = est._plan(X.shape[0], X.shape[1] + 1, 1)
+    inputs = est._validate_fit_inputs(X, y)
+    (problem, state), = est._draw_problems(inputs, fit_plan, np.random.default_rng(0))
+    fit = fit_plan.plan.run(problem, np.random.default_rng(state))
+    assert isinstance(fit, PrivateFit) and fit.event == fit_plan.event
+    assert fit.coef.shape == (X.shape[1] + 1,)
