@@ -7,6 +7,7 @@ from .accounting import BudgetAccountant, BudgetExceededError, budget
 from .linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
 from .model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from .preprocessing import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
+from ._privacy_report import privacy_report
 
 __version__ = "0.1.0.dev0"
 
@@ -25,4 +26,5 @@ __all__ = [
     "__version__",
     "budget",
     "make_dp_pipeline",
+    "privacy_report",
 ]

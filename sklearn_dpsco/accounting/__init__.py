@@ -14,7 +14,11 @@ importing only the ones listed before it (no cycles; tests/integration/test_impo
   ``budget()``; ``_allowance``: per-fit caps in front of a ledger;
 * ``_default``: the session's default ledger; ``_bindings``: the ledger an
   estimator takes into another process; ``_resolve``: which ledger a fit
-  charges (``AccountantMixin``, ``get_accountant``).
+  charges (``AccountantMixin``, ``get_accountant``);
+* ``_report``: the read-only :class:`PrivacyReport` (spends, running totals,
+  the guarantee in words) and the report of a ledger; the reports of
+  estimators, pipelines and searches are built by
+  :func:`sklearn_dpsco.privacy_report` on top of it.
 """
 
 from ._accountant import BudgetAccountant, BudgetExceededError, budget
@@ -45,6 +49,7 @@ from ._events import (
     SelfComposedEvent,
     ZCDPEvent,
 )
+from ._report import PrivacyReport
 from ._resolve import get_accountant
 from ._units import PrivacyUnitError, group_privacy_event, privacy_unit_of
 
@@ -61,6 +66,7 @@ __all__ = [
     "ParallelComposedEvent",
     "PrivacyEvent",
     "PrivacyProfile",
+    "PrivacyReport",
     "PrivacyUnitError",
     "PureDPEvent",
     "SelfComposedEvent",
