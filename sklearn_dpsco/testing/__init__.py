@@ -23,6 +23,12 @@ from ._grid_residue import (
     replace_row,
     replace_user,
 )
+from ._estimator_checks import (
+    GROUPS_REQUIRED,
+    deliberate_tags,
+    estimator_for_checks,
+    expected_failed_checks,
+)
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import glm_neighbours, linear_loss_minimizer, linear_neighbour_centres, worst_case_neighbours
 from ._porosity import PorosityResult, porosity_audit, porosity_event
@@ -50,7 +56,11 @@ __all__ = [
     "clopper_pearson",
     "discrete_pmf_pvalue",
     "epsilon_lower_bound_from_counts",
+    "deliberate_tags",
+    "estimator_for_checks",
+    "expected_failed_checks",
     "extreme_row",
+    "GROUPS_REQUIRED",
     "GridResidueResult",
     "glm_neighbours",
     "linear_neighbour_centres",

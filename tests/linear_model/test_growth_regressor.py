@@ -35,26 +35,17 @@ from sklearn_dpsco._solvers._output_perturbation import centred_phase_data, floa
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
-from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
-
-# Weights above 1 are refused on purpose: a row of weight w moves the model
-# like w rows, which the guarantee (one row, weight <= 1) does not cover.
-_WEIGHT_ABOVE_ONE = "sample_weight > 1 is refused: one row would count for more than the guarantee allows"
-EXPECTED_FAILURES = {
-    "check_sample_weights_list": _WEIGHT_ABOVE_ONE,
-    "check_sample_weights_not_overwritten": _WEIGHT_ABOVE_ONE,
-    "check_sample_weight_equivalence_on_dense_data": _WEIGHT_ABOVE_ONE,
-    "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_ABOVE_ONE,
-}
+from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
 
 
+# the deliberate deviations (sample weights above 1) and their reasons: sklearn_dpsco.testing
 @parametrize_with_checks(
     [
         DPGrowthAdaptiveRegressor(random_state=0),
         DPGrowthAdaptiveRegressor(solver="ald_localization", power=2.0, delta=1e-5, random_state=0),
         DPGrowthAdaptiveRegressor(solver="interpolation", power=2.0, smoothness=2.0, growth=0.5, random_state=0),
     ],
-    expected_failed_checks=lambda est: EXPECTED_FAILURES,
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_conformance(estimator, check):
     check(estimator)

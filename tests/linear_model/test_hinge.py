@@ -34,25 +34,13 @@ from sklearn_dpsco.accounting import (
 from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.linear_model import _hinge_rules as hinge_rules
 from sklearn_dpsco.linear_model._hinge_rules import ALPHA_FACTOR, choose_solver, default_alpha
-from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, project_on
+from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
 
 SOLVERS = list(hinge_rules.SOLVERS)
 
-_WEIGHTS_ABOVE_ONE = (
-    "sample_weight > 1 is refused: a weight above 1 lets one row move the model more than the privacy "
-    "guarantee allows (weights in [0, 1] work)"
-)
-EXPECTED_FAILED = {
-    "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
-    "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
-    "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_ABOVE_ONE,
-    "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_ABOVE_ONE,
-}
 
-
-@parametrize_with_checks(
-    [DPHingeClassifier(random_state=0)], expected_failed_checks=lambda est: EXPECTED_FAILED
-)
+# the deliberate deviations (sample weights above 1) and their reasons: sklearn_dpsco.testing
+@parametrize_with_checks([DPHingeClassifier(random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -23,32 +23,16 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.linear_model._least_squares_rules import choose_solver as _auto_solver
+from sklearn_dpsco.testing import expected_failed_checks
 
 SOLVERS = ["adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "interpolation", "interpolation_ald"]
 SLOW_SOLVERS = ("phased_erm", "lowy", "interpolation_ald")  # certified ERM per phase (reference solver)
 
 
-def _weights_reason():
-    return (
-        "sample weights must lie in [0, 1] (a larger weight would let one row count more than the "
-        "privacy guarantee allows); the check uses integer weights >= 2"
-    )
-
-
-def _expected_failed_checks(estimator):
-    return {
-        "check_sample_weights_list": _weights_reason(),
-        "check_sample_weights_not_overwritten": _weights_reason(),
-        "check_sample_weight_equivalence_on_dense_data": _weights_reason()
-        + "; and a private fit is noisy, so weights cannot equal duplicated rows",
-        "check_sample_weight_equivalence_on_sparse_data": _weights_reason()
-        + "; and a private fit is noisy, so weights cannot equal duplicated rows",
-    }
-
-
+# the deliberate deviations (sample weights above 1) and their reasons: sklearn_dpsco.testing
 @parametrize_with_checks(
     [DPLinearRegressor(random_state=0), DPLinearRegressor(delta=1e-5, random_state=0)],
-    expected_failed_checks=_expected_failed_checks,
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_conformance(estimator, check):
     check(estimator)

@@ -17,22 +17,16 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, epsilon_delta
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
+from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks
 
 
-class _RowsAreUsers(UserLevelDPLogistic):
-    """Test-only: ``groups=None`` means one user per row (for sklearn's generic checks)."""
-
-    def fit(self, X, y, groups=None):
-        if groups is None:
-            groups = np.arange(X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0])
-        return super().fit(X, y, groups)
-
-
+# fit needs groups; the checks run on the rows-as-users test subclass (sklearn_dpsco.testing.GROUPS_REQUIRED)
 @parametrize_with_checks(
     [
-        _RowsAreUsers(epsilon=1e4, delta=1e-3, random_state=0),
-        _RowsAreUsers(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert"),
-    ]
+        estimator_for_checks(UserLevelDPLogistic(epsilon=1e4, delta=1e-3, random_state=0)),
+        estimator_for_checks(UserLevelDPLogistic(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert")),
+    ],
+    expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_conformance(estimator, check):
     check(estimator)
