@@ -311,3 +311,20 @@ def test_describe_event():
     assert describe_event(ComposedEvent((LaplaceEvent(1, 1), LaplaceEvent(1, 2)))) == "Laplace (l1) x2"
     assert describe_event(SelfComposedEvent(GaussianEvent(1, 1), 3)) == "Gaussian x3"
     assert describe_event(ParallelComposedEvent((ZCDPEvent(0.1), ZCDPEvent(0.2)))) == "parallel: zCDP"
+
+
+def test_user_level_search_report_states_the_user_unit(user_data):
+    X, y, groups = user_data
+    search = DPGridSearchCV(
+        UserLevelDPLogistic(max_items_per_user=4, solver="user_clip"),
+        {"alpha": [0.01, 0.1]},
+        epsilon=4.0,
+        delta=1e-6,
+        cv=2,
+        accountant=BudgetAccountant(epsilon=5.0, delta=1e-5),
+        random_state=0,
+    ).fit(X, y, groups)
+    report = privacy_report(search)
+    assert report.privacy_unit == "user" and report.rows[0]["unit"] == "user"
+    assert "replace-one-user" in report.guarantee
+    assert report.public_parameters["selected (UserLevelDPLogistic)"]["max_items_per_user"] == 4
