@@ -540,8 +540,9 @@ def budget(epsilon=math.inf, delta=0.0, *, path=None, process_safe=True):
     process_safe : bool, default=True
         Without ``path``: True keeps the ledger in a temporary session file
         (:meth:`BudgetAccountant.temporary`), so fits sent to worker processes
-        (joblib's loky backend) charge it too; False keeps it in memory, and
-        such fits then refuse.
+        (joblib's loky backend) charge it too; False keeps it in memory until
+        it is first pickled, when it moves to a session file
+        (doc/persistence.rst). Both record every fit of every backend.
 
     Yields
     ------
