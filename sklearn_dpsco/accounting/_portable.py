@@ -67,7 +67,7 @@ def export_state(storage, *, snapshot=True, reason=None):
         "ledger_id": storage.ledger_id,
         "ceiling": [float(c) for c in storage.ceiling],
         "unit": list(storage.unit),
-        "path": getattr(storage, "path", None),
+        "path": None if storage.kind != "sqlite" else os.path.abspath(storage.path),
         "owner": getattr(storage, "owner", None),
         "source_path": getattr(storage, "source_path", None),
         "profile": asdict(storage.profile()),

@@ -23,6 +23,7 @@ from dataclasses import asdict
 
 from ._composition import PrivacyProfile, profile_of
 from ._entries import entry_from_row, entry_to_row, new_ledger_id
+from ._session import process_is_gone
 
 __all__ = ["LedgerIdentityError", "SQLiteLedger"]
 
@@ -69,6 +70,7 @@ class SQLiteLedger:
     def __init__(self, path, epsilon, delta, unit=(None, None), *, ledger_id=None, owner=None, seed=None,
                  must_exist=False):
         self.path = os.fspath(path)
+        self._uri = pathlib.Path(self.path).absolute().as_uri()  # fixed now: later connections ignore chdir
         self.ceiling = (float(epsilon), float(delta))
         self._local = threading.local()
         if seed is not None and os.path.exists(self.path):
@@ -133,7 +135,7 @@ class SQLiteLedger:
         conn = getattr(self._local, "conn", None)
         if conn is None or self._local.pid != pid:
             try:
-                uri = pathlib.Path(self.path).absolute().as_uri() + ("?mode=rwc" if create else "?mode=rw")
+                uri = self._uri + ("?mode=rwc" if create else "?mode=rw")
                 conn = sqlite3.connect(uri, uri=True, timeout=120.0, isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
@@ -163,7 +165,17 @@ class SQLiteLedger:
         row = self._conn().execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
         return PrivacyProfile(**json.loads(row[0]))
 
+    def _require_live_owner(self):
+        # a session file lives as long as its owner process: a copy in another
+        # process must not keep spending into it once the owner has ended
+        if self.owner is not None and self.owner[1] != os.getpid() and process_is_gone(self.owner):
+            raise OSError(
+                f"the ledger {self.path!r} was a temporary file of process {self.owner[1]} on host "
+                f"{self.owner[0]}, which has ended, so the ledger is gone with its session. Nothing was spent."
+            )
+
     def append_if_within(self, entry, within):
+        self._require_live_owner()
         conn = self._conn()
         with _transaction(conn):
             row = conn.execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
