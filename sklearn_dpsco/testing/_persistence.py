@@ -1,7 +1,7 @@
 """Fitted models for the persistence tests: every public estimator, fitted with each kind of ledger.
 
 Importable by spawned processes, which fit and save the models of a session
-that then ends (tests/test_persistence.py, doc/persistence.rst).
+that then ends (tests/integration/test_persistence.py, doc/persistence.rst).
 """
 
 import math
