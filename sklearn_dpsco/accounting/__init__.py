@@ -8,7 +8,10 @@ importing only the ones listed before it (no cycles; tests/integration/test_impo
   privacy units;
 * ``_entries``: the ledger record and the storage interface;
   ``_memory_ledger``, ``_sqlite_ledger``: the two storages; ``_session``:
-  session files for process-safe ledgers;
+  session files for process-safe ledgers and their owner processes;
+  ``_detached``: the read-only record of a saved ledger that cannot be
+  reached; ``_portable``: what a pickled ledger carries and how it is
+  reopened (doc/persistence.rst);
 * ``_blocks``: the stack of open budget blocks;
 * ``_accountant``: ``BudgetAccountant`` (check / spend / ceiling) and
   ``budget()``; ``_allowance``: per-fit caps in front of a ledger;
@@ -37,6 +40,7 @@ from ._calibration import (
 from ._composition import PrivacyProfile, epsilon_delta, profile_of
 from ._blocks import AmbiguousAccountantError, active_accountant
 from ._default import default_accountant
+from ._detached import DetachedLedgerError
 from ._entries import LedgerEntry
 from ._events import (
     ApproxDPEvent,
@@ -59,6 +63,7 @@ __all__ = [
     "BudgetAccountant",
     "BudgetExceededError",
     "ComposedEvent",
+    "DetachedLedgerError",
     "FitAllowance",
     "GaussianEvent",
     "LaplaceEvent",

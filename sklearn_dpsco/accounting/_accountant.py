@@ -18,10 +18,17 @@ Semantics (doc/privacy/accounting.rst):
   ``copy.deepcopy`` and :func:`sklearn.base.clone` return the same object, so
   budget spent by a cloned estimator (inside ``cross_val_score``,
   ``GridSearchCV``, ...) lands in the user's one ledger.
-* An in-memory ledger cannot follow a fit into another process: pickling it
-  raises with a message pointing to the process-safe SQLite ledger
-  (``BudgetAccountant(..., path="ledger.sqlite")``), instead of letting a
-  worker spend into a copy that is then thrown away.
+* A ledger follows a fit into other processes and into saved models
+  (doc/persistence.rst): when an in-memory ledger is first pickled, it moves
+  to a private session file (the same transactional store as the session's
+  default ledger) and keeps using it, and the pickled copy carries the file,
+  the ledger's identity and a snapshot of its entries (:mod:`._portable`).
+  A copy unpickled where the ledger is reachable (a joblib loky or Dask
+  LocalCluster worker on this machine) charges the same file; elsewhere (a
+  later session, a remote machine) it is a detached, read-only record
+  (:mod:`._detached`) whose ``check`` and ``spend`` refuse, until
+  :meth:`BudgetAccountant.attach` continues it in a file. A budget is never
+  forked: every copy that can spend charges the one ledger.
 * Every entry records its privacy unit (``"row"`` or ``"user"``). A ledger
   may declare the unit its total must hold for; the rule that admits or
   converts a spend is :func:`~sklearn_dpsco.accounting._units.admit_spend`
@@ -34,16 +41,20 @@ Semantics (doc/privacy/accounting.rst):
 
 import contextlib
 import math
+import os
+import threading
 import time
+import weakref
 
 from .._param_checks import check_delta
 from ._blocks import enter_block, exit_block
 from ._composition import profile_epsilon, profile_of
-from ._entries import LedgerEntry
+from ._entries import LedgerEntry, new_ledger_id
 from ._events import PrivacyEvent
 from ._memory_ledger import MemoryLedger
-from ._session import session_file
-from ._sqlite_ledger import SQLiteLedger
+from ._portable import export_state, move_to_file, restore_storage
+from ._session import process_token, session_file
+from ._sqlite_ledger import LedgerIdentityError, SQLiteLedger
 from ._units import admit_spend, check_privacy_unit
 
 __all__ = ["BudgetAccountant", "BudgetExceededError", "budget"]
@@ -74,9 +85,12 @@ class BudgetAccountant:
         Ceiling on the total delta, in [0, 1]. With ``delta=0`` only pure-DP
         spends fit; ``delta=1`` means no delta ceiling.
     path : str or os.PathLike, default=None
-        Store the ledger in this SQLite file instead of memory. Required for
-        fits in other processes (joblib's loky backend); several processes
-        may share one file and the ceiling holds across all of them.
+        Store the ledger in this SQLite file instead of memory: it outlives
+        this session, and several processes (on machines sharing the file)
+        may share it; the ceiling holds across all of them. Without a path
+        the ledger is kept in memory and moves to a private session file
+        the first time it is pickled (a joblib or Dask worker on this
+        machine, a saved model; doc/persistence.rst).
     privacy_unit : {None, "row", "user"}, default=None
         The neighbouring relation the total must hold for. None: any spend
         is recorded with its unit, and the total holds for the weakest unit
@@ -99,6 +113,10 @@ class BudgetAccountant:
     privacy_unit : {None, "row", "user"}
         The declared unit.
     max_items_per_user : int or None
+    ledger_id : str
+        The ledger's identity, kept by pickled copies and saved models.
+    is_detached : bool
+        True for a read-only record loaded where the ledger is unreachable.
 
     See Also
     --------
@@ -135,9 +153,22 @@ class BudgetAccountant:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         if path is None:
-            self._ledger = MemoryLedger(self.epsilon, self.delta, unit)
+            self._ledger = MemoryLedger(self.epsilon, self.delta, unit, ledger_id=new_ledger_id())
         else:
             self._ledger = SQLiteLedger(path, self.epsilon, self.delta, unit)
+
+    @classmethod
+    def _from_storage(cls, storage):
+        acc = cls.__new__(cls)
+        acc.epsilon, acc.delta = (float(c) for c in storage.ceiling)
+        acc._ledger = storage
+        return acc
+
+    @property
+    def _store(self):
+        """The storage in use (an in-memory ledger that moved to a file answers with the file)."""
+        moved = getattr(self._ledger, "moved_to", None)
+        return self._ledger if moved is None else moved
 
     @classmethod
     def temporary(cls, epsilon=math.inf, delta=0.0):
@@ -157,7 +188,9 @@ class BudgetAccountant:
         -------
         BudgetAccountant
         """
-        return cls(epsilon, delta, path=session_file("ledger"))
+        acc = cls(epsilon, delta)
+        acc._ledger = move_to_file(acc._ledger, session_file("ledger"), owner=process_token())
+        return acc
 
     # -- budget blocks ------------------------------------------------------------------
     def __enter__(self):
@@ -176,8 +209,82 @@ class BudgetAccountant:
     def __deepcopy__(self, memo):
         return self
 
+    # -- pickling: workers and saved models (doc/persistence.rst) ----------------------------
+    def _portable_state(self, snapshot=True):
+        """The state a pickled copy carries; an in-memory ledger first moves to a session file."""
+        store, reason = self._store, None
+        if store.kind == "memory":
+            try:
+                store = self._ledger = move_to_file(store, session_file("ledger"), owner=process_token())
+            except (OSError, RuntimeError) as exc:  # no writable temporary directory, or a forked copy
+                reason = (
+                    f"it was kept in memory by process {store.owner_pid}, which could not move it to a file "
+                    f"that other processes reach ({exc})."
+                )
+        _register_origin(self)
+        return export_state(store, snapshot=snapshot, reason=reason)
+
     def __reduce__(self):
-        return (_reattach, (self._ledger,))
+        return (_restore_accountant, (self._portable_state(),))
+
+    # skops (and other state-based savers) use these: plain values only
+    def __getstate__(self):
+        return self._portable_state()
+
+    def __setstate__(self, state):
+        other = _restore_accountant(state)
+        self.epsilon, self.delta, self._ledger = other.epsilon, other.delta, other._ledger
+
+    def attach(self, path):
+        """Continue this ledger in the SQLite file ``path``; return self.
+
+        For a detached record (a saved model loaded where its ledger is
+        unreachable): a new file starts with the record's entries, ceiling,
+        unit and identity; an existing file must hold this same ledger
+        (attached earlier), and is opened. For an in-memory ledger: its
+        entries move to the new file. Later spends charge the file, and the
+        file can be reopened with ``BudgetAccountant(epsilon, delta,
+        path=path)`` or by loading models pickled after this call.
+
+        Attach a detached record once: attaching two loaded copies of one
+        saved ledger to two different files would give the budget twice.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Returns
+        -------
+        self : BudgetAccountant
+
+        Raises
+        ------
+        ValueError
+            The ledger is kept in another file already, or ``path`` holds
+            another ledger.
+        """
+        path = os.fspath(path)
+        store = self._store
+        if store.kind == "sqlite":
+            if os.path.abspath(store.path) == os.path.abspath(path):
+                return self
+            raise ValueError(
+                f"this ledger is kept in {store.path!r} already (processes may be using it); it cannot move. "
+                "Give a ledger its file when you create it: BudgetAccountant(..., path=FILE)."
+            )
+        if store.kind == "memory":
+            self._ledger = move_to_file(store, path)
+            return self
+        if os.path.exists(path):
+            new = SQLiteLedger(path, *store.ceiling, store.unit, ledger_id=store.ledger_id, must_exist=True)
+            if len(new.rows()) < len(store.rows):
+                raise LedgerIdentityError(f"{path!r} holds fewer entries of ledger {store.ledger_id} than this record.")
+        else:
+            new = SQLiteLedger(
+                path, *store.ceiling, store.unit, ledger_id=store.ledger_id, seed=(store.entries(), store.profile())
+            )
+        self._ledger = new
+        return self
 
     # -- reading ------------------------------------------------------------------------
     @property
@@ -187,8 +294,18 @@ class BudgetAccountant:
 
     @property
     def path(self):
-        """The SQLite file of a persistent ledger, or None."""
-        return getattr(self._ledger, "path", None)
+        """The SQLite file the ledger is kept in (a session file once an in-memory ledger moved), or None."""
+        return getattr(self._store, "path", None)
+
+    @property
+    def ledger_id(self):
+        """The ledger's identity: kept by pickled copies, saved models and :meth:`attach`."""
+        return self._store.ledger_id
+
+    @property
+    def is_detached(self):
+        """True for a read-only record (a saved ledger loaded where it cannot be reached)."""
+        return self._store.kind == "detached"
 
     @property
     def privacy_unit(self):
@@ -310,8 +427,12 @@ class BudgetAccountant:
             The total would exceed the ceiling.
         PrivacyUnitError
             The ledger's declared unit refuses this unit.
+        DetachedLedgerError
+            This is a read-only record of a saved ledger (:meth:`attach`).
         """
         event, _, _ = self._admit(event, privacy_unit)
+        if self.is_detached:
+            raise self._store.error()
         profile = self._ledger.profile()
         if not self._within(profile + profile_of(event)):
             raise self._refusal(event, profile)
@@ -339,6 +460,8 @@ class BudgetAccountant:
             If the total would exceed the ceiling. Nothing is recorded.
         PrivacyUnitError
             If the ledger's declared unit refuses this unit. Nothing is recorded.
+        DetachedLedgerError
+            This is a read-only record of a saved ledger (:meth:`attach`).
         """
         event, unit, note = self._admit(event, privacy_unit)
         entry = LedgerEntry(event=event, label=str(label) + note, timestamp=time.time(), privacy_unit=unit)
@@ -348,7 +471,7 @@ class BudgetAccountant:
         return entry
 
     def __repr__(self):
-        where = f", path={self.path!r}" if self.path else ""
+        where = f", path={self.path!r}" if self.path else (", detached" if self.is_detached else "")
         if self.privacy_unit is not None:
             where += f", privacy_unit={self.privacy_unit!r}"
         if self.max_items_per_user is not None:
@@ -370,9 +493,35 @@ def _check_ledger_unit(privacy_unit, max_items_per_user):
 
 
 def _reattach(ledger):
-    acc = BudgetAccountant.__new__(BudgetAccountant)
-    acc.epsilon, acc.delta = ledger.ceiling
-    acc._ledger = ledger
+    # loads accountants pickled before ledgers carried their identity (SQLite ledgers, by path)
+    return BudgetAccountant._from_storage(ledger)
+
+
+# The accountants of this process that were pickled (by ledger identity), and
+# those restored here from a pickle (by identity and file; kept, so every task
+# a worker runs for one ledger charges one object and reuses its connections).
+_registry_lock = threading.Lock()
+_origin = weakref.WeakValueDictionary()
+_restored = {}
+
+
+def _register_origin(acc):
+    with _registry_lock:
+        _origin[acc.ledger_id] = acc
+
+
+def _restore_accountant(state):
+    """Unpickle: this process's own accountant of that ledger if any, else the reopened ledger or its record."""
+    key = (state["ledger_id"], state["path"])
+    with _registry_lock:
+        acc = _origin.get(state["ledger_id"]) or _restored.get(key)
+    if acc is not None:
+        return acc
+    storage = restore_storage(state)
+    acc = BudgetAccountant._from_storage(storage)
+    if storage.kind == "sqlite":
+        with _registry_lock:
+            acc = _restored.setdefault(key, acc)
     return acc
 
 
@@ -391,8 +540,9 @@ def budget(epsilon=math.inf, delta=0.0, *, path=None, process_safe=True):
     process_safe : bool, default=True
         Without ``path``: True keeps the ledger in a temporary session file
         (:meth:`BudgetAccountant.temporary`), so fits sent to worker processes
-        (joblib's loky backend) charge it too; False keeps it in memory, and
-        such fits then refuse.
+        (joblib's loky backend) charge it too; False keeps it in memory until
+        it is first pickled, when it moves to a session file
+        (doc/persistence.rst). Both record every fit of every backend.
 
     Yields
     ------

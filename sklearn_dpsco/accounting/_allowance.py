@@ -18,12 +18,12 @@ An allowance is not a ledger of its own: with no parent it only enforces
 import math
 import threading
 import time
-from dataclasses import fields
+from dataclasses import asdict, fields
 
 from ._accountant import BudgetAccountant, BudgetExceededError
 from ._composition import PrivacyProfile, profile_epsilon, profile_of
 from ._entries import LedgerEntry
-from ._events import PrivacyEvent
+from ._events import PrivacyEvent, event_from_dict, event_to_dict
 from ._units import check_privacy_unit
 
 __all__ = ["FitAllowance", "dominates"]
@@ -88,6 +88,29 @@ class FitAllowance(BudgetAccountant):
     # -- pickling: the cap and what was spent so far travel; the parent pickles itself
     def __reduce__(self):
         return (_restore, (self.allowance, self.parent, self.label_prefix, self.delta, self._spent))
+
+    # skops (state-based savers): plain values, and the parent's own state
+    def __getstate__(self):
+        return {
+            "allowance": event_to_dict(self.allowance),
+            "parent": self.parent,
+            "label_prefix": self.label_prefix,
+            "delta": self.delta,
+            "spent": asdict(self.spent_profile),
+        }
+
+    def __setstate__(self, state):
+        self.__init__(event_from_dict(state["allowance"]), state["parent"], state["label_prefix"], state["delta"])
+        self._spent = PrivacyProfile(**state["spent"])
+
+    @property
+    def is_detached(self):
+        """True when the parent ledger is a detached record (the allowance then refuses every spend)."""
+        return self.parent is not None and self.parent.is_detached
+
+    @property
+    def ledger_id(self):
+        return None if self.parent is None else self.parent.ledger_id
 
     @property
     def ledger(self):

@@ -10,9 +10,10 @@ Resolution order (doc/privacy/accounting.rst, "Which ledger a fit charges"):
    process-wide registry; if blocks of *different* ledgers are open in other
    threads, the fit refuses rather than guess (:mod:`._blocks`);
 3. the *binding* an estimator carries when it was pickled into this process
-   (a joblib loky / multiprocessing worker): the ledger that was in force
-   where it was pickled. A process-safe (SQLite) ledger is reopened here; an
-   in-memory one cannot be, and the fit refuses (:mod:`._bindings`);
+   (a joblib loky / multiprocessing / Dask worker): the ledger that was in
+   force where it was pickled, reopened here (an in-memory one moved to a
+   session file when the estimator was pickled); one that cannot be reached
+   here is a detached record and the fit refuses (:mod:`._bindings`);
 4. the session's default ledger (:func:`~sklearn_dpsco.accounting.default_accountant`,
    :mod:`._default`).
 
@@ -23,7 +24,7 @@ data. :func:`resolve_accountant` is that order; estimators reach it through
 """
 
 from ._accountant import BudgetAccountant
-from ._bindings import binding_for_pickle
+from ._bindings import _Binding, binding_for_pickle
 from ._blocks import active_accountant
 from ._default import default_accountant
 
@@ -88,12 +89,15 @@ class AccountantMixin:
         state = dict(state)
         state.pop(self._BINDING, None)
         if getattr(self, "accountant", None) is None:
-            state[self._BINDING] = binding_for_pickle(getattr(self, self._BINDING, None))
+            # plain values, so state-based savers (skops) need no extra trusted type
+            state[self._BINDING] = binding_for_pickle(getattr(self, self._BINDING, None)).to_state()
         return state
 
     def __setstate__(self, state):
         state = dict(state)
         binding = state.pop(self._BINDING, None)
         super().__setstate__(state)
+        if isinstance(binding, dict):
+            binding = _Binding.from_state(binding)
         if binding is not None and binding.is_foreign():
             setattr(self, self._BINDING, binding)

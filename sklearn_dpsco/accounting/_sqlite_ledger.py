@@ -4,22 +4,32 @@ Each spend is one ``BEGIN IMMEDIATE`` transaction: read the running profile,
 compose, test against the ceiling, insert the entry and the new profile,
 commit. SQLite serialises writers, so the ceiling holds across processes; WAL
 journaling with ``synchronous=FULL`` makes a committed spend survive a crash
-of the process that made it. Pickling it sends the path, ceiling and unit,
-and the receiving process reopens the file (:func:`_reopen`, looked up by
-this module's path).
+of the process that made it.
+
+The file records the ledger's identity (``ledger_id``) and, for a session
+file, its owner process (:mod:`._session`); a copy of the accountant
+unpickled elsewhere reopens the file only if it still holds that ledger
+(:mod:`._portable`). Connections after the first never create the file: a
+ledger file deleted under a running process raises instead of being
+replaced by an empty one (which would reset the budget).
 """
 
 import json
 import os
+import pathlib
 import sqlite3
 import threading
 from dataclasses import asdict
 
 from ._composition import PrivacyProfile, profile_of
-from ._entries import LedgerEntry
-from ._events import event_from_dict, event_to_dict
+from ._entries import entry_from_row, entry_to_row, new_ledger_id
+from ._session import process_is_gone
 
-__all__ = ["SQLiteLedger"]
+__all__ = ["LedgerIdentityError", "SQLiteLedger"]
+
+
+class LedgerIdentityError(ValueError):
+    """The file holds another ledger than the one expected (or exists where a new one was to be made)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,24 +44,74 @@ CREATE TABLE IF NOT EXISTS entries (
 
 
 class SQLiteLedger:
+    """Entries in an SQLite file (threads and processes); a :class:`._entries.LedgerStorage`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    epsilon, delta : float
+        The ceiling; an existing file must have been created with the same.
+    unit : tuple, default=(None, None)
+        ``(privacy unit, max_items_per_user)``; None adopts the file's.
+    ledger_id : str, default=None
+        The identity the file must hold (an existing file), or the one a new
+        file gets (default: a fresh one).
+    owner : list, default=None
+        A new session file's owner process (:func:`._session.process_token`).
+    seed : tuple of (entries, PrivacyProfile), default=None
+        Entries a *new* file starts with (a ledger moving out of memory);
+        the file must not exist.
+    must_exist : bool, default=False
+        Refuse to create the file.
+    """
+
     kind = "sqlite"
 
-    def __init__(self, path, epsilon, delta, unit=(None, None)):
+    def __init__(self, path, epsilon, delta, unit=(None, None), *, ledger_id=None, owner=None, seed=None,
+                 must_exist=False):
         self.path = os.fspath(path)
+        self._uri = pathlib.Path(self.path).absolute().as_uri()  # fixed now: later connections ignore chdir
         self.ceiling = (float(epsilon), float(delta))
         self._local = threading.local()
-        conn = self._conn()
+        if seed is not None and os.path.exists(self.path):
+            raise LedgerIdentityError(f"{self.path!r} exists already; a ledger can only be moved to a new file.")
+        conn = self._conn(create=not must_exist)
         with _transaction(conn):
             row = conn.execute("SELECT value FROM meta WHERE key = 'ceiling'").fetchone()
             if row is None:
+                entries, profile = seed if seed is not None else ((), PrivacyProfile())
                 conn.execute("INSERT INTO meta VALUES ('ceiling', ?)", (json.dumps(list(self.ceiling)),))
-                conn.execute("INSERT INTO meta VALUES ('profile', ?)", (json.dumps(asdict(PrivacyProfile())),))
+                conn.execute("INSERT INTO meta VALUES ('profile', ?)", (json.dumps(asdict(profile)),))
+                conn.execute("INSERT INTO meta VALUES ('unit', ?)", (json.dumps(list(unit)),))
+                conn.execute("INSERT INTO meta VALUES ('ledger_id', ?)", (ledger_id or new_ledger_id(),))
+                conn.executemany(
+                    "INSERT INTO entries (label, timestamp, event, privacy_unit) VALUES (?, ?, ?, ?)",
+                    [entry_to_row(e) for e in entries],
+                )
+                if owner is not None:
+                    conn.execute("INSERT INTO meta VALUES ('owner', ?)", (json.dumps(list(owner)),))
             elif tuple(json.loads(row[0])) != self.ceiling:
                 raise ValueError(
                     f"the ledger {self.path!r} was created with ceiling {tuple(json.loads(row[0]))}, "
                     f"not {self.ceiling}; open it with the same ceiling or use another file."
                 )
             self.unit = self._unit_meta(conn, tuple(unit))
+            self.ledger_id = self._id_meta(conn, ledger_id)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'owner'").fetchone()
+            self.owner = None if row is None else json.loads(row[0])
+
+    def _id_meta(self, conn, expected):
+        """The file's ledger identity: stored at creation (a file written before identities gets one now)."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'ledger_id'").fetchone()
+        if row is None:
+            if expected is not None and conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]:
+                raise LedgerIdentityError(f"{self.path!r} holds a ledger without identity, not ledger {expected}.")
+            stored = expected or new_ledger_id()
+            conn.execute("INSERT INTO meta VALUES ('ledger_id', ?)", (stored,))
+            return stored
+        if expected is not None and row[0] != expected:
+            raise LedgerIdentityError(f"{self.path!r} now holds ledger {row[0]}, not ledger {expected}.")
+        return row[0]
 
     def _unit_meta(self, conn, unit):
         """The file's declared (unit, m): stored at creation; reopening with None adopts it."""
@@ -68,14 +128,15 @@ class SQLiteLedger:
             )
         return stored
 
-    def _conn(self):
+    def _conn(self, create=False):
         # One connection per thread and per process (connections are not
-        # shared across fork or threads).
+        # shared across fork or threads). Only the constructor may create the file.
         pid = os.getpid()
         conn = getattr(self._local, "conn", None)
         if conn is None or self._local.pid != pid:
             try:
-                conn = sqlite3.connect(self.path, timeout=120.0, isolation_level=None)
+                uri = self._uri + ("?mode=rwc" if create else "?mode=rw")
+                conn = sqlite3.connect(uri, uri=True, timeout=120.0, isolation_level=None)
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=FULL")
                 conn.executescript(_SCHEMA)
@@ -91,18 +152,30 @@ class SQLiteLedger:
             self._local.conn, self._local.pid = conn, pid
         return conn
 
-    def entries(self):
-        rows = self._conn().execute("SELECT label, timestamp, event, privacy_unit FROM entries ORDER BY id").fetchall()
+    def rows(self):
+        """The entries as plain rows (:func:`._entries.entry_to_row`), oldest first."""
         return tuple(
-            LedgerEntry(event=event_from_dict(json.loads(ev)), label=label, timestamp=ts, privacy_unit=unit)
-            for label, ts, ev, unit in rows
+            self._conn().execute("SELECT label, timestamp, event, privacy_unit FROM entries ORDER BY id").fetchall()
         )
+
+    def entries(self):
+        return tuple(entry_from_row(row) for row in self.rows())
 
     def profile(self):
         row = self._conn().execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
         return PrivacyProfile(**json.loads(row[0]))
 
+    def _require_live_owner(self):
+        # a session file lives as long as its owner process: a copy in another
+        # process must not keep spending into it once the owner has ended
+        if self.owner is not None and self.owner[1] != os.getpid() and process_is_gone(self.owner):
+            raise OSError(
+                f"the ledger {self.path!r} was a temporary file of process {self.owner[1]} on host "
+                f"{self.owner[0]}, which has ended, so the ledger is gone with its session. Nothing was spent."
+            )
+
     def append_if_within(self, entry, within):
+        self._require_live_owner()
         conn = self._conn()
         with _transaction(conn):
             row = conn.execute("SELECT value FROM meta WHERE key = 'profile'").fetchone()
@@ -111,17 +184,17 @@ class SQLiteLedger:
             if not within(new):
                 return False, current
             conn.execute(
-                "INSERT INTO entries (label, timestamp, event, privacy_unit) VALUES (?, ?, ?, ?)",
-                (entry.label, entry.timestamp, json.dumps(event_to_dict(entry.event)), entry.privacy_unit),
+                "INSERT INTO entries (label, timestamp, event, privacy_unit) VALUES (?, ?, ?, ?)", entry_to_row(entry)
             )
             conn.execute("UPDATE meta SET value = ? WHERE key = 'profile'", (json.dumps(asdict(new)),))
             return True, new
 
     def __reduce__(self):
-        return (_reopen, (self.path, self.ceiling, self.unit))
+        raise TypeError("an SQLiteLedger is pickled through its BudgetAccountant, never on its own.")
 
 
 def _reopen(path, ceiling, unit=(None, None)):
+    # loads accountants pickled before ledgers carried their identity (by path only)
     return SQLiteLedger(path, *ceiling, unit)
 
 

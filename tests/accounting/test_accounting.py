@@ -179,12 +179,6 @@ def test_copy_deepcopy_clone_share_one_ledger():
     assert clone(Holder(accountant=acc)).accountant is acc
 
 
-def test_in_memory_ledger_refuses_to_pickle():
-    acc = BudgetAccountant(1.0)
-    with pytest.raises(TypeError, match="another process"):
-        pickle.dumps(acc)
-
-
 def test_threads_never_exceed_ceiling():
     acc = BudgetAccountant(1.0)
     barrier = threading.Barrier(16)

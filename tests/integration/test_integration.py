@@ -191,7 +191,7 @@ def test_worker_binding_routes_the_spend_to_the_parent_ledger(name, tmp_path):
     parent = BudgetAccountant(10.0, 1e-3, path=tmp_path / "parent.sqlite")
     est, X, y, kw = _make(name, epsilon=EPS, delta=1e-6)
     # as set by __setstate__ in a worker whose parent (alive, another pid) had `parent` in force
-    est._dpsco_binding = _Binding("ledger", parent.path, (parent.epsilon, parent.delta), "", os.getppid(),
+    est._dpsco_binding = _Binding("ledger", parent._portable_state(snapshot=False), "", os.getppid(),
                                   socket.gethostname())
     est.fit(X, y, **kw)
     assert _ledger_len(parent) == 1 and parent.ledger[0].event == est.privacy_event_
