@@ -27,7 +27,7 @@ samplers), :mod:`._grid` (grids and exact integer sensitivities of the
 secure path), :mod:`._draw` (:class:`NoiseDraw`, the one release idiom),
 :mod:`._additive` (Laplace, l2-Laplace, Gaussian), :mod:`._integer`
 (discrete Laplace, truncated discrete Laplace), :mod:`._steps` (per-step
-float Gaussian of the iterative float-only solvers) and :mod:`._calibrate`,
+float Gaussian of the iterative solvers' float path) and :mod:`._calibrate`,
 the ONE place where a sensitivity and a budget become a mechanism.
 """
 

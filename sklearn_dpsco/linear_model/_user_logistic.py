@@ -26,6 +26,7 @@ from .._solvers import (
     run_user_level,
     user_clip_plan,
     user_level_schedule,
+    user_mean_gradient_error,
     user_mean_gradients,
 )
 from ..accounting import ComposedEvent
@@ -37,8 +38,6 @@ __all__ = ["UserLevelDPLogistic"]
 _SOLVERS = GKKMMZ_SOLVERS + ("user_clip", "user_dp_sgd", "item_group")
 # solver="auto" chooses among the solvers of the alpha-regularised objective
 _AUTO_CANDIDATES = ("user_clip", "sc_output_pert", "item_group", "user_dp_sgd")
-# solvers whose noise has no secure (discrete) sampler: refused under noise="secure"
-_FLOAT_ONLY = ("user_dp_sgd",)
 
 
 class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
@@ -70,15 +69,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``"sc_erm_two_step"`` / ``"sc_sco_two_step"`` (App. B): output
         perturbation, then phases inside a ball around it. ``"user_dp_sgd"``:
         user-level DP gradient descent (per-user clipped average gradients,
-        Gaussian noise, exact Gaussian composition). ``"item_group"``:
+        Gaussian noise at every step; on the secure path each step's sum is
+        rounded to a grid and released with exact discrete Gaussian noise,
+        the steps composed in zCDP). ``"item_group"``:
         item-level output perturbation made user-level by group privacy.
         ``"auto"``: among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
-        objective; ``user_dp_sgd`` only with ``noise="float"``), the feasible
-        one whose planned noise on the coefficients has the smallest expected
-        norm — a function of public facts only (users, cap, dimension, budget,
-        parameters; in practice ``user_dp_sgd`` at m = 1 with float noise and
-        ``user_clip`` for m >= 10). The choice is stored in ``solver_``.
+        objective, on either noise path), the feasible one whose planned
+        noise on the coefficients has the smallest expected norm — a function
+        of public facts only (users, cap, dimension, budget, parameters; in
+        practice ``user_dp_sgd`` at m = 1 and ``user_clip`` for m >= 10). The
+        choice is stored in ``solver_``.
     max_items_per_user : int, default=10
         Contribution bound m: a user keeps at most this many rows; the others
         are dropped by ``item_selection``, a rule that never looks at values.
@@ -132,13 +133,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     noise : {"secure", "float"}, default="secure"
         Noise sampling path (doc/privacy/secure_noise.rst), passed to every
         mechanism of the fit. ``"secure"``: the Gaussian releases
-        (``user_clip``, ``item_group``, the deletion mechanism's release) draw
-        exact discrete Gaussian noise on a grid, calibrated through zCDP, and
-        the deletion mechanism's truncated discrete Laplace level is sampled
+        (``user_clip``, ``item_group``, the deletion mechanism's release and
+        every step of ``user_dp_sgd``) round their centre to a grid and add
+        exact discrete Gaussian noise, calibrated through zCDP, and the
+        deletion mechanism's truncated discrete Laplace level is sampled
         exactly; ``"float"``: the textbook floating-point samplers.
-        ``solver="user_dp_sgd"`` has NO secure path (its per-step noise is
-        ``rng.normal``): it is refused under ``noise="secure"`` and left out of
-        ``solver="auto"``'s candidates.
     verbose : int, default=0
 
     Attributes
@@ -169,7 +168,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     by the rule of the solver's events (accounting/_shares.py): basic
     composition for the approximate-DP solvers (deletion mechanism,
     ``item_group``), Gaussian-DP ``mu`` (float) or zCDP ``rho`` (secure) for
-    ``user_clip``, Gaussian-DP for ``user_dp_sgd``.
+    ``user_clip`` and ``user_dp_sgd``.
 
     ``groups`` is required, so scikit-learn's generic ``check_estimator``
     (which calls ``fit(X, y)``) needs a wrapper that supplies it; the
@@ -293,13 +292,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return FitPlan(solver, sched.event, schedule=sched)
         if solver == "user_dp_sgd":
             clip, step = self._sgd_settings()
-            if self.noise != "float":
-                raise ValueError(
-                    "solver='user_dp_sgd' adds floating-point Gaussian noise at every step and has no secure "
-                    "sampler; pass noise='float' to use it. Nothing was spent."
-                )
+            error = user_mean_gradient_error(self.data_norm, m, n_coef, self.radius)
             sched = dp_sgd_plan(n_users, n_coef, epsilon=epsilon, delta=delta, iterations=self.sgd_iterations,
-                                clip=clip, step=step, lam=self.alpha, radius=self.radius)
+                                clip=clip, step=step, lam=self.alpha, radius=self.radius, gradient_error=error,
+                                noise=self.noise)
             return FitPlan(solver, sched.event, schedule=sched)
         sched = item_group_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, epsilon=epsilon,
                                 delta=delta, noise=self.noise)
@@ -320,17 +316,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
 
     def _split_kind(self, solver):
         """How one-vs-rest problems share the budget: the composition rule of ``solver``'s events."""
-        if solver == "user_dp_sgd":
-            return "gaussian"  # float Gaussian steps, exactly Gaussian-DP
-        if solver == "user_clip":
-            return split_kind(self.delta, self.noise)  # one Gaussian release on the noise path
+        if solver in ("user_dp_sgd", "user_clip"):
+            return split_kind(self.delta, self.noise)  # Gaussian releases on the noise path (mu float, rho secure)
         return "basic"  # approximate-DP events (deletion mechanism, group privacy)
 
     def _plan(self, n_users, n_coef, n_problems):
         solver = self.solver
         candidates = _AUTO_CANDIDATES if solver == "auto" else (solver,)
-        if solver == "auto" and self.noise != "float":
-            candidates = tuple(c for c in candidates if c not in _FLOAT_ONLY)
         best, first_error = None, None
         for name in candidates:
             eps, delta = split_budget(self.epsilon, self.delta, n_problems, self._split_kind(name))
