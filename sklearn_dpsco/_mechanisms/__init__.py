@@ -30,7 +30,7 @@ secure path), :mod:`._draw` (:class:`NoiseDraw`, the one release idiom),
 :mod:`._selection` and :mod:`._quantile` (private quantiles over a public
 log-spaced grid, the building block of private scale estimates;
 doc/privacy/quantiles.rst), :mod:`._steps` (per-step
-float Gaussian of the iterative float-only solvers) and :mod:`._calibrate`,
+float Gaussian of the iterative solvers' float path) and :mod:`._calibrate`,
 the ONE place where a sensitivity and a budget become a mechanism.
 """
 

@@ -25,11 +25,13 @@ epoch-length rules are written in.
 """
 
 import math
+from fractions import Fraction
 
 from scipy import special
 
-from ..accounting._calibration import gaussian_mu
-from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism
+from ..accounting._calibration import gaussian_mu, zcdp_rho
+from ..accounting._shares import zcdp_share
+from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism, _float_up
 from ._integer import TruncatedDiscreteLaplace
 from ._quantile import DEFAULT_SELECTION, QuantileMechanism
 from ._scale_grid import ScaleGrid
@@ -37,7 +39,9 @@ from ._steps import GaussianSteps
 
 __all__ = [
     "certified_sensitivity",
+    "clipped_sum_sensitivity",
     "dp_gd_sigma",
+    "dp_gd_step_mechanism",
     "expected_noise_norm",
     "fkt_sigma",
     "gaussian_mechanism_for",
@@ -64,6 +68,46 @@ def certified_sensitivity(exact, tolerance):
     # why: triangle inequality ||w~ - w~'|| <= ||w~ - w*|| + ||w* - w*'|| + ||w*' - w~'||
     # <= tolerance + exact + tolerance (doc/privacy/output_perturbation.rst, "Argument").
     return exact + 2.0 * tolerance
+
+
+#: Unit roundoff of float64.
+_U = Fraction(1, 2**53)
+
+
+#: Smallest clip level whose clipping the float error bound covers (no underflow in the norm).
+_MIN_CLIP = 2.0**-300
+
+
+def _gamma(k):
+    """Higham's ``gamma_k = k u / (1 - k u)`` as an exact rational (``k u < 1``)."""
+    return k * _U / (1 - k * _U)
+
+
+def clipped_sum_sensitivity(clip, n_terms, dimension, term_error):
+    """l2-sensitivity of the float64 sum of ``n_terms`` clipped vectors when one term is replaced.
+
+    Each term is a ``dimension``-vector computed in float64 (within
+    ``term_error`` of its exact value, a public bound) and clipped to norm
+    ``clip`` by ``v min(1, C / ||v||)``; the terms are summed in float64 in
+    any order. Exactly, replacing one term moves the sum by at most ``2C``;
+    the returned bound also covers every rounding of the computation, so it
+    holds for the floats the release actually rounds to its grid.
+
+    ``clip`` must be at least ``2^-300``: below that, squares of the
+    components underflow and the computed norm (hence the clipping) is no
+    longer within ``gamma_{2p+6}`` of the exact one.
+    """
+    if not clip >= _MIN_CLIP:
+        raise ValueError(f"clip must be >= 2^-300 for the secure path's float error bound, got {clip!r}.")
+    C, n, p = Fraction(clip), int(n_terms), int(dimension)
+    g_clip, g_sum = _gamma(2 * p + 6), _gamma(max(n - 1, 1))
+    # why: a computed clipped vector has norm <= C (1 + gamma_{2p+6}) (norm, quotient and products, each
+    # rounded); the other n - 1 terms are within C gamma_{2p+6} + term_error of the SAME exact clipped
+    # vector on both neighbours (exact clipping is 1-Lipschitz); summation in any order errs by at most
+    # gamma_{n-1} sum ||x_i|| on each side (Higham 2002, §4.2). Exactly: 2C
+    # (doc/privacy/user_level.rst, "user_dp_sgd on the secure path").
+    bound = 2 * C * (1 + g_clip) * (1 + n * g_sum) + 2 * (n - 1) * (C * g_clip + Fraction(term_error))
+    return _float_up(bound)
 
 
 # --------------------------------------------------------------------------- one-shot releases
@@ -116,9 +160,42 @@ def quantile_mechanism_for(q, budget, grid=None, method=DEFAULT_SELECTION):
     return QuantileMechanism(q, budget.epsilon, ScaleGrid() if grid is None else grid, method, budget.noise)
 
 
-# --------------------------------------------------------------------------- per-step noise (float only)
+# --------------------------------------------------------------------------- per-step noise
+def dp_gd_step_mechanism(sensitivity, iterations, budget, dimension):
+    """The secure per-step release of user-level DP-GD: ``iterations`` discrete Gaussian steps within ``budget``.
+
+    Each step rounds its (clipped) gradient sum to the mechanism's grid and
+    adds exact discrete Gaussian noise (:class:`GaussianMechanism`,
+    ``noise="secure"``). The fit's event is ``SelfComposedEvent(mechanism.event,
+    iterations)``.
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` is not on the secure path, or is too small to split
+        into ``iterations`` calibratable steps (decided from the public budget).
+    """
+    if budget.noise != "secure" or budget.delta == 0:
+        raise ValueError("dp_gd_step_mechanism is the secure Gaussian path: it needs noise='secure' and delta > 0.")
+    T = int(iterations)
+    # why: GaussianMechanism rounds the sum to its grid gamma, so neighbouring centres differ by at most
+    # S2 = floor((D/gamma + sqrt(d))^2) in squared grid units, and adds N_Z(0, N) with N >= S2 / (2 rho_step):
+    # (S2 / 2N)-zCDP for the released integers, hence for the floats (CKS20 Thm 14). T adaptively chosen
+    # steps compose additively in zCDP (Bun and Steinke 2016, Lemma 2.3), so a 1/T zCDP share of
+    # zcdp_rho(epsilon, delta) per step keeps T S2 / 2N <= rho, which zcdp_epsilon converts back to
+    # (epsilon, delta) (doc/privacy/secure_noise.rst "Gaussian"; doc/privacy/user_level.rst).
+    share = zcdp_share(zcdp_rho(budget.epsilon, budget.delta) / T, budget.delta)
+    if share.epsilon <= 0:
+        raise ValueError(
+            f"the budget (epsilon={budget.epsilon:g}, delta={budget.delta:g}) is too small to split into "
+            f"{T} secure Gaussian steps: at this delta each step's share is already met by any noise, so it "
+            "cannot be calibrated. Use fewer iterations or a larger epsilon. Nothing was spent."
+        )
+    return GaussianMechanism(sensitivity, share.epsilon, budget.delta, dimension, noise="secure")
+
+
 def dp_gd_sigma(sensitivity, iterations, epsilon, delta):
-    """Per-step sigma of ``iterations`` Gaussian steps on a sum of l2-sensitivity ``sensitivity``."""
+    """Per-step sigma of ``iterations`` float Gaussian steps on a sum of l2-sensitivity ``sensitivity``."""
     # why: T Gaussian steps of sensitivity D and std sigma compose exactly to sqrt(T) D / sigma
     # -Gaussian DP (Dong, Roth, Su 2019), which must not exceed mu(epsilon, delta)
     # (doc/privacy/user_level.rst, "user_dp_sgd").
@@ -133,7 +210,7 @@ def fkt_sigma(lipschitz, dimension):
 
 
 def gaussian_steps(sigma):
-    """The per-step float Gaussian ``N(0, sigma^2 I)`` of PNSGD, Snowball-SGD and user-level DP-GD.
+    """The per-step float Gaussian ``N(0, sigma^2 I)`` of PNSGD, Snowball-SGD and float-path user-level DP-GD.
 
     ``GaussianSteps(sigma).sample(rng, shape)`` is ``rng.normal(0.0, sigma,
     shape)``, which is ``sigma * rng.standard_normal(shape)`` bit for bit

@@ -1,10 +1,14 @@
-"""Per-step float Gaussian noise of the iterative float-only solvers.
+"""Per-step float Gaussian noise of the iterative solvers' float path.
 
 PNSGD / Snowball-SGD (doc/privacy/snowball_sgd.rst) and user-level DP-GD
 (doc/privacy/user_level.rst) add ``N(0, sigma^2 I)`` to a gradient at every
-step. Their privacy accounting (amplification by iteration, composition of
-Gaussian steps) is for continuous Gaussians: there is no secure (discrete)
-path, and the estimators refuse these solvers under ``noise="secure"``.
+step on the float path. User-level DP-GD's secure path releases every step
+through a :class:`~sklearn_dpsco._mechanisms.GaussianMechanism` instead
+(:func:`~sklearn_dpsco._mechanisms._calibrate.dp_gd_step_mechanism`).
+PNSGD / Snowball-SGD's accounting (amplification by iteration) is for
+continuous Gaussians on an unreleased internal state: it has no secure path,
+and the estimators refuse it under ``noise="secure"``
+(doc/privacy/snowball_sgd.rst, "No secure path").
 """
 
 from dataclasses import dataclass

@@ -97,7 +97,14 @@ from ._output_perturbation import (
     output_perturbation_plan,
     run_output_perturbation,
 )
-from ._user_level._baselines import dp_sgd_plan, item_group_plan, run_dp_sgd, run_item_group, user_mean_gradients
+from ._user_level._baselines import (
+    dp_sgd_plan,
+    item_group_plan,
+    run_dp_sgd,
+    run_item_group,
+    user_mean_gradient_error,
+    user_mean_gradients,
+)
 from ._user_level._clip import run_user_clip, user_clip_plan
 from ._user_level._deletion import DEFAULT_MAX_EXHAUSTIVE_SOLVES
 from ._user_level._gkkmmz import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
@@ -215,5 +222,6 @@ __all__ = [
     "run_user_level",
     "user_clip_plan",
     "user_level_schedule",
+    "user_mean_gradient_error",
     "user_mean_gradients",
 ]

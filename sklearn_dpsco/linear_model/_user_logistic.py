@@ -48,15 +48,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``"sc_erm_two_step"`` / ``"sc_sco_two_step"`` (App. B): output
         perturbation, then phases inside a ball around it. ``"user_dp_sgd"``:
         user-level DP gradient descent (per-user clipped average gradients,
-        Gaussian noise, exact Gaussian composition). ``"item_group"``:
+        Gaussian noise at every step; on the secure path each step's sum is
+        rounded to a grid and released with exact discrete Gaussian noise,
+        the steps composed in zCDP). ``"item_group"``:
         item-level output perturbation made user-level by group privacy.
         ``"auto"``: among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
-        objective; ``user_dp_sgd`` only with ``noise="float"``), the feasible
-        one whose planned noise on the coefficients has the smallest expected
-        norm — a function of public facts only (users, cap, dimension, budget,
-        parameters; in practice ``user_dp_sgd`` at m = 1 with float noise and
-        ``user_clip`` for m >= 10). The choice is stored in ``solver_``.
+        objective, on either noise path), the feasible one whose planned
+        noise on the coefficients has the smallest expected norm — a function
+        of public facts only (users, cap, dimension, budget, parameters; in
+        practice ``user_dp_sgd`` at m = 1 and ``user_clip`` for m >= 10). The
+        choice is stored in ``solver_``.
     max_items_per_user : int, default=10
         Contribution bound m: a user keeps at most this many rows; the others
         are dropped by ``item_selection``, a rule that never looks at values.
@@ -110,13 +112,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     noise : {"secure", "float"}, default="secure"
         Noise sampling path (doc/privacy/secure_noise.rst), passed to every
         mechanism of the fit. ``"secure"``: the Gaussian releases
-        (``user_clip``, ``item_group``, the deletion mechanism's release) draw
-        exact discrete Gaussian noise on a grid, calibrated through zCDP, and
-        the deletion mechanism's truncated discrete Laplace level is sampled
+        (``user_clip``, ``item_group``, the deletion mechanism's release and
+        every step of ``user_dp_sgd``) round their centre to a grid and add
+        exact discrete Gaussian noise, calibrated through zCDP, and the
+        deletion mechanism's truncated discrete Laplace level is sampled
         exactly; ``"float"``: the textbook floating-point samplers.
-        ``solver="user_dp_sgd"`` has NO secure path (its per-step noise is
-        ``rng.normal``): it is refused under ``noise="secure"`` and left out of
-        ``solver="auto"``'s candidates.
     verbose : int, default=0
 
     Attributes
@@ -147,7 +147,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     by the rule of the solver's events (accounting/_shares.py): basic
     composition for the approximate-DP solvers (deletion mechanism,
     ``item_group``), Gaussian-DP ``mu`` (float) or zCDP ``rho`` (secure) for
-    ``user_clip``, Gaussian-DP for ``user_dp_sgd``.
+    ``user_clip`` and ``user_dp_sgd``.
 
     ``groups`` is required, so scikit-learn's generic ``check_estimator``
     (which calls ``fit(X, y)``) needs a wrapper that supplies it; the

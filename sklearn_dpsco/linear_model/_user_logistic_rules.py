@@ -20,7 +20,7 @@ def candidates(solver, noise, delta):
     """The solvers to plan: ``(solver,)``, or for ``"auto"`` the candidates supporting the noise path."""
     if solver != "auto":
         return (solver,)
-    # a solver without a secure sampler is left out under noise="secure"
+    # a solver without a sampler on this noise path (at this delta) is left out
     return tuple(name for name in AUTO_CANDIDATES if get_solver("user_logistic", name).supports_noise(noise, delta))
 
 

@@ -104,7 +104,7 @@ _PLAN_CASES = [
     ("user", s) for s in ("user_clip", "sc_output_pert", "item_group", "user_dp_sgd", "phased_erm", "phased_sco",
                           "sc_erm_two_step", "sc_sco_two_step")
 ]
-_FLOAT_ONLY = {("linear", "snowball"), ("linear", "interpolation"), ("user", "user_dp_sgd")}
+_FLOAT_ONLY = {("linear", "snowball"), ("linear", "interpolation")}
 _APPROX_ONLY = {("linear", "snowball")} | {("user", s) for s, in [(c[1],) for c in _PLAN_CASES if c[0] == "user"]}
 
 
@@ -114,9 +114,7 @@ _APPROX_ONLY = {("linear", "snowball")} | {("user", s) for s, in [(c[1],) for c 
 def test_every_plan_splits_by_its_noise_path(name, solver, noise, delta):
     """The planned event of K problems composes to within [0.9, 1] of (epsilon, delta) (public facts only)."""
     case = (name, solver)
-    if (delta == 0 and case in _APPROX_ONLY) or (noise == "secure" and delta > 0 and case in _FLOAT_ONLY) or (
-        noise == "secure" and case == ("user", "user_dp_sgd")
-    ):
+    if (delta == 0 and case in _APPROX_ONLY) or (noise == "secure" and delta > 0 and case in _FLOAT_ONLY):
         pytest.skip("refused by design (covered by the refusal tests)")
     extra = {"smoothness": 2.0, "growth": 0.5} if case == ("growth", "interpolation") else {}
     est = _make(name, epsilon=EPS, delta=delta, noise=noise, solver=solver, **extra)[0]

@@ -15,7 +15,14 @@ import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco._solvers._core._user_data import make_user_data
-from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, epsilon_delta
+from sklearn_dpsco.accounting import (
+    BudgetAccountant,
+    BudgetExceededError,
+    ComposedEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+    epsilon_delta,
+)
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
 from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks
 
@@ -58,8 +65,8 @@ def _neighbour(X, y, groups, seed=1):
 
 # --------------------------------------------------------------------------- bad inputs, refusals
 def _noise(solver):
-    """DP-GD has no secure sampler (float only); every other solver runs on the default secure path."""
-    return "float" if solver == "user_dp_sgd" else "secure"
+    """Every solver, user-level DP-GD included, runs on the default secure path."""
+    return "secure"
 
 
 def _fresh_accountant():
@@ -220,22 +227,26 @@ def test_coupling_neighbours_differ_only_in_private_outputs(solver):
 def test_auto_choice_follows_the_public_noise_proxy():
     """m = 1: user_clip is item-level OP (C = R); DP-GD's noise proxy is lower. m >= 10: user_clip.
 
-    DP-GD has no secure sampler: under noise="secure" (the default) auto never picks it."""
+    The same on both noise paths: both solvers' secure Gaussians pay the same zCDP calibration."""
     picks, secure = {}, {}
     for m in (1, 10, 100):
         kw = dict(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, alpha=0.05)
         picks[m] = UserLevelDPLogistic(noise="float", **kw)._plan(1000, 11, 1).solver
         secure[m] = UserLevelDPLogistic(**kw)._plan(1000, 11, 1).solver
     assert picks == {1: "user_dp_sgd", 10: "user_clip", 100: "user_clip"}
-    assert secure == {1: "user_clip", 10: "user_clip", 100: "user_clip"}
+    assert secure == picks
 
 
-def test_dp_sgd_refuses_secure_noise_before_spending():
+def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
     X, y, g = _grouped(60, 3)
     acc = _fresh_accountant()
-    with pytest.raises(ValueError, match="no secure sampler"):
-        UserLevelDPLogistic(solver="user_dp_sgd", accountant=acc).fit(X, y, g)
-    assert len(acc.ledger) == 0
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, solver="user_dp_sgd", accountant=acc, random_state=0)
+    est.fit(X, y, g)
+    event = est.privacy_event_
+    assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent)
+    assert event.count == est.sgd_iterations
+    assert est.epsilon_spent_ <= 1.0 and est.delta_spent_ <= 1e-6
+    assert len(acc.ledger) == 1
 
 
 def test_auto_choice_uses_public_facts_only():

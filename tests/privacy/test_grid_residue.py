@@ -235,7 +235,6 @@ FLOAT_ONLY = {
     ("DPLinearRegressor", "snowball", 0.0): "float-only (Gaussian noise at every step); approximate DP only",
     ("DPLinearRegressor", "snowball", 1e-5): "float-only (Gaussian noise at every step)",
     ("DPLinearRegressor", "interpolation", 1e-5): "float-only with delta > 0 (runs Snowball inside)",
-    ("UserLevelDPLogistic", "user_dp_sgd", 1e-2): "float-only (per-step rng.normal)",
 }
 
 POWER = {
@@ -278,6 +277,8 @@ POWER = {
     ("UserLevelDPLogistic", "sc_erm_two_step", 1e-2): "noise-dominated values: the last phase's grid is at "
                                                        "their float spacing",
     ("UserLevelDPLogistic", "sc_sco_two_step", 1e-2): NO_POWER_POST.format("ball projection of the phase outputs"),
+    # the per-step releases themselves are audited, with power, by test_dp_gd_step_releases_carry_no_centre_bits
+    ("UserLevelDPLogistic", "user_dp_sgd", 1e-2): NO_POWER_POST.format("steps -(step / n) release + ridge, projection"),
 }
 
 
@@ -334,6 +335,47 @@ def test_estimator_releases_carry_no_centre_bits(kind, solver, delta, request, u
 def test_every_secure_case_has_a_declared_status():
     for case in CASES:
         assert case in POWER or case in FLOAT_ONLY, case
+
+
+@pytest.fixture
+def first_step_releases(monkeypatch):
+    """Record the first NoiseDraw.release of every fit (user-level DP-GD: the step-0 sum, at w = 0)."""
+    records = []
+
+    def install():
+        inner = _mechanisms.NoiseDraw.release
+
+        def recording(self, value):
+            out = inner(self, value)
+            records.append(np.array(out, dtype=float).ravel())
+            return out
+
+        monkeypatch.setattr(_mechanisms.NoiseDraw, "release", recording)
+
+    def first_of_fit(_estimator):
+        first = records[0]
+        records.clear()
+        return first
+
+    return install, first_of_fit
+
+
+def test_dp_gd_step_releases_carry_no_centre_bits(user_data, first_step_releases, unrounded_releases, monkeypatch):
+    """user_dp_sgd's coefficients are post-processed (no power there); its step releases are audited directly.
+
+    Step 0 is taken at w = 0 on every fit, so its centre (the clipped gradient sum) is a fixed function of
+    the data: the residue test has power, and the unrounded-centre mutant must be flagged."""
+    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver="user_dp_sgd", sgd_iterations=2, radius=1000.0)
+    install, first_of_fit = first_step_releases
+    install()
+    result = grid_residue_audit(*collect_releases(est, *user_data, n_fits=N_FITS, extract=first_of_fit))
+    assert result.passed, result.explanation
+    assert result.detectable_bits > 0, result.explanation
+    monkeypatch.undo()  # record the mutant's releases (not the noise it draws inside)
+    unrounded_releases()
+    install()
+    mutant = grid_residue_audit(*collect_releases(est, *user_data, n_fits=N_FITS, extract=first_of_fit))
+    assert not mutant.passed, "the audit missed the unrounded-centre mutant:\n" + mutant.explanation
 
 
 # --------------------------------------------------------------------------- preprocessing and search

@@ -15,8 +15,12 @@ import math
 import numpy as np
 import pytest
 
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import clipped_sum_sensitivity, dp_gd_step_mechanism
+from sklearn_dpsco._mechanisms._grid import l2_grid_sensitivity_squared, round_to_grid
 from sklearn_dpsco._solvers._user_level._baselines import (
     _clip_rows,
+    clipped_gradient_sum,
     dp_sgd_plan,
     group_privacy_item_budget,
     item_group_plan,
@@ -25,19 +29,21 @@ from sklearn_dpsco._solvers._user_level._baselines import (
 )
 from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco._solvers._optim._user_erm import solve_user_logistic
-from sklearn_dpsco.accounting import epsilon_delta, gaussian_mu
-from sklearn_dpsco.testing import audit_gaussian_dp, project_on
+from sklearn_dpsco.accounting import SelfComposedEvent, ZCDPEvent, epsilon_delta, gaussian_mu, zcdp_rho
+from sklearn_dpsco.testing import audit_gaussian_dp, audit_release_with_mutants, project_on
 
 
 # --------------------------------------------------------------------------- DP-GD
 def test_dp_sgd_calibration_and_event():
-    plan = dp_sgd_plan(100, 3, epsilon=1.0, delta=1e-6, iterations=25, clip=0.5, step=0.1, lam=0.0, radius=5.0)
+    plan = dp_sgd_plan(100, 3, epsilon=1.0, delta=1e-6, iterations=25, clip=0.5, step=0.1, lam=0.0, radius=5.0,
+                       gradient_error=0.0, noise="float")
     # why: T Gaussian steps of sensitivity 2C compose to sqrt(T) 2C / sigma -GDP
     assert plan.sigma == pytest.approx(2 * 0.5 * 5 / gaussian_mu(1.0, 1e-6))
     eps, delta = epsilon_delta(plan.event, delta=1e-6)
     assert eps == pytest.approx(1.0, rel=1e-9) and delta == 1e-6
     with pytest.raises(ValueError, match="delta > 0"):
-        dp_sgd_plan(100, 3, epsilon=1.0, delta=0.0, iterations=5, clip=0.5, step=0.1, lam=0.0, radius=5.0)
+        dp_sgd_plan(100, 3, epsilon=1.0, delta=0.0, iterations=5, clip=0.5, step=0.1, lam=0.0, radius=5.0,
+                    gradient_error=0.0)
 
 
 def _linear_users(n, p, flip):
@@ -60,7 +66,8 @@ def _noise_once(user_gradients, plan, rng, size):
 
 
 def test_dp_sgd_clipping_makes_the_sum_sensitivity_exactly_2c():
-    plan = dp_sgd_plan(10, 1, epsilon=1.0, delta=1e-6, iterations=1, clip=0.5, step=1.0, lam=0.0, radius=1e6)
+    plan = dp_sgd_plan(10, 1, epsilon=1.0, delta=1e-6, iterations=1, clip=0.5, step=1.0, lam=0.0, radius=1e6,
+                       gradient_error=0.0, noise="float")
     a = _clip_rows(_linear_users(10, 1, False)(np.zeros((1, 1))), plan.clip).sum(axis=1)
     b = _clip_rows(_linear_users(10, 1, True)(np.zeros((1, 1))), plan.clip).sum(axis=1)
     assert float(np.abs(a - b).max()) == pytest.approx(2 * plan.clip)
@@ -70,7 +77,8 @@ def test_dp_sgd_clipping_makes_the_sum_sensitivity_exactly_2c():
 @pytest.mark.parametrize("mutant", [None, "half_noise", "no_clip", "noise_once"])
 def test_dp_sgd_final_iterate_audit(mutant):
     eps, delta, n, T = 1.0, 1e-5, 20, 10
-    plan = dp_sgd_plan(n, 1, epsilon=eps, delta=delta, iterations=T, clip=0.5, step=0.5, lam=0.0, radius=1e6)
+    plan = dp_sgd_plan(n, 1, epsilon=eps, delta=delta, iterations=T, clip=0.5, step=0.5, lam=0.0, radius=1e6,
+                       gradient_error=0.0, noise="float")
     if mutant == "half_noise":
         plan = dataclasses.replace(plan, sigma=plan.sigma / 2)
     if mutant == "no_clip":  # noise planned for C = 0.5, gradients of norm 1 not clipped
@@ -153,3 +161,113 @@ def test_item_level_release_audit(mult, flagged):
     b = project_on(cp + sigma * rng.standard_normal((100_000, 1)), c, cp)
     res = audit_gaussian_dp(a, b, plan.item_epsilon, plan.item_delta)
     assert res.violation is flagged, res
+
+
+# --------------------------------------------------------------------------- DP-GD on the secure path
+def _secure_plan(n, p, T, *, eps=1.0, delta=1e-5, clip=0.5, gradient_error=0.0, **kw):
+    kw = {"step": 0.5, "lam": 0.0, "radius": 1e6, **kw}
+    return dp_sgd_plan(n, p, epsilon=eps, delta=delta, iterations=T, clip=clip, gradient_error=gradient_error,
+                       noise="secure", **kw)
+
+
+def test_secure_dp_sgd_event_is_t_zcdp_steps_within_budget():
+    plan = _secure_plan(100, 3, 25, eps=1.0, delta=1e-6)
+    assert plan.noise == "secure" and isinstance(plan.mechanism.event, ZCDPEvent)
+    assert plan.event == SelfComposedEvent(plan.mechanism.event, 25)
+    # why: T steps of S2/(2N)-zCDP add up to <= zcdp_rho(eps, delta) (Bun and Steinke 2016)
+    assert 25 * plan.mechanism.rho <= zcdp_rho(1.0, 1e-6)
+    eps, delta = epsilon_delta(plan.event, delta=1e-6)
+    assert eps <= 1.0 and eps >= 0.999 and delta == 1e-6
+    # the secure sigma pays the zCDP calibration (a few percent) over the float path's exact GDP
+    float_sigma = dp_sgd_plan(100, 3, epsilon=1.0, delta=1e-6, iterations=25, clip=0.5, step=0.5, lam=0.0,
+                              radius=1e6, gradient_error=0.0, noise="float").sigma
+    assert float_sigma < plan.sigma < 1.15 * float_sigma
+
+
+def test_secure_dp_sgd_refuses_an_uncalibratable_split_before_data():
+    with pytest.raises(ValueError, match="too small to split into 1000 secure Gaussian steps"):
+        _secure_plan(100, 3, 1000, eps=1e-6, delta=1e-5)
+
+
+def test_secure_step_sensitivity_covers_the_float_sum():
+    n, p, C = 1000, 4, 0.5
+    plan = _secure_plan(n, p, 5, clip=C, gradient_error=1e-15)
+    mech = plan.mechanism
+    # exactly 2C, plus the float64 computation's rounding: a relative ~n^2 u here
+    assert 2 * C < mech.sensitivity < 2 * C * (1 + 1e-9)
+    assert clipped_sum_sensitivity(C, n, p, 0.0) <= mech.sensitivity
+    # computed clipped vectors of huge, tiny and ordinary norms stay within C (1 + gamma_{2p+6})
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((1, 3000, p)) * 10.0 ** rng.uniform(-80, 150, (1, 3000, 1))
+    norms = np.linalg.norm(_clip_rows(G, C)[0], axis=1)
+    assert norms.max() <= C * (1 + (2 * p + 7) * 2.0**-53)
+
+
+def test_secure_step_sensitivity_in_grid_units_after_rounding():
+    """Worst-case neighbours (one user flips its clipped gradient): rounded sums differ by <= S2 grid steps."""
+    n, p, C = 20, 3, 0.5
+    plan = _secure_plan(n, p, 10, clip=C)
+    mech = plan.mechanism
+    gamma = mech.grid
+    S2 = l2_grid_sensitivity_squared(mech.sensitivity, gamma, p)
+    assert mech.noise_sensitivity == pytest.approx(math.sqrt(S2) * gamma)
+    rng = np.random.default_rng(1)
+    worst = 0
+    for _ in range(200):
+        u = rng.standard_normal(p)
+        u /= np.linalg.norm(u)
+        base = rng.standard_normal((n, p)) * rng.uniform(0.1, 3.0, (n, 1))
+        flipped = base.copy()
+        base[0], flipped[0] = 3.0 * u, -3.0 * u  # clipped to +C u and -C u: the sums move by 2C
+        k = round_to_grid(clipped_gradient_sum(base[None], C)[0], gamma, p)
+        k2 = round_to_grid(clipped_gradient_sum(flipped[None], C)[0], gamma, p)
+        worst = max(worst, int(np.sum((k - k2) ** 2)))
+    assert worst <= S2
+    # the neighbours attain the exact part of the bound: calibrating to C (half) would be violated
+    assert worst >= math.floor((2 * C / gamma) ** 2)
+    assert worst > l2_grid_sensitivity_squared(C, gamma, p)
+
+
+def test_secure_dp_sgd_releases_lie_on_the_grid_and_repeat_with_the_seed():
+    plan = _secure_plan(20, 2, 4, step=1.0)
+    grads = _linear_users(20, 2, False)
+    a = run_dp_sgd(grads, plan, np.random.default_rng(3), size=5)
+    np.testing.assert_array_equal(a, run_dp_sgd(grads, plan, np.random.default_rng(3), size=5))
+    assert not np.array_equal(a, run_dp_sgd(grads, plan, np.random.default_rng(4), size=5))
+    # one step from w0 = 0 with step n: w_1 = -release(G) exactly, a multiple of the grid
+    one = _secure_plan(20, 2, 1, step=20.0)
+    w1 = run_dp_sgd(grads, one, np.random.default_rng(5), size=50)
+    assert np.all(np.mod(w1 / one.mechanism.grid, 1.0) == 0.0)
+
+
+class _DPGDRun:
+    """``release(centre, rng, size)``: the mean noisy step sum of ``size`` DP-GD runs on D (centre) or D'."""
+
+    def __init__(self, plan, centre):
+        self.plan, self.centre = plan, centre
+
+    def release(self, value, rng, size):
+        grads = _linear_users(self.plan.n_users, 1, flip=not np.array_equal(value, self.centre))
+        W = run_dp_sgd(grads, self.plan, rng, size=size)
+        # lam = 0, no projection: w_T = -(step / n) * sum of the T released sums (post-processing)
+        return -W * self.plan.n_users / (self.plan.step * self.plan.iterations)
+
+
+N_AUDIT = 40_000  # runs per side and mechanism: the half-noise mutant is flagged with a wide margin
+
+
+@pytest.mark.statistical
+def test_secure_dp_sgd_final_iterate_audit_with_half_noise_mutant():
+    eps, delta, n, T = 1.0, 1e-5, 20, 10
+    plan = _secure_plan(n, 1, T, eps=eps, delta=delta)
+    centre, centre_p = np.array([-n * plan.clip]), np.array([-(n - 2) * plan.clip])
+
+    def make(f):
+        # mutant: the steps calibrated to f times the true sensitivity (f = 0.5: half the noise)
+        mech = dp_gd_step_mechanism(f * plan.mechanism.sensitivity, T, Budget(eps, delta, "secure"), 1)
+        return _DPGDRun(dataclasses.replace(plan, mechanism=mech, sigma=mech.sigma), centre)
+
+    ok, mutants = audit_release_with_mutants(make, centre, centre_p, eps, delta, statistic="mu", n_draws=N_AUDIT,
+                                             rng=np.random.default_rng(21), factors=(0.5,))
+    assert not ok.violation, ok
+    assert mutants["x0.5"].violation, mutants["x0.5"]

@@ -10,7 +10,14 @@ estimator's public settings): ``max_items`` (the per-user cap m),
 import math
 
 from .._core._plan import SchedulePlan, SolverSpec
-from .._user_level._baselines import dp_sgd_plan, item_group_plan, run_dp_sgd, run_item_group, user_mean_gradients
+from .._user_level._baselines import (
+    dp_sgd_plan,
+    item_group_plan,
+    run_dp_sgd,
+    run_item_group,
+    user_mean_gradient_error,
+    user_mean_gradients,
+)
 from .._user_level._clip import run_user_clip, user_clip_plan
 from .._user_level._gkkmmz import GKKMMZ_SOLVERS, run_user_level, user_level_schedule
 
@@ -68,8 +75,11 @@ def user_dp_sgd(n, d, budget, params):
     norm, alpha = params["data_norm"], params["alpha"]
     clip = norm / 2.0 if params["sgd_clip"] is None else params["sgd_clip"]
     step = 1.0 / (0.25 * norm**2 + alpha) if params["sgd_step"] is None else params["sgd_step"]
+    # the secure path's sensitivity covers the float64 error of each user's gradient
+    error = user_mean_gradient_error(norm, params["max_items"], d, params["radius"])
     schedule = dp_sgd_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, iterations=params["sgd_iterations"],
-                           clip=clip, step=step, lam=params["alpha"], radius=params["radius"])
+                           clip=clip, step=step, lam=params["alpha"], radius=params["radius"], gradient_error=error,
+                           noise=budget.noise)
     info = {"iterations": schedule.iterations, "clip": schedule.clip, "step": schedule.step, "sigma": schedule.sigma}
     return SchedulePlan(schedule, _run_dp_sgd, info)
 
@@ -105,7 +115,7 @@ SOLVERS = tuple(
 ) + (
     # one Gaussian release on the noise path: the budget's own rule
     _spec("user_clip", user_clip, expected_noise_norm=_mechanism_noise_norm),
-    # float Gaussian steps, exactly Gaussian-DP; no secure sampler
-    _spec("user_dp_sgd", user_dp_sgd, noise=("float",), split="gaussian", expected_noise_norm=_dp_sgd_noise_norm),
+    # Gaussian steps: float (exactly Gaussian-DP) or secure (discrete Gaussian, zCDP): the budget's own rule
+    _spec("user_dp_sgd", user_dp_sgd, expected_noise_norm=_dp_sgd_noise_norm),
     _spec("item_group", item_group, split="basic", expected_noise_norm=_mechanism_noise_norm),  # group privacy
 )

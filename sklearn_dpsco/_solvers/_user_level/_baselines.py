@@ -2,15 +2,22 @@
 
 ``user_dp_sgd`` — user-level DP gradient descent (full batch of users per
 step): each user's *average* gradient is clipped to norm C, the clipped
-vectors are summed, Gaussian noise N(0, sigma^2 I) is added, and a projected
-step is taken. Replacing one user moves the sum by at most 2C, so each step
-is a Gaussian mechanism with sensitivity 2C; T steps compose exactly as a
-Gaussian of ``mu = sqrt(T) 2C / sigma`` (Dong, Roth, Su 2019), so
-``sigma = 2C sqrt(T) / mu(epsilon, delta)``. T, C, the step and the ridge
-are public; the number of steps is fixed in advance. Its noise is
-``rng.normal`` (float only): there is NO secure (discrete) path, so
-:class:`~sklearn_dpsco.UserLevelDPLogistic` refuses it under
-``noise="secure"``.
+vectors are summed, noise is added to the sum, and a projected step is
+taken. Replacing one user moves the sum by at most 2C. T, C, the step and
+the ridge are public; the number of steps is fixed in advance. Two noise
+paths:
+
+* ``noise="secure"`` (the default): every step releases its sum through a
+  :class:`~sklearn_dpsco._mechanisms.GaussianMechanism` — the sum is rounded
+  to the grid and exact discrete Gaussian noise added in grid units
+  (``NoiseDraw.release``). The sensitivity covers the float64 computation of
+  the sum (:func:`~sklearn_dpsco._mechanisms._calibrate.clipped_sum_sensitivity`),
+  the mechanism inflates it by the rounding, each step is zCDP (Canonne,
+  Kamath, Steinke 2020) and the T steps compose additively in zCDP; the
+  iterates are post-processing of the released sums.
+* ``noise="float"``: ``N(0, sigma^2 I)`` in float64; T steps compose exactly
+  as a Gaussian of ``mu = sqrt(T) 2C / sigma`` (Dong, Roth, Su 2019), so
+  ``sigma = 2C sqrt(T) / mu(epsilon, delta)`` (not DP over the floats).
 
 ``item_group`` — item-level DP made user-level by group privacy: certified
 output perturbation of the regularised logistic ERM normalised by the public
@@ -29,8 +36,16 @@ import numpy as np
 
 from ..._budget import Budget
 from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
-from ..._mechanisms._calibrate import certified_sensitivity, dp_gd_sigma, gaussian_mechanism_for, gaussian_steps
-from ..._param_checks import check_delta, check_epsilon, check_positive
+from ..._mechanisms._calibrate import (
+    certified_sensitivity,
+    clipped_sum_sensitivity,
+    dp_gd_sigma,
+    dp_gd_step_mechanism,
+    gaussian_mechanism_for,
+    gaussian_steps,
+)
+from ..._mechanisms._paths import check_noise
+from ..._param_checks import check_delta, check_epsilon, check_nonnegative, check_positive
 from ...accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
 from .._core._geometry import project_ball
 from .._core._user_data import group_gradient_sums
@@ -42,15 +57,26 @@ __all__ = [
     "dp_sgd_plan",
     "group_privacy_item_budget",
     "item_group_plan",
+    "clipped_gradient_sum",
     "run_dp_sgd",
     "run_item_group",
+    "user_mean_gradient_error",
     "user_mean_gradients",
 ]
+
+_U = 2.0**-53  # unit roundoff of float64
 
 
 # --------------------------------------------------------------------------- user-level DP-GD
 @dataclass(frozen=True)
 class DPSGDPlan:
+    """Public plan of user-level DP-GD.
+
+    ``sigma`` is the per-step noise std (``mechanism.sigma`` on the secure
+    path); ``mechanism`` the secure per-step :class:`GaussianMechanism`
+    (``None`` on the float path).
+    """
+
     n_users: int
     n_coef: int
     iterations: int
@@ -59,31 +85,75 @@ class DPSGDPlan:
     lam: float
     radius: float
     sigma: float
+    mechanism: GaussianMechanism = None
+
+    @property
+    def noise(self):
+        return "float" if self.mechanism is None else "secure"
 
     @property
     def event(self):
+        if self.mechanism is not None:
+            # T discrete Gaussian releases, each S2/(2N)-zCDP: rho adds up
+            return SelfComposedEvent(self.mechanism.event, self.iterations)
         # T Gaussian releases of a 2C-sensitive sum on the same users
         return SelfComposedEvent(GaussianEvent(2.0 * self.clip, self.sigma), self.iterations)
 
 
-def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam, radius):
-    """Public plan of user-level DP-GD; ``sigma`` is the one noise scale of every step."""
+def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam, radius, gradient_error,
+                noise=DEFAULT_NOISE):
+    """Public plan of user-level DP-GD; one noise scale for every step.
+
+    ``gradient_error`` is a public bound on the float64 error of each user's
+    computed gradient (:func:`user_mean_gradient_error` for the logistic
+    loss; 0 for an exactly computed test loss); the secure path's
+    sensitivity covers it.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    check_noise(noise)
     if delta == 0:
         raise ValueError("user-level DP-SGD is a Gaussian mechanism: it needs delta > 0.")
     clip = check_positive(clip, "clip")
     step = check_positive(step, "step")
     radius = check_positive(radius, "radius")
+    gradient_error = check_nonnegative(gradient_error, "gradient_error")
     if lam < 0:
         raise ValueError(f"lam must be >= 0, got {lam}.")
     T = int(iterations)
     if T < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}.")
+    if noise == "secure":
+        # why: replacing one user moves the float64 sum of clipped mean gradients by at most this
+        # (2C exactly, plus every rounding of its computation); each of the T steps is a discrete Gaussian
+        # release of it on a 1/T zCDP share (doc/privacy/user_level.rst, "user_dp_sgd on the secure path").
+        sensitivity = clipped_sum_sensitivity(clip, n_users, n_coef, gradient_error)
+        mechanism = dp_gd_step_mechanism(sensitivity, T, Budget(epsilon, delta, noise), n_coef)
+        return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, mechanism.sigma, mechanism)
     # why: each step adds N(0, sigma^2) to a sum of sensitivity 2C (replace one user); T steps
     # are exactly sqrt(T) 2C / sigma -Gaussian DP, which must not exceed mu(epsilon, delta).
     sigma = dp_gd_sigma(2.0 * clip, T, epsilon, delta)
     return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, sigma)
+
+
+def user_mean_gradient_error(data_norm, max_items, n_coef, radius):
+    """Public bound on the float64 error of one user's :func:`user_mean_gradients` vector.
+
+    For rows of norm <= R (``data_norm``, scaled by :func:`make_user_data`)
+    and an iterate of norm <= ``radius``: ``<x, w>`` errs by <= gamma_p R
+    radius, the logistic weight ``a = -y expit(-y z)`` is 1/4-Lipschitz in z
+    and is computed to a few ulps (|a| <= 1), the user's sum of at most m
+    terms ``a_r x_r`` errs by <= gamma_m sum |a_r| ||x_r||, and the division
+    by the count by one more rounding. The factor 2 covers the rows' and
+    the iterate's own rounding (norms within a few ulps of R and radius).
+    """
+    p, m = int(n_coef), int(max_items)
+    R, rad = float(data_norm), float(radius)
+
+    def gamma(k):
+        return k * _U / (1.0 - k * _U)
+
+    return 2.0 * R * (gamma(m + 8) + gamma(p + 4) * R * rad)
 
 
 def user_mean_gradients(data, W):
@@ -102,6 +172,18 @@ def user_mean_gradients(data, W):
 def _clip_rows(G, clip):
     norms = np.linalg.norm(G, axis=-1, keepdims=True)
     return G * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+
+
+def clipped_gradient_sum(user_gradients, clip):
+    """Sum over users (axis -2) of the users' gradients clipped to norm ``clip``: the released centre."""
+    return _clip_rows(user_gradients, clip).sum(axis=-2)
+
+
+def _step_draw(plan, rng, chains):
+    """The noise of one step for ``chains`` runs (drawn before the step's sum is formed)."""
+    if plan.mechanism is None:
+        return gaussian_steps(plan.sigma).draw(rng, (chains, plan.n_coef))
+    return plan.mechanism.draw(rng, chains)
 
 
 def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
@@ -125,11 +207,10 @@ def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
     """
     p = plan.n_coef
     chains = 1 if size is None else int(size)
-    step_noise = gaussian_steps(plan.sigma)
     W = np.tile(np.zeros(p) if w0 is None else np.asarray(w0, dtype=float), (chains, 1))
     for _ in range(plan.iterations):
-        G = _clip_rows(user_gradients(W), plan.clip).sum(axis=1)  # (chains, p), sensitivity 2C
-        noisy = step_noise.draw(rng, (chains, p)).release(G)
+        G = clipped_gradient_sum(user_gradients(W), plan.clip)  # (chains, p), sensitivity 2C (+ rounding)
+        noisy = _step_draw(plan, rng, chains).release(G)  # secure: G rounded to the grid, integer noise added
         W = W - plan.step * (noisy / plan.n_users + plan.lam * W)
         norms = np.linalg.norm(W, axis=1, keepdims=True)
         W = W * np.minimum(1.0, plan.radius / np.maximum(norms, 1e-300))  # projection onto B(0, radius)
