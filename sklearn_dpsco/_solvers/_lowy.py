@@ -42,7 +42,6 @@ from .._mechanisms._calibrate import noise_norm_quantile
 from ..accounting import ComposedEvent, ParallelComposedEvent
 from ._core._data import GLMData
 from ._core._geometry import project_ball, project_two_balls
-from ._localization._phases import certifiable
 from ._output_perturbation import output_perturbation_plan, run_output_perturbation
 from ._core._result import PrivateFit
 
@@ -322,10 +321,10 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
     solved by the inner solver with regularization ``lam_t = lam_growth^(t-1)
     lam1`` centred at the previous aggregate. Lowy: ``shrink = 2``,
     ``lam_growth = 32``, ``T = ceil(log2 n)``. Phases whose blocks would have
-    fewer than ``min_block`` rows, or whose certified target float64 cannot
-    prove (:func:`~sklearn_dpsco._solvers._localization.certifiable`), are
-    dropped (public rules; fewer releases on disjoint blocks leave the
-    argument unchanged). Every block gets the
+    fewer than ``min_block`` rows are dropped (a public rule; fewer releases
+    on disjoint blocks leave the argument unchanged); every block's certified
+    target is at least the float floor of its plan, which float64 can prove
+    (doc/privacy/output_perturbation.rst, "Float floor"). Every block gets the
     full budget: blocks are disjoint, so the run is (epsilon, delta)-DP by
     parallel composition (``ParallelComposedEvent``).
 
@@ -356,9 +355,6 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
         if m_t < max(1, min_block):
             break
         lam_t = lam1 * lam_growth ** (t - 1)
-        if not certifiable(m_t, lam_t, clip, tolerance):
-            offset += n_t  # a phase float64 cannot certify is dropped; its rows stay unused
-            continue
         out.append(
             tuple(
                 _inner_plan(

@@ -32,7 +32,6 @@ from ._hinge_rules import (
     default_alpha,
     default_clip,
     default_intercept_scaling,
-    certifiable_tolerance,
     default_radius,
 )
 
@@ -106,8 +105,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     tolerance : float, default=0.05
         Certified solver accuracy as a fraction of the exact-minimizer
         sensitivity; every release's sensitivity is ``(1 + 2 tolerance)``
-        times the exact one. Raised (a public rule, recorded in
-        ``fit_info_``) when float64 could not certify it (very large n).
+        times the exact one, or the exact one plus twice the certificate's
+        public float floor when that is larger (doc/privacy/output_perturbation.rst).
     fit_intercept : bool, default=True
         Fit an intercept (a virtual column, penalized like a feature).
     intercept_scaling : float, default=None
@@ -275,7 +274,6 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         alpha = None
         if solver == "output_perturbation":
             alpha = default_alpha(n_samples, n_features, clip, eps, delta) if self.alpha is None else self.alpha
-            common["tolerance"] = certifiable_tolerance(n_samples, alpha, clip, self.tolerance)
             schedule = output_perturbation_plan(n_samples, n_features, lam=alpha, **common)
             info = {"alpha": alpha, "sensitivity": schedule.sensitivity, "rows": n_samples}
         elif solver in ("localized_output_perturbation", "lowy"):
@@ -287,8 +285,6 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                 alpha = default_alpha(first, n_features, clip, *stage, factor=PHASE1_ALPHA_FACTOR)
             else:
                 alpha = self.alpha
-            # with growth 4 and halving blocks every phase asks for the same gap as phase 1
-            common["tolerance"] = certifiable_tolerance(first, alpha, clip, self.tolerance)
             schedule = pop_localize_plan(
                 n_samples, n_features, lam1=alpha, phases=LOCALIZATION_PHASES, repeats=self.repeats,
                 lam_growth=LOCALIZATION_GROWTH, min_block=LOCALIZATION_MIN_BLOCK, inner=inner, **common,

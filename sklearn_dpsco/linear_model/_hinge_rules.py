@@ -11,7 +11,6 @@ benchmarks/results/hinge.md).
 import math
 
 from .._mechanisms._calibrate import expected_noise_norm
-from .._solvers import MIN_CERTIFIED_GAP as _MIN_CERTIFIED_GAP
 
 __all__ = [
     "ALPHA_FACTOR",
@@ -22,7 +21,6 @@ __all__ = [
     "PHASE1_ALPHA_FACTOR",
     "RADIUS_FACTOR",
     "SOLVERS",
-    "certifiable_tolerance",
     "choose_solver",
     "default_alpha",
     "default_clip",
@@ -89,17 +87,6 @@ def default_alpha(n, d, clip, epsilon, delta, factor=None):
     """Regularization of output perturbation from public facts (see :data:`ALPHA_FACTOR`)."""
     factor = ALPHA_FACTOR if factor is None else factor
     return factor * clip**2 * noise_norm_per_unit(d, epsilon, delta) / n
-
-
-def certifiable_tolerance(n, alpha, clip, tolerance):
-    """The certified tolerance used: ``tolerance``, raised if float64 could not prove it.
-
-    A release on ``n`` rows at ``alpha`` needs a duality gap ``2 t^2 clip^2 /
-    (alpha n^2)``; below about 1e-11 the certificate's rounding margin wins
-    (very large n). The smallest ``t`` reaching it is public.
-    """
-    t_min = math.sqrt(_MIN_CERTIFIED_GAP * alpha * n * n / 2.0) / clip
-    return max(tolerance, t_min * (1.0 + 1e-6))
 
 
 def default_radius(clip):

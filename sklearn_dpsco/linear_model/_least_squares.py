@@ -10,6 +10,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._rng import check_random_state, noise_source
 from .._solvers import (
+    CENTRED_OBJECTIVE_SCALE,
     ArraySource,
     PrivateFit,
     SGDSettings,
@@ -376,9 +377,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                 delta=delta, noise=self.noise,
             )
         else:
+            # centred phases: the certificate's terms are sized by the residuals at each phase's centre, so
+            # its float floor is declared at CENTRED_OBJECTIVE_SCALE and stays below the step's sensitivity
+            # as n grows (doc/privacy/output_perturbation.rst, "Centring" and "Float floor")
             schedule = phased_erm_schedule(
                 n_samples, n_features, clip=self.clip, radius=self.radius, epsilon=eps, delta=delta,
-                noise=self.noise,
+                noise=self.noise, centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE,
             )
         return FitPlan(solver, schedule.event, schedule=schedule, intercept_scaling=s)
 
