@@ -57,6 +57,9 @@ _ADASSP_INTERCEPT_FRACTION = 0.25
 #: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
 _AUTO_SSP_BELOW = 75.0
 _AUTO_LOWY_BELOW = 500.0
+#: From this m on AdaSSP ties or beats Phased-ERM (pure and approximate DP) at 5-10x less
+#: fit time, and both are flat in n (benchmarks/results/scaling_n.md).
+_AUTO_SSP_ABOVE = 1e4
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 _ADASSP_MAX_FEATURES = 1000
 #: Absolute constant of Lowy's base regularization lam_1 (utility only).
@@ -77,8 +80,10 @@ def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT
     Snowball fits in n                                             linear time (float noise only)
     ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
                                                                    where every other solver goes negative
+    ``m >= 1e4`` and a row bound (``d <= 1000``)     adassp        ties or beats Phased-ERM, 5-10x faster
+                                                                   (benchmarks/results/scaling_n.md)
     ``m < 500``                                      lowy          best pure-DP solver at moderate m
-    otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
+    otherwise                                        phased_erm    best pure-DP R^2 for 500 <= m < 1e4
     ===============================================  ============  =======================================
 
     Without a row bound only the extension solvers qualify (lowy, phased_erm). Snowball adds
@@ -89,7 +94,7 @@ def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT
     if row_bound is not None:
         if delta > 0 and noise == "float" and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
             return "snowball"
-        if m < _AUTO_SSP_BELOW and n_features <= _ADASSP_MAX_FEATURES:
+        if (m < _AUTO_SSP_BELOW or m >= _AUTO_SSP_ABOVE) and n_features <= _ADASSP_MAX_FEATURES:
             return "adassp"
     return "lowy" if m < _AUTO_LOWY_BELOW else "phased_erm"
 
@@ -225,8 +230,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
     row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
-    Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
+    or ``m >= 1e4`` (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
+    Phased-ERM (benchmarks/results/linear.md, benchmarks/results/scaling_n.md,
+    doc/privacy/linear_regression.rst).
 
     Examples
     --------
