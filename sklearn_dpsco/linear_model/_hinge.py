@@ -26,6 +26,7 @@ from ._hinge_rules import (
     LOCALIZATION_GROWTH,
     LOCALIZATION_MIN_BLOCK,
     LOCALIZATION_PHASES,
+    OBJECTIVE_SCALE,
     PHASE1_ALPHA_FACTOR,
     SOLVERS,
     choose_solver,
@@ -270,7 +271,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         clip, scaling, radius = self._settings(d_raw)
         eps, delta = self._split_budget(n_problems)  # one-vs-rest shares, by noise path (_base.py)
         solver = choose_solver(n_samples, n_features, eps, delta) if self.solver == "auto" else self.solver
-        common = dict(clip=clip, epsilon=eps, delta=delta, tolerance=self.tolerance, noise=self.noise)
+        # the certificate's float floor at the hinge's declared term size (OBJECTIVE_SCALE in _hinge_rules)
+        common = dict(clip=clip, epsilon=eps, delta=delta, tolerance=self.tolerance, noise=self.noise,
+                      objective_scale=OBJECTIVE_SCALE)
         alpha = None
         if solver == "output_perturbation":
             alpha = default_alpha(n_samples, n_features, clip, eps, delta) if self.alpha is None else self.alpha

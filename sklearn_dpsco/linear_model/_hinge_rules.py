@@ -18,6 +18,7 @@ __all__ = [
     "LOCALIZATION_MIN_BLOCK",
     "LOCALIZATION_PHASES",
     "LOCALIZE_ABOVE",
+    "OBJECTIVE_SCALE",
     "PHASE1_ALPHA_FACTOR",
     "RADIUS_FACTOR",
     "SOLVERS",
@@ -81,6 +82,15 @@ LOCALIZATION_MIN_BLOCK = 50
 #: ``solver="auto"`` localizes when ``n / noise_norm_per_unit(d, eps, delta)`` (``n eps / d`` for
 #: pure DP) reaches this: below it the first phase's output is too noisy to localize around.
 LOCALIZE_ABOVE = 300.0
+
+
+#: Declared size of the mean term of a hinge problem's duality-gap certificate (public; its float floor,
+#: doc/privacy/output_perturbation.rst, "Float floor"). The hinge's dual variables lie in [0, min(1, C/||x||)],
+#: so a row's terms are about 2 + 3 C ||w||: ~60 at the default domain radius 20/C, 5-8 measured on
+#: standardized rows. At the generic 1e6 the floor grew like sqrt(n) and set the release noise from
+#: ~1e6 rows on (accuracy fell from 1e6 to 1e7 rows, benchmarks/results/scaling_n.md). Only problems whose
+#: mean term exceeds ~4e3 (margins of ~1e3 at the clip level) can fail to certify; the fit then refuses.
+OBJECTIVE_SCALE = 1e3
 
 
 def default_alpha(n, d, clip, epsilon, delta, factor=None):
