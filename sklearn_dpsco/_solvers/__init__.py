@@ -66,7 +66,6 @@ from ._localization._phases import (
     run_growth_epochs,
     run_phases,
 )
-from ._localization._phases import _MIN_CERTIFIED_GAP as MIN_CERTIFIED_GAP
 from ._lowy import (
     DoubleOutputPerturbationPlan,
     LocalizePlan,
@@ -144,7 +143,6 @@ __all__ = [
     # localization (phases, growth schedules)
     "CENTRED_OBJECTIVE_SCALE",
     "GROWTH_SCHEDULES",
-    "MIN_CERTIFIED_GAP",
     "PhaseSchedule",
     "ald_growth_epochs",
     "ald_growth_schedule",

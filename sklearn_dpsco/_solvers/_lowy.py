@@ -42,8 +42,7 @@ from .._mechanisms._calibrate import noise_norm_quantile
 from ..accounting import ComposedEvent, ParallelComposedEvent
 from ._core._data import GLMData
 from ._core._geometry import project_ball, project_two_balls
-from ._localization._phases import certifiable
-from ._output_perturbation import output_perturbation_plan, run_output_perturbation
+from ._output_perturbation import OBJECTIVE_SCALE, output_perturbation_plan, run_output_perturbation
 from ._core._result import PrivateFit
 
 __all__ = [
@@ -139,7 +138,7 @@ class LocalizePlan:
 
 
 def output_pert_localize_plan(n, d, *, lam, clip, epsilon, delta=0.0, zeta=3.0, start=0, tolerance=0.1,
-                              noise=DEFAULT_NOISE):
+                              noise=DEFAULT_NOISE, objective_scale=OBJECTIVE_SCALE):
     """Plan OutputPert-Localize (Lowy Algorithm 2) on ``n`` rows from ``start``.
 
     The radius ``tau + q`` (``tau`` the certified distance target, ``q`` the
@@ -149,7 +148,8 @@ def output_pert_localize_plan(n, d, *, lam, clip, epsilon, delta=0.0, zeta=3.0, 
     """
     zeta = check_positive(zeta, "zeta")
     release = output_perturbation_plan(
-        n, d, lam=lam, clip=clip, epsilon=epsilon, delta=delta, start=start, tolerance=tolerance, noise=noise
+        n, d, lam=lam, clip=clip, epsilon=epsilon, delta=delta, start=start, tolerance=tolerance, noise=noise,
+        objective_scale=objective_scale,
     )
     # why: ||Pi_W(w~ + b) - w*|| <= ||w~ - w*|| + ||b|| <= tau + ||b|| (w* in W, projections are
     # non-expansive), and ||b|| exceeds its exact quantile with probability exp(-zeta).
@@ -216,7 +216,7 @@ class DoubleOutputPerturbationPlan:
 
 
 def double_output_perturbation_plan(m, d, *, lam, clip, epsilon, delta=0.0, localize_share=0.5, zeta=3.0, start=0,
-                                    tolerance=0.1, noise=DEFAULT_NOISE):
+                                    tolerance=0.1, noise=DEFAULT_NOISE, objective_scale=OBJECTIVE_SCALE):
     """Plan Double-OutputPert (Lowy Algorithm 4) on ``m`` rows from ``start``.
 
     Stage 1 (OutputPert-Localize) gets ``localize_share`` of the budget,
@@ -226,7 +226,7 @@ def double_output_perturbation_plan(m, d, *, lam, clip, epsilon, delta=0.0, loca
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     (eps1, delta1), (eps2, delta2) = split_two_stages(epsilon, delta, localize_share, noise)
-    common = dict(lam=lam, clip=clip, start=start, tolerance=tolerance, noise=noise)
+    common = dict(lam=lam, clip=clip, start=start, tolerance=tolerance, noise=noise, objective_scale=objective_scale)
     localize = output_pert_localize_plan(m, d, epsilon=eps1, delta=delta1, zeta=zeta, **common)
     release = output_perturbation_plan(m, d, epsilon=eps2, delta=delta2, **common)
     return DoubleOutputPerturbationPlan(localize, release)
@@ -301,20 +301,22 @@ class PopLocalizePlan:
 _INNER = ("double", "single")
 
 
-def _inner_plan(inner, m, d, *, lam, clip, epsilon, delta, localize_share, zeta, start, tolerance, noise):
+def _inner_plan(inner, m, d, *, lam, clip, epsilon, delta, localize_share, zeta, start, tolerance, noise,
+                objective_scale):
     if inner == "double":
         return double_output_perturbation_plan(
             m, d, lam=lam, clip=clip, epsilon=epsilon, delta=delta, localize_share=localize_share, zeta=zeta,
-            start=start, tolerance=tolerance, noise=noise,
+            start=start, tolerance=tolerance, noise=noise, objective_scale=objective_scale,
         )
     return output_perturbation_plan(
-        m, d, lam=lam, clip=clip, epsilon=epsilon, delta=delta, start=start, tolerance=tolerance, noise=noise
+        m, d, lam=lam, clip=clip, epsilon=epsilon, delta=delta, start=start, tolerance=tolerance, noise=noise,
+        objective_scale=objective_scale,
     )
 
 
 def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repeats=1, lam_growth=32.0,
                       shrink=2.0, min_block=1, inner="double", localize_share=0.5, zeta=3.0, start=0,
-                      tolerance=0.1, noise=DEFAULT_NOISE):
+                      tolerance=0.1, noise=DEFAULT_NOISE, objective_scale=OBJECTIVE_SCALE):
     """Plan Pop-Localize (Lowy Algorithm 1) on ``n`` rows from ``start``.
 
     Phase t (t = 1..T) uses ``n_t = floor(n / shrink^t)`` fresh rows, split
@@ -322,10 +324,10 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
     solved by the inner solver with regularization ``lam_t = lam_growth^(t-1)
     lam1`` centred at the previous aggregate. Lowy: ``shrink = 2``,
     ``lam_growth = 32``, ``T = ceil(log2 n)``. Phases whose blocks would have
-    fewer than ``min_block`` rows, or whose certified target float64 cannot
-    prove (:func:`~sklearn_dpsco._solvers._localization.certifiable`), are
-    dropped (public rules; fewer releases on disjoint blocks leave the
-    argument unchanged). Every block gets the
+    fewer than ``min_block`` rows are dropped (a public rule; fewer releases
+    on disjoint blocks leave the argument unchanged); every block's certified
+    target is at least the float floor of its plan, which float64 can prove
+    (doc/privacy/output_perturbation.rst, "Float floor"). Every block gets the
     full budget: blocks are disjoint, so the run is (epsilon, delta)-DP by
     parallel composition (``ParallelComposedEvent``).
 
@@ -334,6 +336,9 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
     inner : {"double", "single"}
         ``"double"``: Double-OutputPert (Lowy Algorithm 4). ``"single"``:
         one certified output perturbation (ALT24's original inner solver).
+    objective_scale : float
+        Declared size of the certificate's terms in every block's plan (its
+        float floor, doc/privacy/output_perturbation.rst).
     """
     clip = check_positive(clip, "clip")
     epsilon = check_epsilon(epsilon)
@@ -356,15 +361,12 @@ def pop_localize_plan(n, d, *, clip, epsilon, lam1, delta=0.0, phases=None, repe
         if m_t < max(1, min_block):
             break
         lam_t = lam1 * lam_growth ** (t - 1)
-        if not certifiable(m_t, lam_t, clip, tolerance):
-            offset += n_t  # a phase float64 cannot certify is dropped; its rows stay unused
-            continue
         out.append(
             tuple(
                 _inner_plan(
                     inner, m_t, d, lam=lam_t, clip=clip, epsilon=epsilon, delta=delta,
                     localize_share=localize_share, zeta=zeta, start=offset + j * m_t, tolerance=tolerance,
-                    noise=noise,
+                    noise=noise, objective_scale=objective_scale,
                 )
                 for j in range(repeats)
             )

@@ -12,6 +12,7 @@ from ._hinge_rules import (
     LOCALIZATION_GROWTH,
     LOCALIZATION_MIN_BLOCK,
     LOCALIZATION_PHASES,
+    OBJECTIVE_SCALE,
     SOLVERS,
     default_clip,
     default_intercept_scaling,
@@ -88,8 +89,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     tolerance : float, default=0.05
         Certified solver accuracy as a fraction of the exact-minimizer
         sensitivity; every release's sensitivity is ``(1 + 2 tolerance)``
-        times the exact one. Raised (a public rule, recorded in
-        ``fit_info_``) when float64 could not certify it (very large n).
+        times the exact one, or the exact one plus twice the certificate's
+        public float floor when that is larger (doc/privacy/output_perturbation.rst).
     fit_intercept : bool, default=True
         Fit an intercept (a virtual column, penalized like a feature).
     intercept_scaling : float, default=None
@@ -252,7 +253,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                                           self.repeats)
         params = dict(clip=clip, alpha=alpha, tolerance=tolerance, radius=radius, repeats=self.repeats,
                       kappa_lower=self.kappa_lower, phases=LOCALIZATION_PHASES, lam_growth=LOCALIZATION_GROWTH,
-                      min_block=LOCALIZATION_MIN_BLOCK)
+                      min_block=LOCALIZATION_MIN_BLOCK, objective_scale=OBJECTIVE_SCALE)
         plan = spec.build(n_samples, n_features, budget, params)
         plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=budget.epsilon,
                          delta=budget.delta, tolerance=tolerance)

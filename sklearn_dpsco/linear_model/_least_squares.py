@@ -141,8 +141,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
     row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
-    Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
+    or ``m >= 1e4`` (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
+    Phased-ERM (benchmarks/results/linear.md, benchmarks/results/scaling_n.md,
+    doc/privacy/linear_regression.rst).
 
     Examples
     --------

@@ -14,6 +14,7 @@ from .._solvers import snowball_fits, solver_names
 __all__ = [
     "ADASSP_MAX_FEATURES",
     "AUTO_LOWY_BELOW",
+    "AUTO_SSP_ABOVE",
     "AUTO_SSP_BELOW",
     "EXTENSION_SOLVERS",
     "ONE_PASS_SOLVERS",
@@ -37,6 +38,9 @@ EXTENSION_SOLVERS = solver_names("least_squares", needs_row_bound=False)
 #: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
 AUTO_SSP_BELOW = 75.0
 AUTO_LOWY_BELOW = 500.0
+#: From this m on AdaSSP ties or beats Phased-ERM (pure and approximate DP) at 5-10x less
+#: fit time, and both are flat in n (benchmarks/results/scaling_n.md).
+AUTO_SSP_ABOVE = 1e4
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 ADASSP_MAX_FEATURES = 1000
 
@@ -53,8 +57,10 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
     Snowball fits in n                                             linear time (float noise only)
     ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
                                                                    where every other solver goes negative
+    ``m >= 1e4`` and a row bound (``d <= 1000``)     adassp        ties or beats Phased-ERM, 5-10x faster
+                                                                   (benchmarks/results/scaling_n.md)
     ``m < 500``                                      lowy          best pure-DP solver at moderate m
-    otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
+    otherwise                                        phased_erm    best pure-DP R^2 for 500 <= m < 1e4
     ===============================================  ============  =======================================
 
     Without a row bound only the extension solvers qualify (lowy, phased_erm). Snowball adds
@@ -66,7 +72,7 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
         if delta > 0 and noise == "float" and snowball_fits(n_samples, n_features, Budget(epsilon, delta, noise),
                                                             row_bound):
             return "snowball"
-        if m < AUTO_SSP_BELOW and n_features <= ADASSP_MAX_FEATURES:
+        if (m < AUTO_SSP_BELOW or m >= AUTO_SSP_ABOVE) and n_features <= ADASSP_MAX_FEATURES:
             return "adassp"
     return "lowy" if m < AUTO_LOWY_BELOW else "phased_erm"
 

@@ -81,6 +81,11 @@ def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(2000, 21, 0.5, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"
     assert _auto_solver(2000, 2001, 1.0, 0.0, 1.0) == "lowy"  # no d x d release in high dimension
+    assert _auto_solver(210_000, 21, 1.0, 0.0, 1.0) == "adassp"  # m = 1e4: AdaSSP ties, 10x faster
+    assert _auto_solver(209_999, 21, 1.0, 0.0, 1.0) == "phased_erm"
+    assert _auto_solver(10**6, 21, 1.0, 1e-5, 1.0) == "adassp"
+    assert _auto_solver(10**6, 21, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
+    assert _auto_solver(10**7, 2001, 1.0, 0.0, 1.0) == "phased_erm"
     X, y = _data(20000, 20)
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0, noise="float").fit(X, y).solver_ == "snowball"
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "phased_erm"

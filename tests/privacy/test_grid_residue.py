@@ -253,7 +253,8 @@ POWER = {
     ("DPLinearRegressor", "phased_sgd", 0.0): NO_POWER_LAPLACE,
     ("DPLinearRegressor", "phased_sgd", 1e-5): "grid",
     ("DPLinearRegressor", "phased_erm", 0.0): NO_POWER_LAPLACE,
-    ("DPLinearRegressor", "phased_erm", 1e-5): "grid",
+    # centred phases (doc/privacy/output_perturbation.rst, "Centring"): the previous output plus the on-grid release
+    ("DPLinearRegressor", "phased_erm", 1e-5): NO_POWER_POST.format("the centre added to the on-grid release"),
     ("DPLinearRegressor", "lowy", 0.0): NO_POWER_POST.format("stage averaging / ball projection"),
     ("DPLinearRegressor", "lowy", 1e-5): NO_POWER_POST.format("stage averaging / ball projection"),
     ("DPLinearRegressor", "interpolation", 0.0): NO_POWER_LAPLACE,

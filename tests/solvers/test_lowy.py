@@ -35,7 +35,7 @@ from sklearn_dpsco._solvers import (
     solve_certified,
 )
 from sklearn_dpsco._solvers._core._geometry import project_ball
-from sklearn_dpsco._solvers._localization._phases import certifiable
+from sklearn_dpsco._solvers import float_floor
 from sklearn_dpsco._solvers._core._losses import get_loss
 from sklearn_dpsco._solvers._lowy import noise_norm_quantile, split_two_stages
 from sklearn_dpsco._budget import Budget
@@ -116,11 +116,13 @@ def test_pop_localize_plan_is_public_and_disjoint():
     assert (n // 2 ** (plan.info["phases"] + 1)) // 3 < 50  # the next phase was dropped by the public rule
     assert isinstance(plan.event, ParallelComposedEvent)
     assert epsilon_delta(plan.event) == pytest.approx((0.8, 0.0))
-    # Lowy's defaults: T = ceil(log2 n), shrink 2, growth 32; phases float64 cannot certify are dropped
+    # Lowy's defaults: T = ceil(log2 n), shrink 2, growth 32; every phase is kept, and a phase whose
+    # tolerance target float64 cannot prove asks for the plan's float floor instead
     full = pop_localize_plan(1024, d, clip=1.0, epsilon=1.0, lam1=1e-3)
-    expected = [t for t in range(1, 11) if certifiable(1024 // 2**t, 1e-3 * 32.0 ** (t - 1), 1.0, 0.1)]
-    assert 1 < len(expected) < 10
-    assert full.info["phases"] == len(expected) and full.lams == tuple(1e-3 * 32.0 ** (t - 1) for t in expected)
+    assert full.info["phases"] == 10 and full.lams == tuple(1e-3 * 32.0 ** (t - 1) for t in range(1, 11))
+    for phase, lam in zip(full.phases, full.lams):
+        m = phase[0].stop - phase[0].start
+        assert phase[0].release.target_distance == max(0.1 * 2.0 / (lam * m), float_floor(lam, d))
     with pytest.raises(ValueError, match="repeats"):
         pop_localize_plan(100, d, clip=1.0, epsilon=1.0, lam1=1.0, repeats=0)
     with pytest.raises(ValueError, match="at least"):

@@ -15,8 +15,9 @@ __all__ = ["SOLVERS"]
 
 
 def _common(budget, params):
+    # the certificate's float floor at the hinge's declared term size (params["objective_scale"])
     return dict(clip=params["clip"], epsilon=budget.epsilon, delta=budget.delta, tolerance=params["tolerance"],
-                noise=budget.noise)
+                noise=budget.noise, objective_scale=params["objective_scale"])
 
 
 def _run_output_perturbation(problem, schedule, rng):

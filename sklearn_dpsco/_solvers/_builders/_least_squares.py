@@ -14,6 +14,7 @@ from .._core._row_source import ArraySource, RowSource
 from .._core._sgd_settings import SGDSettings
 from .._interpolation._accd import adaptive_interpolation_schedule, run_adaptive_interpolation
 from .._interpolation._accd_sgd import interpolation_sgd_schedule, run_interpolation_sgd
+from .._localization._growth import CENTRED_OBJECTIVE_SCALE
 from .._localization._phases import phased_erm_schedule, run_phases
 from .._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
 from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
@@ -152,8 +153,12 @@ def _run_phases(problem, schedule, rng):
 
 def phased_erm(n, d, budget, params):
     """FKT Phased-ERM with certified output perturbation."""
+    # centred phases: the certificate's terms are sized by the residuals at each phase's centre, so
+    # its float floor is declared at CENTRED_OBJECTIVE_SCALE and stays below the step's sensitivity
+    # as n grows (doc/privacy/output_perturbation.rst, "Centring" and "Float floor")
     schedule = phased_erm_schedule(n, d, clip=params["clip"], radius=params["radius"], epsilon=budget.epsilon,
-                                   delta=budget.delta, noise=budget.noise)
+                                   delta=budget.delta, noise=budget.noise, centred=True,
+                                   objective_scale=CENTRED_OBJECTIVE_SCALE)
     return SchedulePlan(schedule, _run_phases)
 
 

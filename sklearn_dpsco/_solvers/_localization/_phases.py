@@ -45,7 +45,6 @@ __all__ = [
     "ald_localization",
     "ald_schedule",
     "ald_step",
-    "certifiable",
     "phased_erm",
     "phased_erm_schedule",
     "run_growth_epochs",
@@ -57,11 +56,6 @@ __all__ = [
 # dropped from the public schedule (fewer releases on disjoint blocks: the
 # parallel composition argument is unchanged).
 _MIN_STEP_FRACTION = 1e-9
-# A phase must also ask the certified solver for a duality gap float64 can prove: its
-# target gap lam tau^2 / 2 = tolerance^2 clip^2 eta / n_i (public) must stay well above the
-# certificate's rounding margin (about 1e-13 times the objective's magnitude). Phases below
-# are dropped by the same argument; otherwise the solver would refuse, data-dependently.
-_MIN_CERTIFIED_GAP = 1e-11
 
 
 @dataclass(frozen=True)
@@ -89,16 +83,6 @@ def _check_common(clip, radius, epsilon, delta):
     )
 
 
-def certifiable(n, lam, clip, tolerance):
-    """Whether a release on ``n`` rows at ``lam`` asks for a certificate float64 can prove.
-
-    The certified target ``tau = tolerance * 2 clip / (lam n)`` needs a duality gap
-    ``lam tau^2 / 2 = 2 tolerance^2 clip^2 / (lam n^2)``; it must stay above
-    :data:`_MIN_CERTIFIED_GAP`. Public inputs only.
-    """
-    return 2.0 * tolerance**2 * clip**2 / (lam * n * n) >= _MIN_CERTIFIED_GAP
-
-
 def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info, centred=False,
                    objective_scale=OBJECTIVE_SCALE):
     """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones.
@@ -106,11 +90,9 @@ def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, 
     ``centred`` and ``objective_scale`` go to every phase's
     :func:`output_perturbation_plan` (centred regression phases).
     """
-    kept = [
-        b for b in blocks
-        if clip * b[2] >= _MIN_STEP_FRACTION * scale
-        and certifiable(b[1] - b[0], 2.0 / (b[2] * (b[1] - b[0])), clip, tolerance)
-    ] or blocks[:1]
+    # A phase's certified target is never below the float floor at the declared objective_scale
+    # (float_floor), so every kept phase asks for a gap float64 can prove; only the step decides.
+    kept = [b for b in blocks if clip * b[2] >= _MIN_STEP_FRACTION * scale] or blocks[:1]
     phases = tuple(
         output_perturbation_plan(
             stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
@@ -158,13 +140,16 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     )
 
 
-def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise=DEFAULT_NOISE):
+def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise=DEFAULT_NOISE,
+                        centred=False, objective_scale=OBJECTIVE_SCALE):
     """FKT Phased-ERM schedule (Section 4, non-smooth case).
 
     k = ceil(log2 n) phases on disjoint blocks of ``floor(2^-i n)`` rows,
     ``eta_i = 4^-i eta`` with ``eta = (D / L) min(4 / sqrt(n), rho / dim)``
     (doc/algorithms.rst, F-Alg 3; ``rho / dim`` is ``epsilon / d`` for pure DP and
     ``epsilon / sqrt(d log(1/delta))`` otherwise — a utility choice only).
+    ``centred`` and ``objective_scale`` go to every phase's plan (centred
+    regression phases, doc/privacy/output_perturbation.rst).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if n < 2:
@@ -180,7 +165,7 @@ def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=Non
         offset += n_i
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise, scale=radius,
-        info={"step": step},
+        info={"step": step}, centred=centred, objective_scale=objective_scale,
     )
 
 
