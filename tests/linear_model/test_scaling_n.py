@@ -63,7 +63,7 @@ def test_phased_erm_release_noise_does_not_grow_with_n(delta):
     first, ratio, last = [], [], []
     for n in (10**5, 10**6, 10**7, 10**8):
         plan = DPLinearRegressor(solver="phased_erm", epsilon=1.0, delta=delta)._plan(n, 21, 1)
-        phases = plan.params["schedule"].phases
+        phases = plan.schedule.phases
         assert len(phases) >= 8  # localization keeps running: no collapse to the first phase
         exact = 2 * phases[0].clip / (phases[0].lam * (phases[0].stop - phases[0].start))
         first.append(phases[0].sensitivity)
@@ -81,7 +81,7 @@ def test_hinge_release_noise_does_not_grow_with_n(delta):
     # (about 4.7x the exact sensitivity at 1e7 rows); at its declared scale it stays below 0.1 x exact to 1e7
     for n in (10**5, 10**6, 10**7):
         plan = DPHingeClassifier(epsilon=1.0, delta=delta)._plan(n, 21, 1)
-        for phase in plan.params["schedule"].phases:
+        for phase in plan.schedule.phases:
             p = phase[0]
             exact = 2 * p.clip / (p.lam * (p.stop - p.start))
             assert p.sensitivity <= (1.0 + 2 * 0.1) * exact
