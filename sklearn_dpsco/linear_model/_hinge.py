@@ -4,9 +4,11 @@ import numbers
 
 from sklearn.base import ClassifierMixin
 
+from .._budget import DEFAULT_SCALE_SHARE
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._solvers import get_solver, loss_for
+from .._solvers import get_solver, loss_for, safe_row_norms
+from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,
@@ -181,7 +183,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
-        "clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "clip": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
@@ -198,7 +201,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         delta=0.0,
         *,
         solver="auto",
-        clip=None,
+        clip=AUTO,
+        scale_share=DEFAULT_SCALE_SHARE,
         alpha=None,
         radius=None,
         kappa_lower=2.0,
@@ -217,6 +221,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.delta = delta
         self.solver = solver
         self.clip = clip
+        self.scale_share = scale_share
         self.alpha = alpha
         self.radius = radius
         self.kappa_lower = kappa_lower
@@ -232,20 +237,32 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.verbose = verbose
 
     # -- public settings (resolved from public facts only) ---------------------------------
-    def _settings(self, n_features):
-        clip = default_clip(n_features) if self.clip is None else float(self.clip)
+    def _settings(self, n_features, clip):
         if self.intercept_scaling is None:
             scaling = default_intercept_scaling(clip, n_features)
         else:
             scaling = float(self.intercept_scaling)
         radius = default_radius(clip) if self.radius is None else float(self.radius)
-        return clip, scaling, radius
+        return scaling, radius
 
     def _plan(self, n_samples, n_features, n_problems):
-        """Everything the fit will run, from (n, d, number of problems) and parameters."""
+        """Everything the fit will run, from (n, d, number of problems) and parameters.
+
+        With ``clip="auto"`` the solver is planned at clip 1 on the rows
+        divided by the released ``clip_`` (linear_model/_auto_scales.py): its
+        event, like the estimate's, is fixed here, before any data is read.
+        """
         d_raw = n_features - (1 if self.fit_intercept else 0)
-        clip, scaling, radius = self._settings(d_raw)
-        budget = self._budget().split_equal(n_problems)  # one-vs-rest shares, by noise path
+        targets = []
+        if is_auto(self.clip):
+            targets.append(ScaleTarget("clip", CLIP_LEVEL, CLIP_MARGIN, lambda data: safe_row_norms(data[0])))
+        scales, solver_budget = self._scale_plan(targets)
+        if scales is not None:
+            clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
+        else:
+            clip = default_clip(d_raw) if self.clip is None else float(self.clip)
+        scaling, radius = self._settings(d_raw, clip)
+        budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
         solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
         spec = get_solver("hinge", solver)
         alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha, self.tolerance,
@@ -261,7 +278,23 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         return FitPlan(
             solver, plan, loss=loss_for(spec), radius=radius, intercept_scaling=scaling if self.fit_intercept else 0.0,
             attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
+            scales=scales,
         )
+
+    def _scale_units(self, released):
+        return released["clip"], 1.0
+
+    def _store_scales(self, plan, released):
+        """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""
+        super()._store_scales(plan, released)
+        c = released["clip"]
+        self.clip_ = c
+        self.radius_ = self.radius_ / c
+        self.intercept_scaling_ = self.intercept_scaling_ * c
+        if self.alpha_ is not None:
+            self.alpha_ = self.alpha_ * c * c
+        for entry in self.fit_info_:
+            entry.update(clip=c, radius=self.radius_, intercept_scaling=self.intercept_scaling_)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

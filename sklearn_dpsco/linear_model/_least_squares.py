@@ -3,11 +3,15 @@
 import math
 import numbers
 
+import numpy as np
+
 from sklearn.base import RegressorMixin
 
+from .._budget import DEFAULT_SCALE_SHARE
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for
+from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
+from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
@@ -162,8 +166,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "label_bound": [Interval(numbers.Real, 0, None, closed="neither")],
+        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither")],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "steps": [StrOptions({"jnn", "constant"})],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -180,8 +185,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         *,
         solver="auto",
         clip=0.1,
-        row_bound=1.0,
-        label_bound=1.0,
+        row_bound=AUTO,
+        label_bound=AUTO,
+        scale_share=DEFAULT_SCALE_SHARE,
         radius=10.0,
         steps="jnn",
         smoothness=None,
@@ -202,6 +208,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self.clip = clip
         self.row_bound = row_bound
         self.label_bound = label_bound
+        self.scale_share = scale_share
         self.radius = radius
         self.steps = steps
         self.smoothness = smoothness
@@ -221,7 +228,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         names = ("clip", "radius", "label_bound", "moment_order", "smoothness", "growth", "moment", "row_bound")
         for name in names:
             value = getattr(self, name)
-            if value is not None and not math.isfinite(value):
+            if value is not None and not is_auto(value) and not math.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}.")
         if spec.needs_row_bound and self.row_bound is None:
             raise ValueError(
@@ -230,17 +237,41 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                 f"{', '.join(EXTENSION_SOLVERS)} (privacy from the Lipschitz extension alone)."
             )
 
-    def _scaling(self, spec):
+    def _scaling(self, spec, row_bound):
         """The intercept column's value s for the solver ``spec`` (0 without intercept)."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling is not None:
             return float(self.intercept_scaling)
-        return default_intercept_scaling(spec, self.row_bound)
+        return default_intercept_scaling(spec, row_bound)
+
+    def _scale_targets(self, streaming):
+        """The "auto" bounds to estimate (linear_model/_auto_scales.py); public."""
+        targets = []
+        if is_auto(self.row_bound):
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data: safe_row_norms(data[0])))
+        if is_auto(self.label_bound):
+            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN, lambda data: np.abs(data[1][0])))
+        if targets and streaming:
+            raise ValueError(
+                "fit_stream reads the rows once, in order, and cannot estimate "
+                f"{' and '.join(t.name for t in targets)}='auto' first: declare them (numbers, or "
+                "row_bound=None for the extension solvers). Nothing was spent."
+            )
+        return targets
 
     def _plan(self, n_samples, n_features, n_problems, streaming=False):
+        """The solver's plan from public facts; with "auto" bounds, at unit scale on the rescaled data.
+
+        An "auto" row bound (label bound) is planned as 1: the rows (labels)
+        are divided by the released ``row_bound_`` (``label_bound_``) before
+        the run, so the solver's event, like the estimates', is fixed here.
+        """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        solver = resolve_solver(self.solver, n_samples, n_features, self.epsilon, self.delta, self.row_bound,
+        scales, budget = self._scale_plan(self._scale_targets(streaming))
+        row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
+        label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
+        solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
                                 self.noise, streaming)
         spec = get_solver("least_squares", solver)
         self._check_bounds(spec)
@@ -248,15 +279,23 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             raise ValueError(
                 f"solver={solver!r} cannot fit from chunks; one-pass solvers: {', '.join(ONE_PASS_SOLVERS)}."
             )
-        s = self._scaling(spec)
+        s = self._scaling(spec, row_bound)
         if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
-        names = ("clip", "row_bound", "label_bound", "radius", "steps", "smoothness", "growth", "moment",
-                 "moment_order")
+        names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
         params = {name: getattr(self, name) for name in names}
-        params["intercept_scaling"] = s
-        plan = spec.build(n_samples, n_features, self._budget(), params)
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s)
+        params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s)
+        plan = spec.build(n_samples, n_features, budget, params)
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
+                       attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
+
+    def _scale_units(self, released):
+        return released.get("row_bound", 1.0), released.get("label_bound", 1.0)
+
+    def _store_scales(self, plan, released):
+        super()._store_scales(plan, released)
+        for name, value in released.items():
+            setattr(self, name + "_", value)
 
     # -- the template's hooks for fit_stream ------------------------------------------------
     def _validate_fit_inputs(self, X, y, sample_weight=None, *, stream=None):
