@@ -89,10 +89,12 @@ def test_each_solver_fits_and_spends_its_plan(solver, delta):
 
 def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0, "float") == "snowball"
-    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # secure noise: no Snowball (float only)
+    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "adassp"  # secure noise: no Snowball (float only); m < 5000
     assert _auto_solver(100, 21, 0.1, 1e-5, 1.0, "float") == "adassp"  # Snowball cannot fit; m < 75
     assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "phased_erm"  # m = 952
-    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "lowy"  # m = 95
+    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "adassp"  # m = 95 < 500 with a row bound
+    assert _auto_solver(20000, 21, 0.5, 1e-5, 1.0) == "adassp"  # delta > 0: m = 476 < 5000
+    assert _auto_solver(200000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # m = 9524
     assert _auto_solver(2000, 21, 0.5, 0.0, 1.0) == "adassp"  # m = 48
     assert _auto_solver(2000, 21, 0.5, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"

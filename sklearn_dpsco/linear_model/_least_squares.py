@@ -35,6 +35,7 @@ from .._solvers import (
     snowball_schedule,
 )
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
+from ._least_squares_rules import table_solver
 
 __all__ = ["DPLinearRegressor"]
 
@@ -53,11 +54,6 @@ _ALL_SOLVERS = ("auto", "adassp", "snowball", "phased_sgd", "phased_erm", "lowy"
 #: s^2 to every sensitivity (R^2 + s^2), while n s^2 on the diagonal keeps
 #: the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md).
 _ADASSP_INTERCEPT_FRACTION = 0.25
-#: solver="auto" thresholds on m = n epsilon / d (benchmarks/results/linear.md).
-_AUTO_SSP_BELOW = 75.0
-_AUTO_LOWY_BELOW = 500.0
-#: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
-_ADASSP_MAX_FEATURES = 1000
 #: Absolute constant of Lowy's base regularization lam_1 (utility only).
 _LOWY_LAM1_CONSTANT = 10.0
 #: Lowy phases whose minimizer moves by less than this fraction of the radius are dropped.
@@ -65,32 +61,29 @@ _MIN_MOVE_FRACTION = 1e-9
 
 
 def _auto_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT_NOISE):
-    """The ``solver="auto"`` table (public facts only; benchmarks/results/linear.md justifies it).
+    """The ``solver="auto"`` table (public facts only; the thresholds live in _least_squares_rules.py).
 
     ``m = n epsilon / d`` (rows per unit of privacy per coefficient, d with the intercept column):
 
     ===============================================  ============  =======================================
-    condition                                        solver        why (benchmark, d = 21)
+    condition                                        solver        why
     ===============================================  ============  =======================================
     ``delta > 0``, ``noise="float"``, a row bound,   snowball      best R^2 whenever it runs (n >= 2000),
     Snowball fits in n                                             linear time (float noise only)
-    ``m < 75`` and a row bound (``d <= 1000``)       adassp        the adaptive ridge degrades to R^2 ~ 0
-                                                                   where every other solver goes negative
-    ``m < 500``                                      lowy          best pure-DP solver at moderate m
-    otherwise                                        phased_erm    best pure-DP R^2 for m >= 500
+    a row bound, ``d <= 1000`` and ``m < 500``       adassp        never below R^2 ~ 0 where the others go
+    (pure DP) or ``m < 5000`` (``delta > 0``)                      negative (benchmarks/results/rules.md)
+    ``m < 500``                                      lowy          best extension solver at moderate m
+    otherwise                                        phased_erm    best pure-DP R^2 for large m
     ===============================================  ============  =======================================
 
     Without a row bound only the extension solvers qualify (lowy, phased_erm). Snowball adds
     floating-point Gaussian noise at every step (no secure sampler), so under the default
     ``noise="secure"`` it is never chosen.
     """
-    m = n_samples * epsilon / n_features
-    if row_bound is not None:
-        if delta > 0 and noise == "float" and _snowball_fits(n_samples, n_features, epsilon, delta, row_bound):
-            return "snowball"
-        if m < _AUTO_SSP_BELOW and n_features <= _ADASSP_MAX_FEATURES:
-            return "adassp"
-    return "lowy" if m < _AUTO_LOWY_BELOW else "phased_erm"
+    if row_bound is not None and delta > 0 and noise == "float" and _snowball_fits(
+            n_samples, n_features, epsilon, delta, row_bound):
+        return "snowball"
+    return table_solver(n_samples, n_features, epsilon, delta, row_bound)
 
 
 def _snowball_fits(n, d, epsilon, delta, row_bound):
@@ -223,9 +216,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
-    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
-    Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
+    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 500``
+    (pure DP) or ``m < 5000`` (``delta > 0``), with a row bound declared and ``d <= 1000``;
+    else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
+    doc/privacy/linear_regression.rst).
 
     Examples
     --------
