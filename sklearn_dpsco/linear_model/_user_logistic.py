@@ -31,6 +31,7 @@ from .._solvers import (
 from ..accounting import ComposedEvent
 from ..accounting._shares import split_budget, split_kind
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
+from ._user_logistic_rules import default_user_alpha
 
 __all__ = ["UserLevelDPLogistic"]
 
@@ -89,9 +90,15 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
         Predictions use the raw rows.
-    alpha : float, default=0.01
+    alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
+        ``None``: ``min(20 R^2 u / (n_users sqrt(m) d), R^2 / d)`` with ``R =
+        data_norm``, ``m = max_items_per_user``, ``d`` the number of
+        coefficients and ``u`` the expected noise norm per unit of sensitivity
+        (about ``sqrt(d) / mu(epsilon, delta)``), computed per one-vs-rest
+        problem from public facts (linear_model/_user_logistic_rules.py); the
+        value used is ``alpha_``.
     radius : float, default=10.0
         Radius of the public domain ball of the coefficients (outputs are
         projected onto it; the phased solvers localize inside it).
@@ -147,6 +154,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray
     solver_ : str
+    alpha_ : float
+        The regularization used (the parameter, or the public default rule).
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
@@ -201,7 +210,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
         "max_exhaustive_solves": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -222,7 +231,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         max_items_per_user=10,
         item_selection="first",
         data_norm=1.0,
-        alpha=0.01,
+        alpha=None,
         radius=10.0,
         deletion_test="graded",
         max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
@@ -273,35 +282,47 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _sgd_settings(self):
+    def _sgd_settings(self, alpha):
         clip = self.data_norm / 2.0 if self.sgd_clip is None else self.sgd_clip
-        step = 1.0 / (0.25 * self.data_norm**2 + self.alpha) if self.sgd_step is None else self.sgd_step
+        step = 1.0 / (0.25 * self.data_norm**2 + alpha) if self.sgd_step is None else self.sgd_step
         return clip, step
 
+    def _alpha(self, n_users, n_coef, epsilon, delta):
+        """The parameter, else the public rule on this problem's budget share."""
+        if self.alpha is not None:
+            return float(self.alpha)
+        return default_user_alpha(n_users, self.max_items_per_user, n_coef, self.data_norm, epsilon, delta)
+
     def _plan_solver(self, solver, n_users, n_coef, epsilon, delta):
+        alpha = self._alpha(n_users, n_coef, epsilon, delta)
+        plan = self._plan_solver_at(solver, n_users, n_coef, epsilon, delta, alpha)
+        plan.params["alpha"] = alpha
+        return plan
+
+    def _plan_solver_at(self, solver, n_users, n_coef, epsilon, delta, alpha):
         m = self.max_items_per_user
         if solver in GKKMMZ_SOLVERS:
             sched = user_level_schedule(
-                solver, n_users, m, n_coef, data_norm=self.data_norm, alpha=self.alpha, radius=self.radius,
+                solver, n_users, m, n_coef, data_norm=self.data_norm, alpha=alpha, radius=self.radius,
                 epsilon=epsilon, delta=delta, deletion_test=self.deletion_test, beta=self.beta,
                 max_exhaustive_solves=self.max_exhaustive_solves, noise=self.noise,
             )
             return FitPlan(solver, sched.event, schedule=sched)
         if solver == "user_clip":
-            sched = user_clip_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, clip=self.user_clip,
+            sched = user_clip_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=alpha, clip=self.user_clip,
                                    epsilon=epsilon, delta=delta, noise=self.noise)
             return FitPlan(solver, sched.event, schedule=sched)
         if solver == "user_dp_sgd":
-            clip, step = self._sgd_settings()
+            clip, step = self._sgd_settings(alpha)
             if self.noise != "float":
                 raise ValueError(
                     "solver='user_dp_sgd' adds floating-point Gaussian noise at every step and has no secure "
                     "sampler; pass noise='float' to use it. Nothing was spent."
                 )
             sched = dp_sgd_plan(n_users, n_coef, epsilon=epsilon, delta=delta, iterations=self.sgd_iterations,
-                                clip=clip, step=step, lam=self.alpha, radius=self.radius)
+                                clip=clip, step=step, lam=alpha, radius=self.radius)
             return FitPlan(solver, sched.event, schedule=sched)
-        sched = item_group_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=self.alpha, epsilon=epsilon,
+        sched = item_group_plan(n_users, m, n_coef, data_norm=self.data_norm, lam=alpha, epsilon=epsilon,
                                 delta=delta, noise=self.noise)
         return FitPlan(solver, sched.event, schedule=sched)
 
@@ -426,6 +447,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             self.n_bottom_ = [b for _, b, _ in fits]
             self.fit_info_ = [info for _, _, info in fits]
             self._store_privacy(plan, event, noise_source(rng))
+            self.alpha_ = plan.params["alpha"]
 
         return self._run_fit(body)
 
