@@ -101,7 +101,7 @@ def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(2000, 2001, 1.0, 0.0, 1.0) == "lowy"  # no d x d release in high dimension
     X, y = _data(20000, 20)
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0, noise="float").fit(X, y).solver_ == "snowball"
-    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "phased_erm"
+    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "adassp"  # m = 952 < 5000
 
 
 @pytest.mark.parametrize("solver", ["adassp", "snowball", "phased_sgd"])

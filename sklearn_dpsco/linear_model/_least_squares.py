@@ -230,7 +230,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     >>> y = X @ np.array([0.5, -0.3, 0.2]) + 0.01 * rng.standard_normal(5000)
     >>> reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     >>> reg.solver_
-    'phased_erm'
+    'adassp'
     >>> DPLinearRegressor(epsilon=1.0, delta=1e-5, noise="float", random_state=0).fit(X, y).solver_
     'snowball'
     """
