@@ -73,11 +73,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         otherwise (e.g. ``clip=1`` for rows clipped to norm 1).
     alpha : float, default=None
         Regularization ``alpha`` of ``"output_perturbation"`` (of the first
-        phase for the localized solvers). ``None``: ``1.5 clip^2 u / n``
-        (first phase: ``0.5 clip^2 u / (n/2)``) with ``u = d/epsilon`` (pure)
-        or ``sqrt(d)/mu(epsilon, delta)`` (Gaussian) the expected noise norm
-        per unit sensitivity, computed per one-vs-rest problem from public
-        facts.
+        phase for the localized solvers). ``None``: ``min(50 clip^2 u / (n d),
+        clip^2 / d)`` (first phase: factor 25 on its ``n/2`` rows) with ``u =
+        d/epsilon`` (pure) or ``sqrt(d)/mu(epsilon, delta)`` (Gaussian) the
+        expected noise norm per unit sensitivity, computed per one-vs-rest
+        problem from public facts (linear_model/_hinge_rules.py).
     radius : float, default=None
         Radius R of the public domain ball (centred at 0) of the localization
         solvers. ``None``: ``20 / clip``.

@@ -144,9 +144,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
-    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
-    Phased-ERM (benchmarks/results/linear.md, doc/privacy/linear_regression.rst).
+    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 500``
+    (pure DP) or ``m < 5000`` (``delta > 0``), with a row bound declared and ``d <= 1000``;
+    else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
+    doc/privacy/linear_regression.rst).
 
     Examples
     --------
@@ -157,7 +158,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     >>> y = X @ np.array([0.5, -0.3, 0.2]) + 0.01 * rng.standard_normal(5000)
     >>> reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     >>> reg.solver_
-    'phased_erm'
+    'adassp'
     >>> DPLinearRegressor(epsilon=1.0, delta=1e-5, noise="float", random_state=0).fit(X, y).solver_
     'snowball'
     """

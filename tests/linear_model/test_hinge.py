@@ -379,11 +379,12 @@ def test_default_settings_follow_public_rules():
     assert est.clip_ == pytest.approx(2.0)  # sqrt(4)
     assert est.intercept_scaling_ == pytest.approx(1.0)
     assert est.radius_ == pytest.approx(10.0)
-    assert est.alpha_ == pytest.approx(ALPHA_FACTOR * 4.0 * 5 / (0.5 * 1000))
+    # min(ALPHA_FACTOR clip^2 u / (n d), clip^2 / d) with u = d / epsilon at pure DP
+    assert est.alpha_ == pytest.approx(min(ALPHA_FACTOR * 4.0 / (0.5 * 1000), 4.0 / 5))
     assert est.alpha_ == pytest.approx(default_alpha(1000, 5, 2.0, 0.5, 0.0))
     # Gaussian: the expected noise norm per unit sensitivity is about sqrt(d) / mu(epsilon, delta)
     gauss = default_alpha(1000, 5, 2.0, 0.5, 1e-6)
-    assert gauss == pytest.approx(ALPHA_FACTOR * 4.0 * math.sqrt(5) / gaussian_mu(0.5, 1e-6) / 1000)
+    assert gauss == pytest.approx(min(ALPHA_FACTOR * 4.0 * math.sqrt(5) / gaussian_mu(0.5, 1e-6) / 1000 / 5, 4.0 / 5))
     assert est.get_params()["clip"] is None and est.get_params()["alpha"] is None  # fit did not write them
 
 

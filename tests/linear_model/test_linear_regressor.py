@@ -89,17 +89,19 @@ def test_each_solver_fits_and_spends_its_plan(solver, delta):
 
 def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0, "float") == "snowball"
-    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # secure noise: no Snowball (float only)
+    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "adassp"  # secure noise: no Snowball (float only); m < 5000
     assert _auto_solver(100, 21, 0.1, 1e-5, 1.0, "float") == "adassp"  # Snowball cannot fit; m < 75
     assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "phased_erm"  # m = 952
-    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "lowy"  # m = 95
+    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "adassp"  # m = 95 < 500 with a row bound
+    assert _auto_solver(20000, 21, 0.5, 1e-5, 1.0) == "adassp"  # delta > 0: m = 476 < 5000
+    assert _auto_solver(200000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # m = 9524
     assert _auto_solver(2000, 21, 0.5, 0.0, 1.0) == "adassp"  # m = 48
     assert _auto_solver(2000, 21, 0.5, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"
     assert _auto_solver(2000, 2001, 1.0, 0.0, 1.0) == "lowy"  # no d x d release in high dimension
     X, y = _data(20000, 20)
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0, noise="float").fit(X, y).solver_ == "snowball"
-    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "phased_erm"
+    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "adassp"  # m = 952 < 5000
 
 
 @pytest.mark.parametrize("solver", ["adassp", "snowball", "phased_sgd"])

@@ -31,7 +31,7 @@ class _RowsAreUsers(UserLevelDPLogistic):
 @parametrize_with_checks(
     [
         _RowsAreUsers(epsilon=1e4, delta=1e-3, random_state=0),
-        _RowsAreUsers(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert"),
+        _RowsAreUsers(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert", alpha=0.01),
     ]
 )
 def test_sklearn_conformance(estimator, check):
