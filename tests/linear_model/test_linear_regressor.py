@@ -145,7 +145,8 @@ def test_public_attributes_do_not_depend_on_the_data(solver):
     Xa, ya = rng.uniform(-1, 1, (n, p)), rng.uniform(-1, 1, n)
     Xb, yb = 1e6 * rng.standard_t(1, (n, p)), 1e9 * rng.standard_t(1, n)
     delta = 1e-6 if solver in ("snowball", "interpolation") else 0.0
-    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta))
+    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta),
+              row_bound=1.0, label_bound=1.0)  # declared: no private estimate
     a = DPLinearRegressor(**kw).fit(Xa, ya)
     b = DPLinearRegressor(**kw).fit(Xb, yb)
     private = {"coef_", "intercept_"}
@@ -239,6 +240,7 @@ def test_predict_checks_feature_count():
 def _stream_reg(acc, solver="snowball"):
     # float noise: the stream tests' coarse score level was set on the float draws (Snowball is float only)
     return DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, accountant=acc, random_state=7, radius=3.0,
+                             row_bound=1.0, label_bound=1.0,
                              noise="float")
 
 
@@ -293,10 +295,11 @@ def test_bad_streams_raise_and_spend_nothing(problem):
 def test_pure_stream_uses_adassp_and_non_one_pass_solvers_refuse():
     X, y = _data(1000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    reg = DPLinearRegressor(epsilon=1.0, accountant=acc, random_state=0).fit_stream(X, y)
+    reg = DPLinearRegressor(epsilon=1.0, row_bound=1.0, label_bound=1.0, accountant=acc,
+                            random_state=0).fit_stream(X, y)
     assert reg.solver_ == "adassp"
     with pytest.raises(ValueError, match="cannot fit from chunks"):
-        DPLinearRegressor(solver="phased_erm", accountant=acc).fit_stream(X, y)
+        DPLinearRegressor(solver="phased_erm", row_bound=1.0, label_bound=1.0, accountant=acc).fit_stream(X, y)
     assert len(acc.ledger) == 1
 
 
@@ -332,6 +335,7 @@ def test_file_backed_stream_keeps_memory_bounded(tmp_path, solver, sizes):
     for n in sizes:
         X, y = _file_backed(tmp_path, n)
         reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0, radius=3.0,
+                                row_bound=1.0, label_bound=1.0,
                                 noise=_noise(solver))
         peaks.append(_peak_fit_stream(reg, X, y, block_rows=512))
     assert reg.score(X[:2000], y[:2000]) > 0.5
