@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._budget import DEFAULT_SCALE_SHARE, Budget, split_scale_share
+from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
@@ -48,8 +48,13 @@ __all__ = [
     "ROW_MARGIN",
     "ScalePlan",
     "ScaleTarget",
+    "SCALE_RANKS",
+    "SHARE_CAP",
+    "SHARE_FLOOR",
     "check_scale_share",
+    "default_scale_share",
     "is_auto",
+    "scale_plan",
 ]
 
 AUTO = "auto"
@@ -65,8 +70,28 @@ AUTO = "auto"
 #: standardized rows, so no margin): utility only. The grid's rounding up adds up to sqrt(2).
 CLIP_LEVEL, CLIP_MARGIN = 0.5, 1.0
 ROW_LEVEL, ROW_MARGIN = 0.5, 2.0
-LABEL_LEVEL, LABEL_MARGIN = 0.5, 2.0
 DATA_NORM_LEVEL, DATA_NORM_MARGIN = 0.5, 2.0
+#: Labels: a private median ``c`` of ``y`` (signed grid) and ``B = 3 x`` the private median of
+#: ``|y - c|`` (about 2 standard deviations for Gaussian noise: AdaSSP clips about 5 % of the
+#: labels). The regression runs on ``(y - c) / B``: a ridge that shrinks the model towards 0 then
+#: shrinks it towards the median, not towards the label 0 (raw labels far from 0, e.g. diabetes'
+#: 25..346, gave R^2 about -4 for a shrunk model before centring).
+LABEL_LEVEL, LABEL_MARGIN = 0.5, 3.0
+
+
+#: Default share: each estimate gets ``epsilon_i`` with ``n epsilon_i >= SCALE_RANKS`` when the
+#: share stays within [SHARE_FLOOR, SHARE_CAP]. A median release fails by more than a factor 4
+#: with probability 0.1 at ``n epsilon_i = 22``, 0.001-0.004 at 36-44 and below 1e-3 from 50 on
+#: (permute-and-flip laws on the default grid, diabetes |y| and row norms, breast-cancer and wine
+#: row norms; benchmarks/results/auto_scales.md). Public: n, epsilon and the number of estimates.
+SCALE_RANKS = 50.0
+SHARE_FLOOR = 0.05
+SHARE_CAP = 0.5
+
+
+def default_scale_share(n, epsilon, k):
+    """``min(SHARE_CAP, max(SHARE_FLOOR, k SCALE_RANKS / (n epsilon)))`` (public facts only)."""
+    return min(SHARE_CAP, max(SHARE_FLOOR, k * SCALE_RANKS / (max(n, 1) * epsilon)))
 
 
 def is_auto(value):
@@ -83,13 +108,14 @@ def check_scale_share(scale_share):
     return float(scale_share)
 
 
-def finite_nonnegative(values):
-    """``values`` with +inf (a row norm past float64's range) read as the largest float.
+def finite(values):
+    """``values`` with +-inf (a row norm or ``|y - c|`` past float64's range) read as +-the largest float.
 
-    The grid's top point is far below it, so the counts (hence the release)
+    The grid's ends are far inside it, so the counts (hence the release)
     are unchanged; a data-dependent refusal after the budget check is avoided.
     """
-    return np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=np.finfo(float).max)
+    big = np.finfo(float).max
+    return np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=big, neginf=-big)
 
 
 @dataclass(frozen=True)
@@ -105,15 +131,20 @@ class ScaleTarget:
     margin : float
         Public factor applied to the release (the scale used is ``margin * release``).
     values : callable
-        ``values(data) -> 1-D array`` of nonnegative private values (row
-        norms, ``|y|``, one reduced value per user); called only after the
-        budget checks.
+        ``values(data, released) -> 1-D array`` of private values (row
+        norms, ``|y - c|``, one reduced value per user), nonnegative unless
+        ``signed``; ``released`` holds the estimates released before this one
+        (adaptive sequential composition). Called only after the budget checks.
+    signed : bool, default=False
+        Signed grid (a location such as the label median); the release is then
+        used as is (no floor, no margin).
     """
 
     name: str
     q: float
     margin: float
     values: Callable
+    signed: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +167,7 @@ class ScalePlan:
     budget: Budget
     share: float
     grid: ScaleGrid = ScaleGrid()
+    signed_grid: ScaleGrid = ScaleGrid(signed=True)
     method: str = DEFAULT_SELECTION
 
     @property
@@ -144,7 +176,8 @@ class ScalePlan:
         return self.budget.split_equal(len(self.targets))
 
     def mechanisms(self):
-        return [quantile_mechanism_for(t.q, self.part, self.grid, self.method) for t in self.targets]
+        return [quantile_mechanism_for(t.q, self.part, self.signed_grid if t.signed else self.grid, self.method)
+                for t in self.targets]
 
     @property
     def event(self):
@@ -162,8 +195,11 @@ class ScalePlan:
         floor = float(self.grid.points[self.grid.points > 0][0])
         out, events = {}, []
         for target, mechanism in zip(self.targets, self.mechanisms()):
-            values = finite_nonnegative(target.values(data))
-            out[target.name] = target.margin * max(mechanism.release(values, rng), floor)
+            values = finite(target.values(data, dict(out)))
+            if target.signed:
+                out[target.name] = mechanism.release(values, rng)
+            else:
+                out[target.name] = target.margin * max(mechanism.release(np.abs(values), rng), floor)
             events.append(mechanism.event)
         return out, events[0] if len(events) == 1 else ComposedEvent(tuple(events))
 
@@ -174,10 +210,17 @@ class ScalePlan:
                 "scale_rule": {t.name: f"{t.margin:g} x private {t.q:g}-quantile" for t in self.targets}}
 
 
-def scale_plan(targets, budget, scale_share=DEFAULT_SCALE_SHARE):
-    """``(ScalePlan or None, solver_budget)``: no targets, no estimate and the whole budget."""
+def scale_plan(targets, budget, n, scale_share=None):
+    """``(ScalePlan or None, solver_budget)``: no targets, no estimate and the whole budget.
+
+    ``scale_share=None`` is :func:`default_scale_share` of the public ``n``
+    (rows, or users at user level), the budget's epsilon and the number of
+    estimates.
+    """
     if not targets:
         return None, budget
+    if scale_share is None:
+        scale_share = default_scale_share(n, budget.epsilon, len(targets))
     share = check_scale_share(scale_share)
     scale_budget, rest = split_scale_share(budget, share)
     return ScalePlan(tuple(targets), scale_budget, share), rest

@@ -207,33 +207,34 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
 
     # -- "auto" scales (linear_model/_auto_scales.py) ---------------------------------------
     def _scale_units(self, released):
-        """``(row_scale, label_scale)``: what the rows and labels are divided by, from the releases."""
+        """``(row_scale, label_scale, label_shift)``: rows become ``X / row_scale``, targets
+        ``(y - label_shift) / label_scale``, from the releases (public once released)."""
         raise NotImplementedError(f"{type(self).__name__} estimates no scale")
 
     def _rescale_inputs(self, inputs, released):
-        """The inputs with rows divided by the row scale and targets by the label scale (public map)."""
-        row_scale, label_scale = self._scale_units(released)
+        """The inputs with rows and targets mapped by :meth:`_scale_units` (a public per-row map)."""
+        row_scale, label_scale, label_shift = self._scale_units(released)
         X, targets, sample_weight = inputs.data
         X = X * (1.0 / row_scale) if row_scale != 1.0 else X
-        if label_scale != 1.0:
-            targets = [t / label_scale for t in targets]
+        if label_scale != 1.0 or label_shift != 0.0:
+            targets = [(t - label_shift) / label_scale for t in targets]
         return FitInputs(inputs.n_samples, inputs.n_coef, inputs.n_problems, (X, targets, sample_weight),
                          dict(inputs.plan_options), dict(inputs.public))
 
     def _store_scales(self, plan, released):
         """Coefficients back in the data's units (post-processing), the estimates in ``fit_info_``."""
-        row_scale, label_scale = self._scale_units(released)
+        row_scale, label_scale, label_shift = self._scale_units(released)
         self.coef_ = self.coef_ * (label_scale / row_scale)
-        self.intercept_ = self.intercept_ * label_scale
+        self.intercept_ = self.intercept_ * label_scale + label_shift
         info = plan.scales.info(released)
         for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
             entry.update(info)
         if self.verbose:
             print(f"[{type(self).__name__}] private scales: {info}")
 
-    def _scale_plan(self, targets):
-        """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public)."""
-        return scale_plan(targets, self._budget(), self.scale_share)
+    def _scale_plan(self, targets, n_samples):
+        """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public: n, budget, share)."""
+        return scale_plan(targets, self._budget(), n_samples, self.scale_share)
 
     # -- budget ----------------------------------------------------------------------------
     def _budget(self):

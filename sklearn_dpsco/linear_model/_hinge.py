@@ -4,7 +4,6 @@ import numbers
 
 from sklearn.base import ClassifierMixin
 
-from .._budget import DEFAULT_SCALE_SHARE
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import get_solver, loss_for, safe_row_norms
@@ -184,7 +183,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
-        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
@@ -202,7 +201,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         *,
         solver="auto",
         clip=AUTO,
-        scale_share=DEFAULT_SCALE_SHARE,
+        scale_share=None,
         alpha=None,
         radius=None,
         kappa_lower=2.0,
@@ -255,8 +254,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         d_raw = n_features - (1 if self.fit_intercept else 0)
         targets = []
         if is_auto(self.clip):
-            targets.append(ScaleTarget("clip", CLIP_LEVEL, CLIP_MARGIN, lambda data: safe_row_norms(data[0])))
-        scales, solver_budget = self._scale_plan(targets)
+            targets.append(ScaleTarget("clip", CLIP_LEVEL, CLIP_MARGIN, lambda data, _: safe_row_norms(data[0])))
+        scales, solver_budget = self._scale_plan(targets, n_samples)
         if scales is not None:
             clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
         else:
@@ -282,7 +281,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         )
 
     def _scale_units(self, released):
-        return released["clip"], 1.0
+        return released["clip"], 1.0, 0.0
 
     def _store_scales(self, plan, released):
         """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""

@@ -7,7 +7,6 @@ import numpy as np
 
 from sklearn.base import RegressorMixin
 
-from .._budget import DEFAULT_SCALE_SHARE
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
@@ -169,7 +168,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
-        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "steps": [StrOptions({"jnn", "constant"})],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -188,7 +187,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         clip=0.1,
         row_bound=AUTO,
         label_bound=AUTO,
-        scale_share=DEFAULT_SCALE_SHARE,
+        scale_share=None,
         radius=10.0,
         steps="jnn",
         smoothness=None,
@@ -250,13 +249,16 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         """The "auto" bounds to estimate (linear_model/_auto_scales.py); public."""
         targets = []
         if is_auto(self.row_bound):
-            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data: safe_row_norms(data[0])))
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: safe_row_norms(data[0])))
         if is_auto(self.label_bound):
-            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN, lambda data: np.abs(data[1][0])))
+            # the label median first (signed grid), then the spread of the labels around it
+            targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
+                                       lambda data, out: np.abs(data[1][0] - out["label_center"])))
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "
-                f"{' and '.join(t.name for t in targets)}='auto' first: declare them (numbers, or "
+                f"{' and '.join(t.name for t in targets if t.name != 'label_center')}='auto' first: declare them (numbers, or "
                 "row_bound=None for the extension solvers). Nothing was spent."
             )
         return targets
@@ -269,7 +271,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the run, so the solver's event, like the estimates', is fixed here.
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        scales, budget = self._scale_plan(self._scale_targets(streaming))
+        scales, budget = self._scale_plan(self._scale_targets(streaming), n_samples)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
         solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
@@ -291,7 +293,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                        attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
 
     def _scale_units(self, released):
-        return released.get("row_bound", 1.0), released.get("label_bound", 1.0)
+        return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)
 
     def _store_scales(self, plan, released):
         super()._store_scales(plan, released)
