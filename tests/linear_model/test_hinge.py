@@ -236,7 +236,7 @@ def test_multiclass_budget_split_and_accounting():
     assert est.fit_info_[0]["epsilon"] == pytest.approx(0.5)
     # approximate DP: Gaussian parts (GDP for float noise, zCDP for secure noise) composing to (epsilon, delta)
     for noise in ("float", "secure"):
-        g = DPHingeClassifier(epsilon=1.0, delta=1e-6, noise=noise, random_state=0).fit(X, y)
+        g = DPHingeClassifier(epsilon=1.0, delta=1e-6, noise=noise, clip=None, random_state=0).fit(X, y)
         assert epsilon_delta(g.privacy_event_, delta=1e-6)[0] == pytest.approx(1.0, rel=1e-6)
         assert g.epsilon_spent_ <= 1.0 and g.delta_spent_ == 1e-6
     # clone shares the ledger; an exhausted budget refuses before touching the data
@@ -393,7 +393,7 @@ def test_default_settings_follow_public_rules():
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_every_solver_by_name(solver, delta):
     X, y = _data(n=1500, d=3)
-    est = DPHingeClassifier(epsilon=2.0, delta=delta, solver=solver, random_state=0).fit(X, y)
+    est = DPHingeClassifier(epsilon=2.0, delta=delta, solver=solver, clip=None, random_state=0).fit(X, y)
     assert est.solver_ == solver
     report = epsilon_delta(est.privacy_event_, delta=delta if delta else None)
     assert report[0] == pytest.approx(2.0, rel=1e-6)
