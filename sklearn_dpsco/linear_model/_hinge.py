@@ -236,9 +236,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.verbose = verbose
 
     # -- public settings (resolved from public facts only) ---------------------------------
-    def _settings(self, n_features, clip):
+    def _settings(self, n_features, clip, auto=False):
         if self.intercept_scaling is None:
-            scaling = default_intercept_scaling(clip, n_features)
+            # an "auto" clip is a median row norm: raw rows carry their offset in that norm, and an
+            # intercept column of the same size keeps the offset learnable under the alpha rule
+            # (biopsy, eps 1: accuracy 0.63 -> 0.90; benchmarks/results/auto_scales.md)
+            scaling = clip if auto else default_intercept_scaling(clip, n_features)
         else:
             scaling = float(self.intercept_scaling)
         radius = default_radius(clip) if self.radius is None else float(self.radius)
@@ -260,7 +263,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
         else:
             clip = default_clip(d_raw) if self.clip is None else float(self.clip)
-        scaling, radius = self._settings(d_raw, clip)
+        scaling, radius = self._settings(d_raw, clip, auto=scales is not None)
         budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
         solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
         spec = get_solver("hinge", solver)
