@@ -64,12 +64,22 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
           otherwise); high-probability rate ``O~(clip R (1/sqrt(n) + d/(n epsilon)))``.
         - ``"ald_growth"``: ALD Algorithm 2, epochs adapting to an unknown
           growth exponent ``kappa >= kappa_lower``.
-    clip : float, default=None
-        Lipschitz level C of the loss extension (public). Rows with
-        ``||x|| <= clip`` keep the plain hinge; larger rows are down-weighted
-        by ``clip/||x||``. ``None``: ``sqrt(n_features)``, the norm of a
-        standardized row. Declare your own bound if your rows are scaled
-        otherwise (e.g. ``clip=1`` for rows clipped to norm 1).
+    clip : "auto", float or None, default="auto"
+        Lipschitz level C of the loss extension. Rows with ``||x|| <= clip``
+        keep the plain hinge; larger rows are down-weighted by ``clip/||x||``.
+        ``"auto"``: a private median of the row norms, released inside this
+        fit's budget (``scale_share`` of epsilon; doc/privacy/quantiles.rst,
+        "Use in the estimators"); the fit then runs on ``X / clip_`` at clip
+        1, so the default rules (alpha, radius, intercept column ``clip_``)
+        follow the estimate, and a declared ``alpha``, ``radius`` or
+        ``intercept_scaling`` is read in the units of ``X / clip_``. A number
+        is a public declaration (nothing is spent on it), e.g. ``clip=1`` for
+        rows clipped to norm 1. ``None``: ``sqrt(n_features)``, the norm of a
+        standardized row.
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` clip, in (0, 1); ignored
+        when ``clip`` is declared. ``None``: ``min(0.5, max(0.05, 50 /
+        (n epsilon)))`` (public facts only).
     alpha : float, default=None
         Regularization ``alpha`` of ``"output_perturbation"`` (of the first
         phase for the localized solvers). ``None``: ``min(50 clip^2 u / (n d),
@@ -127,8 +137,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     solver_ : str
         The solver used.
     clip_, alpha_, radius_, intercept_scaling_ : float
-        The public settings used (resolved defaults). ``alpha_`` is None for
-        the ALD solvers (their regularization follows their schedule).
+        The settings used (resolved defaults), in the data's units. Public
+        functions of the parameters when ``clip`` is declared; with
+        ``clip="auto"``, ``clip_`` is a differentially private release and
+        the others follow from it. ``alpha_`` is None for the ALD solvers
+        (their regularization follows their schedule).
     privacy_event_ : PrivacyEvent
         What the fit consumed (all classes).
     epsilon_spent_, delta_spent_ : float
@@ -136,7 +149,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     noise_source_ : str
         ``"os-entropy"`` or the seeded-generator label.
     fit_info_ : list of dict
-        Public per-problem information (schedules, block sizes).
+        Public per-problem information (schedules, block sizes); with
+        ``clip="auto"`` also ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule``.
 
     See Also
     --------
@@ -147,8 +162,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     Unit of privacy: one row (``privacy_unit == "row"``), replace-one neighbours; ``n``, ``n_features``
     and the label set are public. The guarantee rests only on the public
     parameters (``epsilon``, ``delta``, ``clip``, ``alpha``, ``radius``,
-    ``tolerance``, ``intercept_scaling``) and holds for every dataset; the
-    derivation of each solver is in doc/privacy/hinge.rst.
+    ``tolerance``, ``intercept_scaling``, ``scale_share``) and holds for
+    every dataset; the derivation of each solver is in doc/privacy/hinge.rst.
+    With ``clip="auto"`` the event is ``ComposedEvent((PureDPEvent(scale
+    share of epsilon), solver event))``, planned before any data is read and
+    spent once (doc/privacy/quantiles.rst, "Use in the estimators").
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``
@@ -173,7 +191,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     >>> from sklearn_dpsco import DPHingeClassifier
     >>> X, y = make_classification(n_samples=5000, n_features=10, random_state=0)
     >>> clf = DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.solver_, clf.epsilon_spent_
+    >>> clf.solver_, round(clf.epsilon_spent_, 12)  # the clip estimate and the solver together
     ('localized_output_perturbation', 1.0)
     >>> clf.score(X, y) > 0.8
     True

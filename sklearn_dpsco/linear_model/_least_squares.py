@@ -47,15 +47,27 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Lipschitz level C of the Huber extension: each row's gradient is
         ``clip(residual, -C/||x||, C/||x||) x``, of norm at most C. Used by
         the SGD and ERM solvers (not by AdaSSP).
-    row_bound : float or None, default=1.0
-        Public bound R on the l2 norm of a row; rows of larger norm are
-        scaled down to it (a per-row map). Needed by "adassp", "snowball",
+    row_bound : "auto", float or None, default="auto"
+        Bound R on the l2 norm of a row; rows of larger norm are scaled down
+        to it (a per-row map). ``"auto"``: twice a private median of the row
+        norms, released inside this fit's budget (doc/privacy/quantiles.rst,
+        "Use in the estimators"); the fit then runs on ``X / row_bound_`` with
+        row bound 1, so a declared ``clip``, ``radius`` or
+        ``intercept_scaling`` is read in those units. A number is a public
+        declaration (nothing spent on it). Needed by "adassp", "snowball",
         "phased_sgd" and "interpolation" (their privacy rests on it);
         ``None`` declares no bound and restricts the choice to the
         extension-only solvers "phased_erm", "lowy", "interpolation_ald".
-    label_bound : float, default=1.0
-        Public bound B on ``|y|``; AdaSSP clips labels to [-B, B]. The other
-        solvers need no label bound.
+    label_bound : "auto" or float, default="auto"
+        Bound B on ``|y|``; AdaSSP clips labels to [-B, B]. ``"auto"``: a
+        private median ``c`` of y (``label_center_``), then ``B = 3 x`` a
+        private median of ``|y - c|``; the fit runs on ``(y - c) / B`` with
+        label bound 1 and the model is mapped back. The other solvers need
+        no label bound.
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
+        ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
+        (n epsilon)))`` for ``k`` estimates (public facts only).
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
         the coefficients, the intercept column included).
@@ -108,7 +120,14 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         What the fit consumed (composition in doc/privacy/composition.rst).
     epsilon_spent_, delta_spent_ : float
     fit_info_ : dict
-        Public schedule facts only (phase counts, steps, batch sizes).
+        Public schedule facts (phase counts, steps, batch sizes); with
+        "auto" bounds also ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule``.
+    row_bound_, label_bound_ : float
+        The bounds used: the declared numbers, or the private estimates
+        (``row_bound_`` is None when no row bound is declared).
+    label_center_ : float
+        The private label median (``label_bound="auto"`` only).
     noise_source_ : str
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -116,7 +135,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     Notes
     -----
     Unit of privacy: one row (``privacy_unit == "row"``; replace-one neighbours; the number of rows n
-    is public). Solvers and their privacy arguments (doc/privacy/):
+    is public). With "auto" bounds the event is ``ComposedEvent((estimates, solver))``,
+    planned before any data is read and spent once (doc/privacy/quantiles.rst,
+    "Use in the estimators"); :meth:`fit_stream` needs declared bounds.
+    Solvers and their privacy arguments (doc/privacy/):
 
     * ``"adassp"`` — sufficient-statistics perturbation with adaptive ridge
       (Wang 2018): rows clipped to R, labels to B; pure or approximate DP
