@@ -10,13 +10,20 @@ Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream`
    choose the solver in the registry and build its :class:`Plan` — hook
    ``_plan``; the plan knows the privacy event it will consume;
 3. check that event within the estimator's own (epsilon, delta), then
-   ``accountant.check(event)`` — refuse before any private computation;
-4. draw every random state up front and build the problems — hook
+   ``accountant.check(event)`` — refuse before any private computation.
+   With "auto" scales the event is ``ComposedEvent((scales' event, solver's
+   event))``: the scale estimates' pure-DP part and the solver's part on
+   the rest of the budget (``split_scale_share``), both planned here;
+4. draw every random state up front: first the private scale releases, if
+   any (then the rows and labels are divided by them — hook
+   ``_rescale_inputs``, a public per-row map), then the problems — hook
    ``_draw_problems`` (one-vs-rest problems run through joblib, so results
    never depend on ``n_jobs``), then ``plan.run(problem, rng)`` for each;
-5. verify that every run consumed exactly the planned event;
+5. verify that every run (and every scale release) consumed exactly the
+   planned event;
 6. ``accountant.spend(event)`` exactly once;
-7. only then store the fitted attributes — hook ``_store_fit``.
+7. only then store the fitted attributes — hook ``_store_fit`` (and
+   ``_store_scales``, which maps the unit-scale coefficients back).
 
 Any exception in steps 1-7 leaves the estimator exactly as it was before
 ``fit`` (a refit that fails does not half-overwrite a fitted model) and
@@ -42,6 +49,7 @@ from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import GLMData, Problem
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
+from ._auto_scales import scale_plan
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
 
@@ -103,6 +111,11 @@ class FitPlan:
         Value of the virtual intercept column (0 without intercept).
     attributes : dict
         Public settings stored as fitted attributes (``{"clip_": ...}``).
+    scales : ScalePlan or None
+        The private scale estimates the fit releases before its solver runs
+        ("auto" clip levels and bounds; linear_model/_auto_scales.py), or
+        None when every scale is declared. The solver's plan is then built
+        at unit scale, so the whole event is known before any data is read.
     """
 
     solver: str
@@ -111,6 +124,7 @@ class FitPlan:
     radius: float = None
     intercept_scaling: float = 0.0
     attributes: dict = field(default_factory=dict)
+    scales: Any = None
 
     @property
     def event(self):
@@ -191,6 +205,37 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             for t, s in zip(targets, states)
         ]
 
+    # -- "auto" scales (linear_model/_auto_scales.py) ---------------------------------------
+    def _scale_units(self, released):
+        """``(row_scale, label_scale, label_shift)``: rows become ``X / row_scale``, targets
+        ``(y - label_shift) / label_scale``, from the releases (public once released)."""
+        raise NotImplementedError(f"{type(self).__name__} estimates no scale")
+
+    def _rescale_inputs(self, inputs, released):
+        """The inputs with rows and targets mapped by :meth:`_scale_units` (a public per-row map)."""
+        row_scale, label_scale, label_shift = self._scale_units(released)
+        X, targets, sample_weight = inputs.data
+        X = X * (1.0 / row_scale) if row_scale != 1.0 else X
+        if label_scale != 1.0 or label_shift != 0.0:
+            targets = [(t - label_shift) / label_scale for t in targets]
+        return FitInputs(inputs.n_samples, inputs.n_coef, inputs.n_problems, (X, targets, sample_weight),
+                         dict(inputs.plan_options), dict(inputs.public))
+
+    def _store_scales(self, plan, released):
+        """Coefficients back in the data's units (post-processing), the estimates in ``fit_info_``."""
+        row_scale, label_scale, label_shift = self._scale_units(released)
+        self.coef_ = self.coef_ * (label_scale / row_scale)
+        self.intercept_ = self.intercept_ * label_scale + label_shift
+        info = plan.scales.info(released)
+        for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
+            entry.update(info)
+        if self.verbose:
+            print(f"[{type(self).__name__}] private scales: {info}")
+
+    def _scale_plan(self, targets, n_samples):
+        """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public: n, budget, share)."""
+        return scale_plan(targets, self._budget(), n_samples, self.scale_share)
+
     # -- budget ----------------------------------------------------------------------------
     def _budget(self):
         """The estimator's whole budget on its noise path."""
@@ -270,6 +315,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **inputs.plan_options)  # 2
             k = inputs.n_problems
             event = plan.event if k == 1 else ComposedEvent(tuple([plan.event] * k))
+            if plan.scales is not None:  # the estimates' pure part first, then the solver's rest
+                event = ComposedEvent((plan.scales.event, event))
             self._check_within_budget(event)  # 3
             # the parameter, else the budget block in force, else the ledger bound
             # when this estimator was sent to a worker, else the session default
@@ -277,6 +324,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             accountant.check(event, privacy_unit=self.privacy_unit)
 
             rng = check_random_state(self.random_state)
+            released = None
+            if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
+                released, scale_event = plan.scales.release(inputs.data, rng)
+                if scale_event != plan.scales.event:
+                    raise AssertionError(f"scale estimates consumed {scale_event}, planned {plan.scales.event}")
+                inputs = self._rescale_inputs(inputs, released)
             jobs = self._draw_problems(inputs, plan, rng)  # 4
             fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(_run_plan)(plan.plan, problem, state) for problem, state in jobs
@@ -288,6 +341,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)  # 6
             self._store_fit(inputs, plan, fits)  # 7
             self._store_privacy(plan, event, noise_source(rng))
+            if released is not None:
+                self._store_scales(plan, released)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)

@@ -6,7 +6,8 @@ from sklearn.base import ClassifierMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._solvers import get_solver, loss_for
+from .._solvers import get_solver, loss_for, safe_row_norms
+from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,
@@ -64,19 +65,29 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
           otherwise); high-probability rate ``O~(clip R (1/sqrt(n) + d/(n epsilon)))``.
         - ``"ald_growth"``: ALD Algorithm 2, epochs adapting to an unknown
           growth exponent ``kappa >= kappa_lower``.
-    clip : float, default=None
-        Lipschitz level C of the loss extension (public). Rows with
-        ``||x|| <= clip`` keep the plain hinge; larger rows are down-weighted
-        by ``clip/||x||``. ``None``: ``sqrt(n_features)``, the norm of a
-        standardized row. Declare your own bound if your rows are scaled
-        otherwise (e.g. ``clip=1`` for rows clipped to norm 1).
+    clip : "auto", float or None, default="auto"
+        Lipschitz level C of the loss extension. Rows with ``||x|| <= clip``
+        keep the plain hinge; larger rows are down-weighted by ``clip/||x||``.
+        ``"auto"``: a private median of the row norms, released inside this
+        fit's budget (``scale_share`` of epsilon; doc/privacy/quantiles.rst,
+        "Use in the estimators"); the fit then runs on ``X / clip_`` at clip
+        1, so the default rules (alpha, radius, intercept column ``clip_``)
+        follow the estimate, and a declared ``alpha``, ``radius`` or
+        ``intercept_scaling`` is read in the units of ``X / clip_``. A number
+        is a public declaration (nothing is spent on it), e.g. ``clip=1`` for
+        rows clipped to norm 1. ``None``: ``sqrt(n_features)``, the norm of a
+        standardized row.
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` clip, in (0, 1); ignored
+        when ``clip`` is declared. ``None``: ``min(0.5, max(0.05, 50 /
+        (n epsilon)))`` (public facts only).
     alpha : float, default=None
         Regularization ``alpha`` of ``"output_perturbation"`` (of the first
-        phase for the localized solvers). ``None``: ``1.5 clip^2 u / n``
-        (first phase: ``0.5 clip^2 u / (n/2)``) with ``u = d/epsilon`` (pure)
-        or ``sqrt(d)/mu(epsilon, delta)`` (Gaussian) the expected noise norm
-        per unit sensitivity, computed per one-vs-rest problem from public
-        facts.
+        phase for the localized solvers). ``None``: ``min(50 clip^2 u / (n d),
+        clip^2 / d)`` (first phase: factor 25 on its ``n/2`` rows) with ``u =
+        d/epsilon`` (pure) or ``sqrt(d)/mu(epsilon, delta)`` (Gaussian) the
+        expected noise norm per unit sensitivity, computed per one-vs-rest
+        problem from public facts (linear_model/_hinge_rules.py).
     radius : float, default=None
         Radius R of the public domain ball (centred at 0) of the localization
         solvers. ``None``: ``20 / clip``.
@@ -127,8 +138,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     solver_ : str
         The solver used.
     clip_, alpha_, radius_, intercept_scaling_ : float
-        The public settings used (resolved defaults). ``alpha_`` is None for
-        the ALD solvers (their regularization follows their schedule).
+        The settings used (resolved defaults), in the data's units. Public
+        functions of the parameters when ``clip`` is declared; with
+        ``clip="auto"``, ``clip_`` is a differentially private release and
+        the others follow from it. ``alpha_`` is None for the ALD solvers
+        (their regularization follows their schedule).
     privacy_event_ : PrivacyEvent
         What the fit consumed (all classes).
     epsilon_spent_, delta_spent_ : float
@@ -136,7 +150,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     noise_source_ : str
         ``"os-entropy"`` or the seeded-generator label.
     fit_info_ : list of dict
-        Public per-problem information (schedules, block sizes).
+        Public per-problem information (schedules, block sizes); with
+        ``clip="auto"`` also ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule``.
 
     See Also
     --------
@@ -147,8 +163,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     Unit of privacy: one row (``privacy_unit == "row"``), replace-one neighbours; ``n``, ``n_features``
     and the label set are public. The guarantee rests only on the public
     parameters (``epsilon``, ``delta``, ``clip``, ``alpha``, ``radius``,
-    ``tolerance``, ``intercept_scaling``) and holds for every dataset; the
-    derivation of each solver is in doc/privacy/hinge.rst.
+    ``tolerance``, ``intercept_scaling``, ``scale_share``) and holds for
+    every dataset; the derivation of each solver is in doc/privacy/hinge.rst.
+    With ``clip="auto"`` the event is ``ComposedEvent((PureDPEvent(scale
+    share of epsilon), solver event))``, planned before any data is read and
+    spent once (doc/privacy/quantiles.rst, "Use in the estimators").
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``
@@ -173,7 +192,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     >>> from sklearn_dpsco import DPHingeClassifier
     >>> X, y = make_classification(n_samples=5000, n_features=10, random_state=0)
     >>> clf = DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.solver_, clf.epsilon_spent_
+    >>> clf.solver_, round(clf.epsilon_spent_, 12)  # the clip estimate and the solver together
     ('localized_output_perturbation', 1.0)
     >>> clf.score(X, y) > 0.8
     True
@@ -182,7 +201,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
-        "clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "clip": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
@@ -199,7 +219,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         delta=0.0,
         *,
         solver="auto",
-        clip=None,
+        clip=AUTO,
+        scale_share=None,
         alpha=None,
         radius=None,
         kappa_lower=2.0,
@@ -218,6 +239,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.delta = delta
         self.solver = solver
         self.clip = clip
+        self.scale_share = scale_share
         self.alpha = alpha
         self.radius = radius
         self.kappa_lower = kappa_lower
@@ -233,20 +255,35 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.verbose = verbose
 
     # -- public settings (resolved from public facts only) ---------------------------------
-    def _settings(self, n_features):
-        clip = default_clip(n_features) if self.clip is None else float(self.clip)
+    def _settings(self, n_features, clip, auto=False):
         if self.intercept_scaling is None:
-            scaling = default_intercept_scaling(clip, n_features)
+            # an "auto" clip is a median row norm: raw rows carry their offset in that norm, and an
+            # intercept column of the same size keeps the offset learnable under the alpha rule
+            # (biopsy, eps 1: accuracy 0.63 -> 0.90; benchmarks/results/auto_scales.md)
+            scaling = clip if auto else default_intercept_scaling(clip, n_features)
         else:
             scaling = float(self.intercept_scaling)
         radius = default_radius(clip) if self.radius is None else float(self.radius)
-        return clip, scaling, radius
+        return scaling, radius
 
     def _plan(self, n_samples, n_features, n_problems):
-        """Everything the fit will run, from (n, d, number of problems) and parameters."""
+        """Everything the fit will run, from (n, d, number of problems) and parameters.
+
+        With ``clip="auto"`` the solver is planned at clip 1 on the rows
+        divided by the released ``clip_`` (linear_model/_auto_scales.py): its
+        event, like the estimate's, is fixed here, before any data is read.
+        """
         d_raw = n_features - (1 if self.fit_intercept else 0)
-        clip, scaling, radius = self._settings(d_raw)
-        budget = self._budget().split_equal(n_problems)  # one-vs-rest shares, by noise path
+        targets = []
+        if is_auto(self.clip):
+            targets.append(ScaleTarget("clip", CLIP_LEVEL, CLIP_MARGIN, lambda data, _: safe_row_norms(data[0])))
+        scales, solver_budget = self._scale_plan(targets, n_samples)
+        if scales is not None:
+            clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
+        else:
+            clip = default_clip(d_raw) if self.clip is None else float(self.clip)
+        scaling, radius = self._settings(d_raw, clip, auto=scales is not None)
+        budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
         solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
         spec = get_solver("hinge", solver)
         alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha, self.tolerance,
@@ -262,7 +299,23 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         return FitPlan(
             solver, plan, loss=loss_for(spec), radius=radius, intercept_scaling=scaling if self.fit_intercept else 0.0,
             attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
+            scales=scales,
         )
+
+    def _scale_units(self, released):
+        return released["clip"], 1.0, 0.0
+
+    def _store_scales(self, plan, released):
+        """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""
+        super()._store_scales(plan, released)
+        c = released["clip"]
+        self.clip_ = c
+        self.radius_ = self.radius_ / c
+        self.intercept_scaling_ = self.intercept_scaling_ * c
+        if self.alpha_ is not None:
+            self.alpha_ = self.alpha_ * c * c
+        for entry in self.fit_info_:
+            entry.update(clip=c, radius=self.radius_, intercept_scaling=self.intercept_scaling_)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -14,6 +14,7 @@ from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import solver_names, split_two_stages
 
 __all__ = [
+    "ALPHA_CAP",
     "ALPHA_FACTOR",
     "LOCALIZATION_GROWTH",
     "LOCALIZATION_MIN_BLOCK",
@@ -36,11 +37,23 @@ __all__ = [
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("hinge")
 
-#: ``alpha = ALPHA_FACTOR * clip^2 * noise_norm_per_unit(d, eps, delta) / n``: the privacy noise
-#: then has expected norm about ``2 / (ALPHA_FACTOR clip)``, i.e. it moves the margin of a row at
-#: the clip level by about ``1/sqrt(d)`` — a fixed fraction of the hinge's unit margin. 1.5 was the
-#: best single factor on the benchmark grid where output perturbation is chosen (doc/privacy/hinge.rst).
-ALPHA_FACTOR = 1.5
+#: ``alpha = min(ALPHA_FACTOR * clip^2 * noise_norm_per_unit(d, eps, delta) / (n d), clip^2 / d)``
+#: (``= min(50 clip^2 / (n eps), clip^2 / d)`` at pure DP). The noise then has expected norm
+#: about ``2 d / (ALPHA_FACTOR clip)`` while the regularized solution's norm grows like ``1/alpha``
+#: (``∝ n eps``) until it reaches the unregularized one, so the noise-to-signal ratio falls with
+#: ``n eps`` in every dimension (the former rule held the noise norm fixed instead). 50 was the best
+#: single factor on the
+#: real-data and synthetic sweep of benchmarks/study_rules.py (d = 4..101, n eps / d = 5..5000;
+#: mean regret to the best alpha of a half-decade grid 0.011 accuracy, the former
+#: ``1.5 clip^2 u / n`` rule 0.024, which under-regularized low dimensions: -0.06 to -0.09 at d <= 4;
+#: benchmarks/results/rules.md, doc/privacy/hinge.rst).
+ALPHA_FACTOR = 50.0
+
+#: Ceiling ``alpha <= ALPHA_CAP * clip^2 / d``: past it the minimizer is the regularized
+#: mean of ``y x`` (every hinge active) and more regularization only biases the intercept
+#: towards the majority class (the sweep's best alpha never exceeded ``clip^2 / d`` by more
+#: than a half-decade step, and exceeding it gave single-class models on imbalanced sets).
+ALPHA_CAP = 1.0
 
 #: Default domain radius ``RADIUS_FACTOR / clip``: weight vectors whose margins on rows at the clip
 #: level reach 20 hinge units — far past where the hinge loss stops caring (margin 1).
@@ -71,10 +84,11 @@ def noise_norm_per_unit(d, epsilon, delta):
     return expected_noise_norm(1.0, d, epsilon, delta)
 
 
-#: First-phase factor of the localization solvers (phase 1 sees n/2 rows). Later phases grow alpha
-#: by LOCALIZATION_GROWTH on half the rows, so each phase's noise is half the previous one's; with
-#: 0.5 the last of 4 phases has about 2.7x less noise than output perturbation on all n rows.
-PHASE1_ALPHA_FACTOR = 0.5
+#: First-phase factor of the localization solvers. Phase 1 sees ``n/2`` rows, so half of
+#: :data:`ALPHA_FACTOR` gives it the alpha output perturbation would use on all ``n`` rows (the
+#: sweep's best first-phase alpha matched output perturbation's within a grid step). Later phases
+#: grow alpha by LOCALIZATION_GROWTH on half the rows, so each phase's noise is half the previous one's.
+PHASE1_ALPHA_FACTOR = ALPHA_FACTOR / 2.0
 
 #: Localization schedule (Pop-Localize with J = 1): phases on n/2, n/4, n/8, n/16 fresh rows.
 LOCALIZATION_PHASES = 4
@@ -97,9 +111,19 @@ OBJECTIVE_SCALE = 1e3
 
 
 def default_alpha(n, d, clip, epsilon, delta, factor=None):
-    """Regularization of output perturbation from public facts (see :data:`ALPHA_FACTOR`)."""
+    """Regularization of output perturbation from public facts (see :data:`ALPHA_FACTOR`).
+
+    ``min(factor * clip^2 * u / (n d), ALPHA_CAP * clip^2 / d)`` with ``u`` the expected noise
+    norm per unit of sensitivity (:func:`noise_norm_per_unit`); ``n`` rows, ``d`` coefficients
+    (intercept column included), ``clip`` the declared (or default) row scale. Increasing in
+    ``clip``, decreasing in ``n`` and ``epsilon``.
+    """
     factor = ALPHA_FACTOR if factor is None else factor
-    return factor * clip**2 * noise_norm_per_unit(d, epsilon, delta) / n
+    d = max(int(d), 1)
+    scale = clip**2 / d
+    # u / n is the noise norm per unit of sensitivity per row; the cap keeps alpha below the regime
+    # where the minimizer is the mean of y x (doc/privacy/hinge.rst, "Defaults")
+    return scale * min(factor * noise_norm_per_unit(d, epsilon, delta) / n, ALPHA_CAP)
 
 
 def default_radius(clip):

@@ -3,11 +3,14 @@
 import math
 import numbers
 
+import numpy as np
+
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for
+from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
+from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
@@ -44,15 +47,27 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Lipschitz level C of the Huber extension: each row's gradient is
         ``clip(residual, -C/||x||, C/||x||) x``, of norm at most C. Used by
         the SGD and ERM solvers (not by AdaSSP).
-    row_bound : float or None, default=1.0
-        Public bound R on the l2 norm of a row; rows of larger norm are
-        scaled down to it (a per-row map). Needed by "adassp", "snowball",
+    row_bound : "auto", float or None, default="auto"
+        Bound R on the l2 norm of a row; rows of larger norm are scaled down
+        to it (a per-row map). ``"auto"``: twice a private median of the row
+        norms, released inside this fit's budget (doc/privacy/quantiles.rst,
+        "Use in the estimators"); the fit then runs on ``X / row_bound_`` with
+        row bound 1, so a declared ``clip``, ``radius`` or
+        ``intercept_scaling`` is read in those units. A number is a public
+        declaration (nothing spent on it). Needed by "adassp", "snowball",
         "phased_sgd" and "interpolation" (their privacy rests on it);
         ``None`` declares no bound and restricts the choice to the
         extension-only solvers "phased_erm", "lowy", "interpolation_ald".
-    label_bound : float, default=1.0
-        Public bound B on ``|y|``; AdaSSP clips labels to [-B, B]. The other
-        solvers need no label bound.
+    label_bound : "auto" or float, default="auto"
+        Bound B on ``|y|``; AdaSSP clips labels to [-B, B]. ``"auto"``: a
+        private median ``c`` of y (``label_center_``), then ``B = 3 x`` a
+        private median of ``|y - c|``; the fit runs on ``(y - c) / B`` with
+        label bound 1 and the model is mapped back. The other solvers need
+        no label bound.
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
+        ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
+        (n epsilon)))`` for ``k`` estimates (public facts only).
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
         the coefficients, the intercept column included).
@@ -105,7 +120,14 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         What the fit consumed (composition in doc/privacy/composition.rst).
     epsilon_spent_, delta_spent_ : float
     fit_info_ : dict
-        Public schedule facts only (phase counts, steps, batch sizes).
+        Public schedule facts (phase counts, steps, batch sizes); with
+        "auto" bounds also ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule``.
+    row_bound_, label_bound_ : float
+        The bounds used: the declared numbers, or the private estimates
+        (``row_bound_`` is None when no row bound is declared).
+    label_center_ : float
+        The private label median (``label_bound="auto"`` only).
     noise_source_ : str
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -113,7 +135,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     Notes
     -----
     Unit of privacy: one row (``privacy_unit == "row"``; replace-one neighbours; the number of rows n
-    is public). Solvers and their privacy arguments (doc/privacy/):
+    is public). With "auto" bounds the event is ``ComposedEvent((estimates, solver))``,
+    planned before any data is read and spent once (doc/privacy/quantiles.rst,
+    "Use in the estimators"); :meth:`fit_stream` needs declared bounds.
+    Solvers and their privacy arguments (doc/privacy/):
 
     * ``"adassp"`` — sufficient-statistics perturbation with adaptive ridge
       (Wang 2018): rows clipped to R, labels to B; pure or approximate DP
@@ -140,9 +165,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
-    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 75``
-    or ``m >= 1e4`` (row bound declared, ``d <= 1000``); else Lowy when ``m < 500``; else
-    Phased-ERM (benchmarks/results/linear.md, benchmarks/results/scaling_n.md,
+    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 500``
+    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, with a row bound declared and
+    ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
+    benchmarks/results/scaling_n.md,
     doc/privacy/linear_regression.rst).
 
     Examples
@@ -154,7 +180,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     >>> y = X @ np.array([0.5, -0.3, 0.2]) + 0.01 * rng.standard_normal(5000)
     >>> reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y)
     >>> reg.solver_
-    'phased_erm'
+    'adassp'
     >>> DPLinearRegressor(epsilon=1.0, delta=1e-5, noise="float", random_state=0).fit(X, y).solver_
     'snowball'
     """
@@ -163,8 +189,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "label_bound": [Interval(numbers.Real, 0, None, closed="neither")],
+        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "steps": [StrOptions({"jnn", "constant"})],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -181,8 +208,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         *,
         solver="auto",
         clip=0.1,
-        row_bound=1.0,
-        label_bound=1.0,
+        row_bound=AUTO,
+        label_bound=AUTO,
+        scale_share=None,
         radius=10.0,
         steps="jnn",
         smoothness=None,
@@ -203,6 +231,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self.clip = clip
         self.row_bound = row_bound
         self.label_bound = label_bound
+        self.scale_share = scale_share
         self.radius = radius
         self.steps = steps
         self.smoothness = smoothness
@@ -222,7 +251,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         names = ("clip", "radius", "label_bound", "moment_order", "smoothness", "growth", "moment", "row_bound")
         for name in names:
             value = getattr(self, name)
-            if value is not None and not math.isfinite(value):
+            if value is not None and not is_auto(value) and not math.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}.")
         if spec.needs_row_bound and self.row_bound is None:
             raise ValueError(
@@ -231,17 +260,44 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                 f"{', '.join(EXTENSION_SOLVERS)} (privacy from the Lipschitz extension alone)."
             )
 
-    def _scaling(self, spec):
+    def _scaling(self, spec, row_bound):
         """The intercept column's value s for the solver ``spec`` (0 without intercept)."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_scaling is not None:
             return float(self.intercept_scaling)
-        return default_intercept_scaling(spec, self.row_bound)
+        return default_intercept_scaling(spec, row_bound)
+
+    def _scale_targets(self, streaming):
+        """The "auto" bounds to estimate (linear_model/_auto_scales.py); public."""
+        targets = []
+        if is_auto(self.row_bound):
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: safe_row_norms(data[0])))
+        if is_auto(self.label_bound):
+            # the label median first (signed grid), then the spread of the labels around it
+            targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
+                                       lambda data, out: np.abs(data[1][0] - out["label_center"])))
+        if targets and streaming:
+            raise ValueError(
+                "fit_stream reads the rows once, in order, and cannot estimate "
+                f"{' and '.join(t.name for t in targets if t.name != 'label_center')}='auto' first: declare them (numbers, or "
+                "row_bound=None for the extension solvers). Nothing was spent."
+            )
+        return targets
 
     def _plan(self, n_samples, n_features, n_problems, streaming=False):
+        """The solver's plan from public facts; with "auto" bounds, at unit scale on the rescaled data.
+
+        An "auto" row bound (label bound) is planned as 1: the rows (labels)
+        are divided by the released ``row_bound_`` (``label_bound_``) before
+        the run, so the solver's event, like the estimates', is fixed here.
+        """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        solver = resolve_solver(self.solver, n_samples, n_features, self.epsilon, self.delta, self.row_bound,
+        scales, budget = self._scale_plan(self._scale_targets(streaming), n_samples)
+        row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
+        label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
+        solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
                                 self.noise, streaming)
         spec = get_solver("least_squares", solver)
         self._check_bounds(spec)
@@ -249,15 +305,23 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             raise ValueError(
                 f"solver={solver!r} cannot fit from chunks; one-pass solvers: {', '.join(ONE_PASS_SOLVERS)}."
             )
-        s = self._scaling(spec)
+        s = self._scaling(spec, row_bound)
         if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
-        names = ("clip", "row_bound", "label_bound", "radius", "steps", "smoothness", "growth", "moment",
-                 "moment_order")
+        names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
         params = {name: getattr(self, name) for name in names}
-        params["intercept_scaling"] = s
-        plan = spec.build(n_samples, n_features, self._budget(), params)
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s)
+        params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s)
+        plan = spec.build(n_samples, n_features, budget, params)
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
+                       attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
+
+    def _scale_units(self, released):
+        return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)
+
+    def _store_scales(self, plan, released):
+        super()._store_scales(plan, released)
+        for name, value in released.items():
+            setattr(self, name + "_", value)
 
     # -- the template's hooks for fit_stream ------------------------------------------------
     def _validate_fit_inputs(self, X, y, sample_weight=None, *, stream=None):

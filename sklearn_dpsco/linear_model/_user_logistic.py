@@ -14,7 +14,7 @@ from .._param_checks import check_groups
 from .._rng import spawn_random_states
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
-from ._user_logistic_rules import SOLVERS, choose_plan
+from ._user_logistic_rules import SOLVERS, choose_plan, default_user_alpha
 
 __all__ = ["UserLevelDPLogistic"]
 
@@ -69,9 +69,15 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
         Predictions use the raw rows.
-    alpha : float, default=0.01
+    alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
+        ``None``: ``min(20 R^2 u / (n_users sqrt(m) d), R^2 / d)`` with ``R =
+        data_norm``, ``m = max_items_per_user``, ``d`` the number of
+        coefficients and ``u`` the expected noise norm per unit of sensitivity
+        (about ``sqrt(d) / mu(epsilon, delta)``), computed per one-vs-rest
+        problem from public facts (linear_model/_user_logistic_rules.py); the
+        value used is ``alpha_``.
     radius : float, default=10.0
         Radius of the public domain ball of the coefficients (outputs are
         projected onto it; the phased solvers localize inside it).
@@ -125,6 +131,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     intercept_ : ndarray of shape (1,) or (n_classes,)
     classes_ : ndarray
     solver_ : str
+    alpha_ : float
+        The regularization used (the parameter, or the public default rule).
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
@@ -179,7 +187,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither")],
-        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
         "max_exhaustive_solves": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -200,7 +208,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         max_items_per_user=10,
         item_selection="first",
         data_norm=1.0,
-        alpha=0.01,
+        alpha=None,
         radius=10.0,
         deletion_test="graded",
         max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
@@ -251,11 +259,18 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _params(self):
-        """The public settings every plan builder of the family reads."""
-        names = ("data_norm", "alpha", "radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip",
+    def _params(self, alpha):
+        """The public settings every plan builder of the family reads (``alpha`` resolved)."""
+        names = ("data_norm", "radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip",
                  "sgd_iterations", "sgd_clip", "sgd_step")
-        return {"max_items": self.max_items_per_user, **{name: getattr(self, name) for name in names}}
+        return {"max_items": self.max_items_per_user, "alpha": alpha, **{name: getattr(self, name) for name in names}}
+
+    def _alpha(self, n_users, n_coef, budget):
+        """The parameter, else the public rule on this problem's budget share."""
+        if self.alpha is not None:
+            return float(self.alpha)
+        return default_user_alpha(n_users, self.max_items_per_user, n_coef, self.data_norm, budget.epsilon,
+                                  budget.delta)
 
     def _plan_solver(self, solver, n_users, n_coef, n_problems):
         """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events."""
@@ -266,9 +281,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 f"solver={solver!r} adds floating-point Gaussian noise at every step and has no secure "
                 "sampler; pass noise='float' to use it. Nothing was spent."
             )
-        plan = spec.build(n_users, n_coef, budget, self._params())
+        alpha = self._alpha(n_users, n_coef, budget)
+        plan = spec.build(n_users, n_coef, budget, self._params(alpha))
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=scaling)
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=scaling,
+                       attributes={"alpha_": alpha})
 
     def _plan(self, n_users, n_coef, n_problems):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only."""

@@ -185,14 +185,15 @@ def test_fit_stream_over_the_ledger_budget_raises_before_reading_any_row(blocks_
     X, y, _ = _data()
     acc = BudgetAccountant(0.5)
     with pytest.raises(BudgetExceededError):
-        DPLinearRegressor(epsilon=1.0, solver="adassp", accountant=acc, random_state=0).fit_stream(X, y)
+        DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, label_bound=1.0, accountant=acc,
+                          random_state=0).fit_stream(X, y)
     assert blocks_read == [] and acc.ledger == ()
 
 
 def test_fit_stream_checks_the_plan_within_its_own_budget(blocks_read):
     X, y, _ = _data()
     acc = BudgetAccountant(10.0)
-    est = _Overspending(epsilon=1.0, solver="adassp", accountant=acc, random_state=0)
+    est = _Overspending(epsilon=1.0, solver="adassp", row_bound=1.0, label_bound=1.0, accountant=acc, random_state=0)
     with pytest.raises(RuntimeError, match="above its budget"):
         est.fit_stream(X, y)
     assert blocks_read == [] and acc.ledger == ()
@@ -204,7 +205,8 @@ def test_fit_stream_checks_the_plan_within_its_own_budget(blocks_read):
 def test_fit_stream_runs_the_template_and_equals_an_in_order_fit(blocks_read):
     X, y, _ = _data()
     acc = BudgetAccountant(10.0)
-    est = DPLinearRegressor(solver="adassp", accountant=acc, random_state=0).fit_stream(X, y, block_rows=100)
+    est = DPLinearRegressor(solver="adassp", row_bound=1.0, label_bound=1.0, accountant=acc,
+                            random_state=0).fit_stream(X, y, block_rows=100)
     assert len(blocks_read) == 1 and len(acc.ledger) == 1
     assert est.n_features_in_ == X.shape[1] and est.solver_ == "adassp"
     # replay: the one-pass plan run by hand on the rows in order, with the fit's own generator

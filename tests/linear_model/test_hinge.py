@@ -198,7 +198,7 @@ def test_fitted_attributes_other_than_outputs_are_public(solver):
     n, d = 600, 3
     Xa, ya = rng.standard_normal((n, d)), rng.integers(0, 3, n)
     Xb, yb = 100 * rng.standard_t(2, (n, d)), rng.integers(0, 3, n)
-    kw = dict(epsilon=2.0, solver=solver, classes=[0, 1, 2])
+    kw = dict(epsilon=2.0, solver=solver, classes=[0, 1, 2], clip=None)  # declared: no private estimate
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning on one dataset only would leak; none on either
         a = DPHingeClassifier(random_state=1, **kw).fit(Xa, ya)
@@ -216,7 +216,7 @@ def test_fitted_attributes_other_than_outputs_are_public(solver):
 def test_multiclass_budget_split_and_accounting():
     X, y = _data(n=600, classes=3)
     acc = BudgetAccountant(epsilon=3.0)
-    est = DPHingeClassifier(epsilon=1.5, accountant=acc, random_state=0).fit(X, y)
+    est = DPHingeClassifier(epsilon=1.5, clip=None, accountant=acc, random_state=0).fit(X, y)
     assert isinstance(est.privacy_event_, ComposedEvent) and len(est.privacy_event_.events) == 3
     assert est.epsilon_spent_ == pytest.approx(1.5)
     assert est.privacy_event_.events[0].epsilon == pytest.approx(0.5)
@@ -224,7 +224,7 @@ def test_multiclass_budget_split_and_accounting():
     assert est.fit_info_[0]["epsilon"] == pytest.approx(0.5)
     # approximate DP: Gaussian parts (GDP for float noise, zCDP for secure noise) composing to (epsilon, delta)
     for noise in ("float", "secure"):
-        g = DPHingeClassifier(epsilon=1.0, delta=1e-6, noise=noise, random_state=0).fit(X, y)
+        g = DPHingeClassifier(epsilon=1.0, delta=1e-6, noise=noise, clip=None, random_state=0).fit(X, y)
         assert epsilon_delta(g.privacy_event_, delta=1e-6)[0] == pytest.approx(1.0, rel=1e-6)
         assert g.epsilon_spent_ <= 1.0 and g.delta_spent_ == 1e-6
     # clone shares the ledger; an exhausted budget refuses before touching the data
@@ -260,7 +260,7 @@ def test_pandas_and_csr_input():
     pd = pytest.importorskip("pandas")
     X, y = _data(n=400, d=3)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
-    kw = dict(epsilon=1.0, random_state=0)
+    kw = dict(epsilon=1.0, clip=None, random_state=0)
     dense = DPHingeClassifier(**kw).fit(X, y)
     frame = DPHingeClassifier(**kw).fit(df, pd.Series(y))
     csr = DPHingeClassifier(**kw).fit(sp.csr_matrix(X), y)
@@ -362,24 +362,26 @@ def test_budget_exhausted_clear_error_nothing_spent():
 # --------------------------------------------------------------------------- defaults and solver choice
 def test_default_settings_follow_public_rules():
     X, y = _data(n=1000, d=4)
-    est = DPHingeClassifier(epsilon=0.5, random_state=0).fit(X, y)
+    est = DPHingeClassifier(epsilon=0.5, clip=None, random_state=0).fit(X, y)
     assert est.solver_ == "output_perturbation"
     assert est.clip_ == pytest.approx(2.0)  # sqrt(4)
     assert est.intercept_scaling_ == pytest.approx(1.0)
     assert est.radius_ == pytest.approx(10.0)
-    assert est.alpha_ == pytest.approx(ALPHA_FACTOR * 4.0 * 5 / (0.5 * 1000))
+    # min(ALPHA_FACTOR clip^2 u / (n d), clip^2 / d) with u = d / epsilon at pure DP
+    assert est.alpha_ == pytest.approx(min(ALPHA_FACTOR * 4.0 / (0.5 * 1000), 4.0 / 5))
     assert est.alpha_ == pytest.approx(default_alpha(1000, 5, 2.0, 0.5, 0.0))
     # Gaussian: the expected noise norm per unit sensitivity is about sqrt(d) / mu(epsilon, delta)
     gauss = default_alpha(1000, 5, 2.0, 0.5, 1e-6)
-    assert gauss == pytest.approx(ALPHA_FACTOR * 4.0 * math.sqrt(5) / gaussian_mu(0.5, 1e-6) / 1000)
+    assert gauss == pytest.approx(min(ALPHA_FACTOR * 4.0 * math.sqrt(5) / gaussian_mu(0.5, 1e-6) / 1000 / 5, 4.0 / 5))
     assert est.get_params()["clip"] is None and est.get_params()["alpha"] is None  # fit did not write them
+    assert DPHingeClassifier().get_params()["clip"] == "auto"  # the default: privately estimated
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_every_solver_by_name(solver, delta):
     X, y = _data(n=1500, d=3)
-    est = DPHingeClassifier(epsilon=2.0, delta=delta, solver=solver, random_state=0).fit(X, y)
+    est = DPHingeClassifier(epsilon=2.0, delta=delta, solver=solver, clip=None, random_state=0).fit(X, y)
     assert est.solver_ == solver
     report = epsilon_delta(est.privacy_event_, delta=delta if delta else None)
     assert report[0] == pytest.approx(2.0, rel=1e-6)

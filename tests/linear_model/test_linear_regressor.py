@@ -73,10 +73,12 @@ def test_each_solver_fits_and_spends_its_plan(solver, delta):
 
 def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0, "float") == "snowball"
-    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # secure noise: no Snowball (float only)
+    assert _auto_solver(20000, 21, 1.0, 1e-5, 1.0) == "adassp"  # secure noise: no Snowball (float only); m < 5000
     assert _auto_solver(100, 21, 0.1, 1e-5, 1.0, "float") == "adassp"  # Snowball cannot fit; m < 75
     assert _auto_solver(20000, 21, 1.0, 0.0, 1.0) == "phased_erm"  # m = 952
-    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "lowy"  # m = 95
+    assert _auto_solver(2000, 21, 1.0, 0.0, 1.0) == "adassp"  # m = 95 < 500 with a row bound
+    assert _auto_solver(20000, 21, 0.5, 1e-5, 1.0) == "adassp"  # delta > 0: m = 476 < 5000
+    assert _auto_solver(200000, 21, 1.0, 1e-5, 1.0) == "phased_erm"  # m = 9524
     assert _auto_solver(2000, 21, 0.5, 0.0, 1.0) == "adassp"  # m = 48
     assert _auto_solver(2000, 21, 0.5, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert _auto_solver(20000, 21, 1.0, 1e-5, None) == "phased_erm"
@@ -88,7 +90,7 @@ def test_solver_auto_table_uses_public_facts_only():
     assert _auto_solver(10**7, 2001, 1.0, 0.0, 1.0) == "phased_erm"
     X, y = _data(20000, 20)
     assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0, noise="float").fit(X, y).solver_ == "snowball"
-    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "phased_erm"
+    assert DPLinearRegressor(epsilon=1.0, delta=1e-5, random_state=0).fit(X, y).solver_ == "adassp"  # m = 952 < 5000
 
 
 @pytest.mark.parametrize("solver", ["adassp", "snowball", "phased_sgd"])
@@ -132,7 +134,8 @@ def test_public_attributes_do_not_depend_on_the_data(solver):
     Xa, ya = rng.uniform(-1, 1, (n, p)), rng.uniform(-1, 1, n)
     Xb, yb = 1e6 * rng.standard_t(1, (n, p)), 1e9 * rng.standard_t(1, n)
     delta = 1e-6 if solver in ("snowball", "interpolation") else 0.0
-    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta))
+    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta),
+              row_bound=1.0, label_bound=1.0)  # declared: no private estimate
     a = DPLinearRegressor(**kw).fit(Xa, ya)
     b = DPLinearRegressor(**kw).fit(Xb, yb)
     private = {"coef_", "intercept_"}
@@ -226,6 +229,7 @@ def test_predict_checks_feature_count():
 def _stream_reg(acc, solver="snowball"):
     # float noise: the stream tests' coarse score level was set on the float draws (Snowball is float only)
     return DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, accountant=acc, random_state=7, radius=3.0,
+                             row_bound=1.0, label_bound=1.0,
                              noise="float")
 
 
@@ -280,10 +284,11 @@ def test_bad_streams_raise_and_spend_nothing(problem):
 def test_pure_stream_uses_adassp_and_non_one_pass_solvers_refuse():
     X, y = _data(1000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    reg = DPLinearRegressor(epsilon=1.0, accountant=acc, random_state=0).fit_stream(X, y)
+    reg = DPLinearRegressor(epsilon=1.0, row_bound=1.0, label_bound=1.0, accountant=acc,
+                            random_state=0).fit_stream(X, y)
     assert reg.solver_ == "adassp"
     with pytest.raises(ValueError, match="cannot fit from chunks"):
-        DPLinearRegressor(solver="phased_erm", accountant=acc).fit_stream(X, y)
+        DPLinearRegressor(solver="phased_erm", row_bound=1.0, label_bound=1.0, accountant=acc).fit_stream(X, y)
     assert len(acc.ledger) == 1
 
 
@@ -319,6 +324,7 @@ def test_file_backed_stream_keeps_memory_bounded(tmp_path, solver, sizes):
     for n in sizes:
         X, y = _file_backed(tmp_path, n)
         reg = DPLinearRegressor(epsilon=1.0, delta=1e-5, solver=solver, random_state=0, radius=3.0,
+                                row_bound=1.0, label_bound=1.0,
                                 noise=_noise(solver))
         peaks.append(_peak_fit_stream(reg, X, y, block_rows=512))
     assert reg.score(X[:2000], y[:2000]) > 0.5

@@ -31,7 +31,7 @@ from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks
 @parametrize_with_checks(
     [
         estimator_for_checks(UserLevelDPLogistic(epsilon=1e4, delta=1e-3, random_state=0)),
-        estimator_for_checks(UserLevelDPLogistic(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert")),
+        estimator_for_checks(UserLevelDPLogistic(epsilon=1e4, delta=1e-3, random_state=0, solver="sc_output_pert", alpha=0.01)),
     ],
     expected_failed_checks=expected_failed_checks,
 )

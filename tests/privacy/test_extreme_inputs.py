@@ -168,7 +168,7 @@ def test_linear_fit_stream(solver):
     for data in ((X, y), (Xe, ye)):
         accountant = BudgetAccountant(delta=0.5)
         est = DPLinearRegressor(epsilon=1.0, delta=1e-6, solver=solver, noise="float", accountant=accountant,
-                                random_state=0)
+                                row_bound=1.0, label_bound=1.0, random_state=0)
         est.fit_stream(*data, block_rows=500)
         assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
         assert len(accountant.ledger) == 1

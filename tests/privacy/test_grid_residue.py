@@ -284,10 +284,13 @@ POWER = {
 
 
 def _estimator(kind, solver, delta):
+    # declared scales: the solvers' own releases are audited (an "auto" scale multiplies the
+    # coefficients by a released grid ratio, post-processing that hides the release grid)
     if kind == "DPHingeClassifier":
-        return DPHingeClassifier(epsilon=1.0, delta=delta, solver=solver), "row_classification"
+        return DPHingeClassifier(epsilon=1.0, delta=delta, solver=solver, clip=None), "row_classification"
     if kind == "DPLinearRegressor":
-        return DPLinearRegressor(epsilon=1.0, delta=delta, solver=solver), "row_regression"
+        return (DPLinearRegressor(epsilon=1.0, delta=delta, solver=solver, row_bound=1.0, label_bound=1.0),
+                "row_regression")
     if kind == "DPGrowthAdaptiveRegressor":
         extra = dict(smoothness=1.0, growth=0.1) if solver == "interpolation" else {}
         if solver == "inverse_sensitivity":

@@ -366,7 +366,7 @@ def _no_clip_kernel(X, y, sw, state, B, eta, noise, st):
 def test_snowball_first_batch_canary_audit():
     eps, delta, n_draws = 1.0, 1e-5, 100_000
     est = DPLinearRegressor(epsilon=eps, delta=delta, solver="snowball", fit_intercept=False, clip=1.0,
-                            radius=1e6, noise="float")
+                            radius=1e6, noise="float", row_bound=1.0, label_bound=1.0)
     schedule = est._plan(82, 1, 1).schedule  # n = 82: the t = 1 term is 0.96 rho
     # the t = 1 term of Thm 3.1 is what this canary realises: make sure it is (nearly) the max
     t1 = 2 * schedule.steps[0] / (schedule.batch_sizes[0] * schedule.sigma * np.sqrt(np.sum(schedule.steps**2)))

@@ -1,0 +1,95 @@
+"""Default rules of the estimators: functions of public facts only, monotone where they must be."""
+
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco.linear_model import _hinge_rules as hinge
+
+PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
+                "row_bound", "noise", "n_features"}
+
+
+@pytest.mark.parametrize("rule", [hinge.default_alpha])
+def test_rules_take_public_facts_only(rule):
+    # no argument that could carry data: every parameter is a named public scalar
+    assert set(inspect.signature(rule).parameters) <= PUBLIC_NAMES
+
+
+def test_hinge_alpha_formula_and_cap():
+    # pure DP: min(50 clip^2 / (n eps), clip^2 / d)
+    assert hinge.default_alpha(10_000, 11, 1.0, 1.0, 0.0) == pytest.approx(50.0 / 10_000)
+    assert hinge.default_alpha(100, 11, 1.0, 0.5, 0.0) == pytest.approx(1.0 / 11)  # capped
+    assert hinge.default_alpha(10_000, 11, 3.0, 1.0, 0.0) == pytest.approx(9 * 50.0 / 10_000)
+    # the first-phase rule on n/2 rows equals output perturbation's on n rows
+    assert hinge.default_alpha(5000, 11, 1.0, 1.0, 0.0, factor=hinge.PHASE1_ALPHA_FACTOR) == pytest.approx(
+        hinge.default_alpha(10_000, 11, 1.0, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_hinge_alpha_monotone(delta):
+    ns = np.geomspace(50, 1e7, 30)
+    for d in (2, 4, 11, 31, 101):
+        a = [hinge.default_alpha(int(n), d, 1.0, 1.0, delta) for n in ns]
+        assert all(x >= y for x, y in zip(a, a[1:])), "alpha must not grow with n"
+        a = [hinge.default_alpha(5000, d, 1.0, e, delta) for e in np.geomspace(0.05, 20, 30)]
+        assert all(x >= y for x, y in zip(a, a[1:])), "alpha must not grow with epsilon"
+        a = [hinge.default_alpha(5000, d, c, 1.0, delta) for c in np.geomspace(0.01, 100, 30)]
+        assert all(x < y for x, y in zip(a, a[1:])), "alpha grows with the declared scale"
+        assert all(0 < hinge.default_alpha(int(n), d, 1.0, 1.0, delta) <= 1.0 / d + 1e-15 for n in ns)
+
+
+def test_hinge_alpha_finite_at_extremes():
+    for args in [(1, 1, 1e-8, 1e-6, 0.0), (10**12, 1000, 1e8, 100.0, 0.0), (10**9, 3, 1.0, 1e-3, 1e-9)]:
+        assert math.isfinite(hinge.default_alpha(*args)) and hinge.default_alpha(*args) > 0
+
+
+# --------------------------------------------------------------------------- user-level logistic
+from sklearn_dpsco.linear_model import _least_squares_rules as ls  # noqa: E402
+from sklearn_dpsco.linear_model import _user_logistic_rules as user  # noqa: E402
+
+
+def test_user_alpha_public_and_monotone():
+    assert set(inspect.signature(user.default_user_alpha).parameters) <= PUBLIC_NAMES
+    f = user.default_user_alpha
+    for d in (4, 11, 31, 101):
+        a = [f(int(n), 5, d, 1.0, 1.0, 1e-6) for n in np.geomspace(10, 1e7, 25)]
+        assert all(x >= y for x, y in zip(a, a[1:]))
+        a = [f(1000, m, d, 1.0, 1.0, 1e-6) for m in range(1, 40)]
+        assert all(x >= y for x, y in zip(a, a[1:]))
+        a = [f(1000, 5, d, 1.0, e, 1e-6) for e in np.geomspace(0.05, 20, 25)]
+        assert all(x >= y for x, y in zip(a, a[1:]))
+        a = [f(1000, 5, d, r, 1.0, 1e-6) for r in np.geomspace(0.01, 100, 25)]
+        assert all(x < y for x, y in zip(a, a[1:]))
+        assert 0 < f(10, 1, d, 1.0, 0.01, 1e-9) <= 1.0 / d + 1e-15  # capped at R^2 / d
+
+
+def test_user_estimator_uses_the_rule():
+    from sklearn_dpsco import BudgetAccountant, UserLevelDPLogistic
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    g = np.repeat(np.arange(400), 5)
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0,
+                              accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
+    assert est.alpha_ == pytest.approx(user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
+    assert est.get_params()["alpha"] is None
+    est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, alpha=0.05, random_state=0,
+                               accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
+    assert est2.alpha_ == 0.05
+
+
+# --------------------------------------------------------------------------- linear regression table
+def test_least_squares_table_public_and_monotone_in_m():
+    assert set(inspect.signature(ls.table_solver).parameters) <= PUBLIC_NAMES
+    order = {"adassp": 0, "lowy": 1, "phased_erm": 2}
+    for delta in (0.0, 1e-5):
+        for d in (4, 6, 21, 101):
+            picks = [order[ls.table_solver(int(n), d, 1.0, delta, 1.0)] for n in np.geomspace(10, 1e8, 40)]
+            assert picks == sorted(picks), "more rows per unit never moves back to a lower-m solver"
+    assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "phased_erm"
+    assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
+    assert ls.table_solver(1000, 2000, 1.0, 0.0, 1.0) == "lowy"  # no d x d release above 1000 coefficients
