@@ -157,7 +157,9 @@ def test_estimator_report(data):
     assert (row["epsilon"], row["delta"]) == pytest.approx((reg.epsilon_spent_, reg.delta_spent_))
     assert report.ceiling == (0.7, 1e-6)
     params = report.public_parameters["DPLinearRegressor"]
-    assert params["row_bound"] == 1.0 and params["label_bound"] == 1.0 and params["noise"] == "secure"
+    # row_bound / label_bound default to "auto": the report shows the released private estimates
+    assert params["row_bound"] == reg.row_bound_ and params["label_bound"] == reg.label_bound_
+    assert params["noise"] == "secure"
     assert params["solver"] == reg.solver_
     assert "unit of privacy: row" in report.guarantee and "secure noise path" in report.guarantee
 

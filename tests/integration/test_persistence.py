@@ -45,7 +45,7 @@ def saved(tmp_path_factory):
     """The directory where a spawned session, now ended, saved every model x ledger."""
     directory = str(tmp_path_factory.mktemp("saved"))
     code = f"from sklearn_dpsco.testing._persistence import save_session; save_session({directory!r})"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=directory)
     assert proc.returncode == 0, proc.stderr
     return directory
 
