@@ -88,8 +88,14 @@ def test_least_squares_table_public_and_monotone_in_m():
     order = {"adassp": 0, "lowy": 1, "phased_erm": 2}
     for delta in (0.0, 1e-5):
         for d in (4, 6, 21, 101):
-            picks = [order[ls.table_solver(int(n), d, 1.0, delta, 1.0)] for n in np.geomspace(10, 1e8, 40)]
-            assert picks == sorted(picks), "more rows per unit never moves back to a lower-m solver"
-    assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "phased_erm"
+            ns = [int(n) for n in np.geomspace(10, 1e8, 40)]
+            below = [n for n in ns if ls.rows_per_unit(n, d, 1.0) < ls.ADASSP_ABOVE]
+            picks = [order[ls.table_solver(n, d, 1.0, delta, 1.0)] for n in below]
+            assert picks == sorted(picks), "below ADASSP_ABOVE more rows never move back to a lower-m solver"
+            # from m = ADASSP_ABOVE on AdaSSP ties Phased-ERM at a fraction of the time (scaling_n.md)
+            assert all(ls.table_solver(n, d, 1.0, delta, 1.0) == "adassp" for n in ns if n not in below)
+    assert ls.table_solver(10**4, 4, 1.0, 0.0, 1.0) == "phased_erm"  # m = 2500
+    assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "adassp"  # m = 2.5e5
+    assert ls.table_solver(10**6, 4, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
     assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert ls.table_solver(1000, 2000, 1.0, 0.0, 1.0) == "lowy"  # no d x d release above 1000 coefficients
