@@ -70,7 +70,12 @@ AUTO = "auto"
 #: standardized rows, so no margin): utility only. The grid's rounding up adds up to sqrt(2).
 CLIP_LEVEL, CLIP_MARGIN = 0.5, 1.0
 ROW_LEVEL, ROW_MARGIN = 0.5, 2.0
-DATA_NORM_LEVEL, DATA_NORM_MARGIN = 0.5, 2.0
+#: User level (UserLevelDPLogistic): the median of the users' largest row norms, times 1/4. Clipping
+#: a row keeps its direction (a down-weight, as the hinge's extension) while the noise grows with the
+#: bound, so a bound below the typical norm wins: on Gaussian panels (400 users x 10 rows, d = 5 and
+#: 20, features of scale 1 and 10, epsilon 1) test accuracy 0.836 / 0.837 / 0.744 / 0.735 at margin
+#: 1/4, 0.825 / 0.824 / 0.716 / 0.711 at 1/2 and 0.76 / 0.75 / 0.63 / 0.61 at 1.
+DATA_NORM_LEVEL, DATA_NORM_MARGIN = 0.5, 0.25
 #: Labels: a private median ``c`` of ``y`` (signed grid) and ``B = 3 x`` the private median of
 #: ``|y - c|`` (about 2 standard deviations for Gaussian noise: AdaSSP clips about 5 % of the
 #: labels). The regression runs on ``(y - c) / B``: a ridge that shrinks the model towards 0 then

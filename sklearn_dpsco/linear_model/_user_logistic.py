@@ -1,6 +1,7 @@
 """UserLevelDPLogistic: logistic regression that protects whole users."""
 
 import numbers
+from dataclasses import replace
 
 import numpy as np
 from scipy.special import expit
@@ -12,7 +13,9 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_groups
 from .._rng import spawn_random_states
-from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data
+from .._scale_estimation import per_user_reduce
+from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
+from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._user_logistic_rules import SOLVERS, choose_plan, default_user_alpha
 
@@ -65,10 +68,22 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     item_selection : {"first", "random"}, default="first"
         ``"first"``: the first m rows of the user in input order.
         ``"random"``: a uniformly random subset (drawn from ``random_state``).
-    data_norm : float, default=1.0
+    data_norm : float or "auto", default=1.0
         Public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
-        Predictions use the raw rows.
+        Predictions use the raw rows. ``"auto"``: ``1/4 x`` a private median of
+        the users' largest row norms (one value per user, so the release is
+        user-level DP), released inside this fit's budget (``scale_share`` of
+        epsilon; doc/privacy/quantiles.rst, "Use in the estimators"); the fit
+        then runs on ``X / data_norm_`` with bound ``sqrt(1 +
+        intercept_scaling^2)``, so ``alpha``, ``radius``, ``user_clip``,
+        ``sgd_clip``, ``sgd_step`` and ``intercept_scaling`` are read in the
+        units of ``X / data_norm_`` (the fitted ``alpha_`` is in the data's
+        units).
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` data norm, in (0, 1);
+        ignored when ``data_norm`` is declared. ``None``: ``min(0.5, max(0.05,
+        50 / (n_users epsilon)))``.
     alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
@@ -133,12 +148,19 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     solver_ : str
     alpha_ : float
         The regularization used (the parameter, or the public default rule).
+    data_norm_ : float
+        The declared ``data_norm``, or with ``data_norm="auto"`` the released
+        scale the rows were divided by (a differentially private release).
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
         Per problem, how many deletion-mechanism calls returned ⊥ (a function
         of the private outputs; a ⊥ keeps the previous iterate, or zero).
     privacy_event_, epsilon_spent_, delta_spent_, noise_source_, fit_info_
+        With ``data_norm="auto"`` the event is ``ComposedEvent((PureDPEvent(
+        scale epsilon), solver events))`` and every ``fit_info_`` entry also
+        holds ``data_norm``, ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule``.
 
     Notes
     -----
@@ -148,7 +170,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     guarantee holds for every input (any row norms, labels, adversarial
     users); utility guarantees assume exchangeable items (Ghazi et al. 2023).
     Public inputs of every noise scale: n users, m, dimension, R, alpha,
-    radius, epsilon, delta, beta, the solver settings. The deletion mechanism
+    radius, epsilon, delta, beta, the solver settings (with
+    ``data_norm="auto"``, R is the public unit-scale bound and the released
+    ``data_norm_`` only divides the rows, a public per-row map). The deletion mechanism
     needs at least 2(K + 1) users per call, K = 4k - 1, k = O(log(1/delta) /
     epsilon); fits with fewer users are refused before anything is spent.
     Multiclass problems are fitted one-vs-rest with the budget split evenly
@@ -186,7 +210,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "solver": [StrOptions({"auto", *SOLVERS})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither")],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
@@ -208,6 +233,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         max_items_per_user=10,
         item_selection="first",
         data_norm=1.0,
+        scale_share=None,
         alpha=None,
         radius=10.0,
         deletion_test="graded",
@@ -232,6 +258,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.max_items_per_user = max_items_per_user
         self.item_selection = item_selection
         self.data_norm = data_norm
+        self.scale_share = scale_share
         self.alpha = alpha
         self.radius = radius
         self.deletion_test = deletion_test
@@ -259,38 +286,77 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _params(self, alpha):
-        """The public settings every plan builder of the family reads (``alpha`` resolved)."""
-        names = ("data_norm", "radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip",
-                 "sgd_iterations", "sgd_clip", "sgd_step")
-        return {"max_items": self.max_items_per_user, "alpha": alpha, **{name: getattr(self, name) for name in names}}
+    def _params(self, alpha, data_norm):
+        """The public settings every plan builder of the family reads (``alpha``, ``data_norm`` resolved)."""
+        names = ("radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip", "sgd_iterations",
+                 "sgd_clip", "sgd_step")
+        return {"max_items": self.max_items_per_user, "alpha": alpha, "data_norm": data_norm,
+                **{name: getattr(self, name) for name in names}}
 
-    def _alpha(self, n_users, n_coef, budget):
+    def _alpha(self, n_users, n_coef, budget, data_norm):
         """The parameter, else the public rule on this problem's budget share."""
         if self.alpha is not None:
             return float(self.alpha)
-        return default_user_alpha(n_users, self.max_items_per_user, n_coef, self.data_norm, budget.epsilon,
+        return default_user_alpha(n_users, self.max_items_per_user, n_coef, data_norm, budget.epsilon,
                                   budget.delta)
 
-    def _plan_solver(self, solver, n_users, n_coef, n_problems):
+    def _intercept_column(self):
+        """Value of the virtual intercept column (0 without intercept); public."""
+        return self.intercept_scaling if self.fit_intercept else 0.0
+
+    def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm):
         """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events."""
         spec = get_solver("user_logistic", solver)
-        budget = self._budget().split_equal(n_problems, kind=spec.split)
+        budget = solver_budget.split_equal(n_problems, kind=spec.split)
         if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(
                 f"solver={solver!r} adds floating-point Gaussian noise at every step and has no secure "
                 "sampler; pass noise='float' to use it. Nothing was spent."
             )
-        alpha = self._alpha(n_users, n_coef, budget)
-        plan = spec.build(n_users, n_coef, budget, self._params(alpha))
-        scaling = self.intercept_scaling if self.fit_intercept else 0.0
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=scaling,
-                       attributes={"alpha_": alpha})
+        alpha = self._alpha(n_users, n_coef, budget, data_norm)
+        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm))
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius,
+                       intercept_scaling=self._intercept_column(),
+                       attributes={"alpha_": alpha, "data_norm_": data_norm})
 
     def _plan(self, n_users, n_coef, n_problems):
-        """The solver's plan from (users, coefficients, problems); may refuse on public facts only."""
-        return choose_plan(self.solver, lambda name: self._plan_solver(name, n_users, n_coef, n_problems),
-                           self.noise, self.delta)
+        """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
+
+        With ``data_norm="auto"`` the solver is planned at unit scale on the
+        rows divided by the released ``data_norm_`` (linear_model/_auto_scales.py):
+        its bound is ``sqrt(1 + intercept_scaling^2)``, the norm of a row
+        ``(x / data_norm_, intercept_scaling)`` with ``||x|| <= data_norm_``;
+        its event, like the estimate's, is fixed here, before any data is read.
+        """
+        targets = []
+        if is_auto(self.data_norm):
+            # one value per user (its largest row norm): replacing a user replaces one value, so the
+            # replace-one quantile release is user-level DP (doc/privacy/quantiles.rst, "User level")
+            targets.append(ScaleTarget("data_norm", DATA_NORM_LEVEL, DATA_NORM_MARGIN,
+                                       lambda data, _: per_user_reduce(safe_row_norms(data[0]), data[2], "max")))
+        scales, solver_budget = self._scale_plan(targets, n_users)
+        if scales is not None:
+            data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1
+        else:
+            data_norm = float(self.data_norm)
+        plan = choose_plan(
+            self.solver,
+            lambda name: self._plan_solver(name, n_users, n_coef, n_problems, solver_budget, data_norm),
+            self.noise, self.delta,
+        )
+        return replace(plan, scales=scales)
+
+    def _scale_units(self, released):
+        return released["data_norm"], 1.0, 0.0
+
+    def _store_scales(self, plan, released):
+        """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""
+        super()._store_scales(plan, released)
+        c = released["data_norm"]
+        self.data_norm_ = c
+        self.alpha_ = self.alpha_ * c * c
+        for entry in self.fit_info_:
+            entry.update(data_norm=c)
 
     # -- the template's hooks -------------------------------------------------------------------
     def _validate_fit_inputs(self, X, y, groups=None):
@@ -310,7 +376,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         X_, targets, groups_ = inputs.data
         states = spawn_random_states(rng, len(targets) + 1)
         data = make_user_data(
-            X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=self.data_norm,
+            X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=plan.attributes["data_norm_"],
             intercept_scaling=plan.intercept_scaling, item_selection=self.item_selection, random_state=states[-1],
         )
         # one-vs-rest problems share the users' kept rows

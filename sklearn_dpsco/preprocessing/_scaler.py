@@ -12,24 +12,45 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._budget import Budget
+from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
-from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for
+from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for, quantile_mechanism_for
+from .._mechanisms._quantile import DEFAULT_SELECTION
+from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
+from .._scale_estimation import private_column_quantiles
 from .._solvers import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
+from ..linear_model._auto_scales import AUTO, SCALE_RANKS, check_scale_share, default_scale_share, is_auto
 
-__all__ = ["DPStandardScaler"]
+__all__ = ["BOUNDS_FENCE", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
+
+#: ``bounds="auto"``: private quartiles of every feature on the signed grid, widened by Tukey's
+#: fences, ``[q1 - 1.5 (q3 - q1), q3 + 1.5 (q3 - q1)]`` (about +-2.7 standard deviations for a
+#: Gaussian feature). Quartiles rather than 0.05 / 0.95: the grid points beyond the data's
+#: extremes miss a level-q target by only ``n min(q, 1 - q)`` ranks, five times fewer at 0.05, and
+#: each of the ``2 d`` releases has ``epsilon_s / (2 d)`` (doc/privacy/quantiles.rst).
+#: The grid is 8 points per octave (steps of 9 %): features far from 0 with a small relative spread
+#: (-300 +- 50) put both quartiles on one point of the default 2-per-octave grid. The spread used is
+#: at least one grid step of the larger end, so a collapsed pair still gives a range.
+BOUNDS_LEVELS = (0.25, 0.75)
+BOUNDS_FENCE = 1.5
+BOUNDS_GRID = ScaleGrid(per_octave=8, signed=True)
+#: Default share: each of the ``2 d`` releases gets ``n epsilon_i >= BOUNDS_RANKS`` within [0.05, 0.5]
+#: (public). A quartile is a location, not a log-scale: the selection's rank error, about
+#: ``2 ln(#grid) / epsilon_i`` (13 / epsilon_i on this grid), must stay a small fraction of ``n``;
+#: at 50 ranks (the linear models' rule) it is a quarter of the rows, at 300 about 4 %.
+BOUNDS_RANKS = 300.0
 
 
 def _check_bounds(bounds, n_features):
     if bounds is None:
         raise ValueError(
             "bounds is required: a public (lower, upper) range per feature, known without looking at the "
-            "private data (a domain range, a sensor's spec, a public dataset). Bounds are never derived from "
-            "the data. Nothing was spent."
+            "private data (a domain range, a sensor's spec, a public dataset), or bounds='auto' for private "
+            "quartiles on a share of the budget (row level). Nothing was spent."
         )
     try:
         lower, upper = bounds
@@ -98,9 +119,23 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     epsilon : float, default=1.0
     delta : float, default=0.0
         0: Laplace noise (pure DP). > 0: Gaussian noise, (epsilon, delta)-DP.
-    bounds : tuple (lower, upper), default=None
+    bounds : tuple (lower, upper) or "auto", default=None
         Public range of every feature: scalars or arrays of shape
-        (n_features,). Required.
+        (n_features,). Required. ``"auto"`` (``privacy_unit="row"`` only):
+        private quartiles ``q1, q3`` of every feature on a signed grid (8
+        points per octave),
+        released inside this fit's budget (``scale_share`` of epsilon, pure
+        DP; doc/privacy/quantiles.rst, "Use in the estimators"), widened to
+        ``[q1 - 1.5 s, q3 + 1.5 s]``, ``s = q3 - q1`` (at least one grid step
+        of the larger end); the statistics are then
+        computed on the rest of the budget within these bounds (``bounds_``).
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on ``bounds="auto"``, in (0, 1); ignored
+        with declared bounds. ``None``: ``min(0.5, max(0.05, 600 n_features
+        / (n epsilon)))``. Features with atoms (binary, small counts) can
+        put a quartile anywhere between two atoms (every grid point there
+        misses the target by the same number of ranks): declare their
+        bounds.
     privacy_unit : {"row", "user"}, default="row"
         ``"row"``: replace-one-row neighbours, ``fit(X)``. ``"user"``:
         replace-one-user neighbours, ``fit(X, groups=groups)``; the
@@ -130,6 +165,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
 
     Attributes
     ----------
+    bounds_ : tuple (lower, upper) of ndarray of shape (n_features,)
+        The bounds used: the declared ones, or with ``bounds="auto"`` the
+        differentially private release (also ``lower_`` and ``upper_``).
     mean_ : ndarray of shape (n_features,)
         Private estimate of the clipped means (within the bounds).
     var_ : ndarray of shape (n_features,)
@@ -166,7 +204,11 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     sensitivities and Gaussian-DP parameter ``mu / sqrt(2)`` each, ``mu =
     gaussian_mu(epsilon, delta)`` (float noise), or zCDP ``rho / 2`` each,
     ``rho = zcdp_rho(epsilon, delta)`` (secure noise). With ``with_std=False`` only the mean is
-    released, at the full budget. Full argument: doc/privacy/preprocessing.rst.
+    released, at the full budget. With ``bounds="auto"`` the event is
+    ``ComposedEvent((quartiles' pure-DP event, statistics' event))``, fixed
+    from public facts (n, d, epsilon, delta, ``scale_share``) before the data
+    is read; the statistics use the released bounds as public ones
+    (sequential composition). Full argument: doc/privacy/preprocessing.rst.
 
     Examples
     --------
@@ -183,7 +225,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
-        "bounds": [tuple, list, None],
+        "bounds": [tuple, list, StrOptions({AUTO}), None],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "privacy_unit": [StrOptions({"row", "user"})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "with_mean": ["boolean"],
@@ -200,6 +243,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         delta=0.0,
         *,
         bounds=None,
+        scale_share=None,
         privacy_unit="row",
         max_items_per_user=None,
         with_mean=True,
@@ -212,6 +256,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
+        self.scale_share = scale_share
         self.privacy_unit = privacy_unit
         self.max_items_per_user = max_items_per_user
         self.with_mean = with_mean
@@ -222,8 +267,11 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.noise = noise
 
     # -- plan: public facts only --------------------------------------------------------
-    def _mechanisms(self, n, lower, upper):
+    def _mechanisms(self, n, lower, upper, budget=None):
         """The mechanisms the fit runs, from n, the bounds and the budget (never from data).
+
+        ``budget`` (default: the whole ``(epsilon, delta)``) is what the
+        statistics get: the rest after ``bounds="auto"``.
 
         ``n`` is the number of privacy units: rows, or users for
         ``privacy_unit="user"`` (each user contributes one mean of clipped
@@ -242,13 +290,42 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         mechanisms = {}
         # k releases share the budget by the library's one split (epsilon / k for pure DP,
         # mu / sqrt(k) for the float Gaussian, rho / k for the secure one; composition.rst)
-        part = Budget(self.epsilon, self.delta, self.noise).split_equal(len(queries))
+        budget = Budget(self.epsilon, self.delta, self.noise) if budget is None else budget
+        part = budget.split_equal(len(queries))
         for name, sens in queries:
             if part.pure:
                 mechanisms[name] = laplace_mechanism_for(float(np.sum(sens)), part, d)
             else:
                 mechanisms[name] = gaussian_mechanism_for(float(np.linalg.norm(sens)), part, d)
         return mechanisms
+
+    def _bounds_plan(self, n, d):
+        """``(scale_budget or None, statistics budget, planned event of the quartiles or None)``; public.
+
+        The event is built exactly as :func:`private_column_quantiles` builds
+        it (``2 d`` pure-DP releases of equal epsilon), so the fit's event is
+        known before any data is read.
+        """
+        budget = Budget(self.epsilon, self.delta, self.noise)
+        if not is_auto(self.bounds):
+            return None, budget, None
+        k = len(BOUNDS_LEVELS) * d
+        if self.scale_share is None:
+            share = default_scale_share(n, self.epsilon, k * BOUNDS_RANKS / SCALE_RANKS)
+        else:
+            share = self.scale_share
+        scale_budget, rest = split_scale_share(budget, check_scale_share(share))
+        part = Budget(scale_budget.epsilon, 0.0, scale_budget.noise).split_equal(k)
+        mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
+        return scale_budget, rest, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d)))
+
+    @staticmethod
+    def _released_bounds(quartiles):
+        """Tukey's fences around the released quartiles (post-processing of public values)."""
+        q1, q3 = np.minimum(quartiles[0], quartiles[1]), np.maximum(quartiles[0], quartiles[1])
+        step = 2.0 ** (1.0 / BOUNDS_GRID.per_octave) - 1.0
+        spread = np.maximum(q3 - q1, step * np.maximum(np.abs(q1), np.abs(q3)))
+        return q1 - BOUNDS_FENCE * spread, q3 + BOUNDS_FENCE * spread
 
     @staticmethod
     def _noise_sd(mech):
@@ -280,6 +357,11 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
                 "Use DPStandardScaler(privacy_unit='user', max_items_per_user=m) for a user-level guarantee, or "
                 "drop groups. Nothing was spent."
             )
+        if self.privacy_unit == "user" and is_auto(self.bounds):
+            raise ValueError(
+                "bounds='auto' is row-level only: a user-level scaler needs public bounds (declare them), "
+                "since a quantile of rows is not protected when one user holds many rows. Nothing was spent."
+            )
         if self.privacy_unit == "row" and self.max_items_per_user is not None:
             raise ValueError("max_items_per_user applies to privacy_unit='user' only. Nothing was spent.")
         saved = dict(self.__dict__)
@@ -299,18 +381,34 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             )
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n, d = X.shape
-        lower, upper = _check_bounds(self.bounds, d)
+        scale_budget, budget, bounds_event = self._bounds_plan(n, d)
+        if bounds_event is None:
+            lower, upper = _check_bounds(self.bounds, d)
+        else:  # unit scale: the statistics run on features mapped into [0, 1] by the released bounds
+            lower, upper = np.zeros(d), np.ones(d)
         n_users = None
         if self.privacy_unit == "user":
             groups = check_groups(groups, n, "DPStandardScaler(privacy_unit='user').fit")
             n_users = int(np.unique(groups).size)  # public under replace-one-user
         # the number of privacy units: rows, or users (each contributes one mean)
-        mechs = self._mechanisms(n if n_users is None else n_users, lower, upper)
+        mechs = self._mechanisms(n if n_users is None else n_users, lower, upper, budget)
         event = ComposedEvent(tuple(m.event for m in mechs.values())) if mechs else ComposedEvent(())
+        if bounds_event is not None:
+            event = ComposedEvent((bounds_event, event))
         accountant = self._get_accountant()
         accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)
+        if bounds_event is not None:  # after the check: the quartiles, then the statistics within them
+            quartiles = private_column_quantiles(X, BOUNDS_LEVELS, scale_budget, grid=BOUNDS_GRID,
+                                                 random_state=rng)
+            if quartiles.event != bounds_event:
+                raise AssertionError(f"bounds consumed {quartiles.event}, planned {bounds_event}")
+            released = self._released_bounds(quartiles.value)
+            width = released[1] - released[0]
+            # a public per-column map (the bounds are released): clipped features land in [0, 1],
+            # the unit range the mechanisms were planned for, so their event is unchanged
+            X = (np.clip(X, released[0], released[1]) - released[0]) / np.where(width > 0, width, 1.0)
         centre = (lower + upper) / 2.0
         half = (upper - lower) / 2.0
         if n_users is None:
@@ -329,8 +427,13 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             floor = np.minimum(self._noise_sd(mechs["second_moment"]), half**2)
             var = np.clip(m2 - (mean - centre) ** 2, floor, half**2)
 
+        if bounds_event is not None:  # back to the data's units (post-processing)
+            lower, upper = released
+            mean, var = lower + width * mean, width**2 * var
+
         accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
         self.lower_, self.upper_ = lower, upper
+        self.bounds_ = (lower, upper)
         if n_users is not None:
             self.n_users_ = n_users
         else:
