@@ -157,11 +157,14 @@ def privacy_report(obj, *, delta=None):
 
 # -- public parameters ---------------------------------------------------------------------------
 def _value(est, name, params):
+    """The declared value; for a default (None or "auto") the fitted ``<name>_`` it resolved to."""
+    value = params[name]
+    if value is not None and not (isinstance(value, str) and value == "auto"):
+        return value
     resolved = getattr(est, name + "_", None)
     if resolved is not None and not callable(resolved):
         return resolved
-    value = params[name]
-    return "auto" if value is None else value
+    return "auto"
 
 
 def public_parameters(est):
