@@ -310,8 +310,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         budget = solver_budget.split_equal(n_problems, kind=spec.split)
         if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(
-                f"solver={solver!r} adds floating-point Gaussian noise at every step and has no secure "
-                "sampler; pass noise='float' to use it. Nothing was spent."
+                f"solver={solver!r} has no sampler on noise={self.noise!r} at delta={self.delta!r} "
+                "(doc/privacy/secure_noise.rst); choose another noise path or solver. Nothing was spent."
             )
         alpha = self._alpha(n_users, n_coef, budget, data_norm)
         plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm))
