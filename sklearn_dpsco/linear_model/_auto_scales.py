@@ -20,6 +20,11 @@ in the estimators") on the fit's own budget:
 3. map the coefficients back (``coef * label_scale / row_scale``;
    post-processing) and report the estimates as fitted attributes.
 
+At ``delta > 0`` the solver's budget is then raised until the composed
+event certifies exactly the user's epsilon (:func:`fill_budget`): the pure
+estimates compose with a Gaussian or zCDP solver more cheaply than the sum
+of their epsilons (doc/privacy/quantiles.rst, "Exact epsilon at delta > 0").
+
 A declared number spends nothing here and runs the estimator exactly as
 before. Only public quantities (n, the level ``q``, the grid, the share)
 decide what runs; the private values enter only the quantile releases.
@@ -34,7 +39,7 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
-from ..accounting import ComposedEvent
+from ..accounting import ComposedEvent, epsilon_delta
 
 __all__ = [
     "AUTO",
@@ -53,6 +58,8 @@ __all__ = [
     "SHARE_FLOOR",
     "check_scale_share",
     "default_scale_share",
+    "fit_event",
+    "fill_budget",
     "is_auto",
     "scale_plan",
 ]
@@ -229,3 +236,87 @@ def scale_plan(targets, budget, n, scale_share=None):
     share = check_scale_share(scale_share)
     scale_budget, rest = split_scale_share(budget, share)
     return ScalePlan(tuple(targets), scale_budget, share), rest
+
+
+def fit_event(scales, solver_event, n_problems=1):
+    """The event of a whole fit: ``n_problems`` solver runs, after the estimates when ``scales`` is set."""
+    event = solver_event if n_problems == 1 else ComposedEvent(tuple([solver_event] * n_problems))
+    return event if scales is None else ComposedEvent((scales.event, event))
+
+
+#: Relative gap to the user's epsilon at which :func:`fill_budget` stops (it never goes above).
+FILL_TOLERANCE = 1e-11
+#: At most this many solver plans are built (each is public arithmetic, a few milliseconds).
+FILL_MAX_PLANS = 60
+
+
+def fill_budget(build, scales, rest, budget, n_problems=1):
+    """The solver's plan at the largest budget whose composition with the estimates is within ``budget``.
+
+    Public facts only: ``build(solver_budget)`` plans the solver (no data),
+    ``scales`` is the :class:`ScalePlan` (or None), ``rest`` the solver's
+    budget from :func:`scale_plan` and ``budget`` the fit's own.
+
+    For pure DP (or no estimate) ``build(rest)`` is returned: basic
+    composition of pure parts is exact, ``epsilon_s + epsilon_r = epsilon``.
+    At ``delta > 0`` the accountant certifies the composed event by the
+    better of two readings (doc/privacy/composition.rst): the pure estimates
+    added to the solver's converted curve, or folded into its zCDP parameter
+    as ``epsilon_i^2 / 2``. The folded reading of ``rest`` is below the
+    user's epsilon, so the solver's epsilon is raised — regula falsi on the
+    certified epsilon ``F(e)`` of the whole fit's event, bracketed by ``rest``
+    (``F <= epsilon``) and ``budget.epsilon`` — keeping only plans with
+    ``F(e) <= epsilon``, until ``F`` is within a relative
+    :data:`FILL_TOLERANCE` of it. When the basic reading of ``rest`` lands a
+    rounding error above epsilon (a Gaussian solver: ``epsilon_s +
+    gaussian_epsilon(mu)`` in floats), the solver's epsilon is stepped down
+    (relative 1e-12, 4e-12, ...) until the plan fits, then refined the same
+    way. The fit never spends more than its budget.
+    """
+    plan = build(rest)
+    if scales is None or budget.delta == 0:
+        return plan
+    target = budget.epsilon
+
+    def certified(p):
+        return epsilon_delta(fit_event(scales, p.event, n_problems), delta=budget.delta)[0]
+
+    f_rest = certified(plan)
+    if f_rest > target:
+        # float rounding of the two readings can land an ulp or so above: step the solver's epsilon down
+        hi, f_hi, step = rest.epsilon, f_rest, 1e-12
+        while True:
+            lo = rest.epsilon * (1.0 - step)
+            best = build(Budget(lo, rest.delta, rest.noise))
+            f_lo = certified(best)
+            if f_lo <= target:
+                break
+            if step >= 0.5:
+                return plan  # no feasible budget nearby: the template's budget check refuses, before any data
+            hi, f_hi, step = lo, f_lo, min(4.0 * step, 0.5)
+    else:
+        lo, f_lo, best = rest.epsilon, f_rest, plan
+        if target - f_lo <= FILL_TOLERANCE * target:
+            return plan  # basic composition (Gaussian or approximate-DP solver parts) is already exact
+        hi, top = budget.epsilon, build(Budget(budget.epsilon, rest.delta, rest.noise))
+        f_hi = certified(top)
+        if f_hi <= target:
+            return top
+    g_lo, g_hi, side = f_lo - target, f_hi - target, 0  # g: the interpolation's (Illinois-damped) values
+    for _ in range(FILL_MAX_PLANS):
+        if target - f_lo <= FILL_TOLERANCE * target or hi - lo <= 4 * np.spacing(hi):
+            break
+        e = lo + (hi - lo) * (-g_lo) / (g_hi - g_lo)
+        if not lo < e < hi:
+            e = 0.5 * (lo + hi)
+        candidate = build(Budget(e, rest.delta, rest.noise))
+        f = certified(candidate)
+        if f <= target:
+            lo, f_lo, g_lo, best = e, f, f - target, candidate
+            g_hi = 0.5 * g_hi if side == -1 else g_hi  # Illinois: a stale end's value is halved
+            side = -1
+        else:
+            hi, g_hi = e, f - target
+            g_lo = 0.5 * g_lo if side == 1 else g_lo
+            side = 1
+    return best

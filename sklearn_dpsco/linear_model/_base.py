@@ -47,9 +47,9 @@ from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import GLMData, Problem
-from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting import BudgetAccountant, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ._auto_scales import scale_plan
+from ._auto_scales import fill_budget, fit_event, scale_plan
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
 
@@ -236,6 +236,16 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public: n, budget, share)."""
         return scale_plan(targets, self._budget(), n_samples, self.scale_share)
 
+    def _fill_budget(self, build, scales, rest, n_problems=1):
+        """``build(solver_budget)`` at the budget that makes the fit's event certify exactly epsilon.
+
+        Public facts only (linear_model/_auto_scales.py, ``fill_budget``):
+        ``rest`` itself for pure DP or declared scales; at ``delta > 0`` with
+        "auto" scales the largest solver budget whose composition with the
+        estimates stays within the estimator's (epsilon, delta).
+        """
+        return fill_budget(build, scales, rest, self._budget(), n_problems)
+
     # -- budget ----------------------------------------------------------------------------
     def _budget(self):
         """The estimator's whole budget on its noise path."""
@@ -313,10 +323,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         try:
             inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
             plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **inputs.plan_options)  # 2
-            k = inputs.n_problems
-            event = plan.event if k == 1 else ComposedEvent(tuple([plan.event] * k))
-            if plan.scales is not None:  # the estimates' pure part first, then the solver's rest
-                event = ComposedEvent((plan.scales.event, event))
+            # the estimates' pure part first (if any), then the solver's runs
+            event = fit_event(plan.scales, plan.event, inputs.n_problems)
             self._check_within_budget(event)  # 3
             # the parameter, else the budget block in force, else the ledger bound
             # when this estimator was sent to a worker, else the session default

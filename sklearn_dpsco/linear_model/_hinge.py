@@ -283,24 +283,30 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         else:
             clip = default_clip(d_raw) if self.clip is None else float(self.clip)
         scaling, radius = self._settings(d_raw, clip, auto=scales is not None)
-        budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
-        solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
-        spec = get_solver("hinge", solver)
-        alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha, self.tolerance,
-                                          self.repeats)
-        params = dict(clip=clip, alpha=alpha, tolerance=tolerance, radius=radius, repeats=self.repeats,
-                      kappa_lower=self.kappa_lower, phases=LOCALIZATION_PHASES, lam_growth=LOCALIZATION_GROWTH,
-                      min_block=LOCALIZATION_MIN_BLOCK, objective_scale=OBJECTIVE_SCALE)
-        plan = spec.build(n_samples, n_features, budget, params)
-        plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius, epsilon=budget.epsilon,
-                         delta=budget.delta, tolerance=tolerance)
+
+        def build(solver_budget):
+            budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
+            solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
+            spec = get_solver("hinge", solver)
+            alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha,
+                                              self.tolerance, self.repeats)
+            params = dict(clip=clip, alpha=alpha, tolerance=tolerance, radius=radius, repeats=self.repeats,
+                          kappa_lower=self.kappa_lower, phases=LOCALIZATION_PHASES, lam_growth=LOCALIZATION_GROWTH,
+                          min_block=LOCALIZATION_MIN_BLOCK, objective_scale=OBJECTIVE_SCALE)
+            plan = spec.build(n_samples, n_features, budget, params)
+            plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius,
+                             epsilon=budget.epsilon, delta=budget.delta, tolerance=tolerance)
+            return FitPlan(
+                solver, plan, loss=loss_for(spec), radius=radius,
+                intercept_scaling=scaling if self.fit_intercept else 0.0,
+                attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
+                scales=scales,
+            )
+
+        fit_plan = self._fill_budget(build, scales, solver_budget, n_problems)
         if self.verbose:
-            print(f"[DPHingeClassifier] plan: {plan.info}")
-        return FitPlan(
-            solver, plan, loss=loss_for(spec), radius=radius, intercept_scaling=scaling if self.fit_intercept else 0.0,
-            attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
-            scales=scales,
-        )
+            print(f"[DPHingeClassifier] plan: {fit_plan.info}")
+        return fit_plan
 
     def _scale_units(self, released):
         return released["clip"], 1.0, 0.0

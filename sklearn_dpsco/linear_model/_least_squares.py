@@ -294,26 +294,31 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the run, so the solver's event, like the estimates', is fixed here.
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        scales, budget = self._scale_plan(self._scale_targets(streaming), n_samples)
+        scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
-        solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
-                                self.noise, streaming)
-        spec = get_solver("least_squares", solver)
-        self._check_bounds(spec)
-        if streaming and not spec.one_pass:
-            raise ValueError(
-                f"solver={solver!r} cannot fit from chunks; one-pass solvers: {', '.join(ONE_PASS_SOLVERS)}."
-            )
-        s = self._scaling(spec, row_bound)
-        if not spec.supports_noise(self.noise, self.delta):
-            raise ValueError(f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
-        names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
-        params = {name: getattr(self, name) for name in names}
-        params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s)
-        plan = spec.build(n_samples, n_features, budget, params)
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
-                       attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
+
+        def build(budget):
+            solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
+                                    self.noise, streaming)
+            spec = get_solver("least_squares", solver)
+            self._check_bounds(spec)
+            if streaming and not spec.one_pass:
+                raise ValueError(
+                    f"solver={solver!r} cannot fit from chunks; one-pass solvers: {', '.join(ONE_PASS_SOLVERS)}."
+                )
+            s = self._scaling(spec, row_bound)
+            if not spec.supports_noise(self.noise, self.delta):
+                raise ValueError(
+                    f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
+            names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
+            params = {name: getattr(self, name) for name in names}
+            params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s)
+            plan = spec.build(n_samples, n_features, budget, params)
+            return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
+                           attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
+
+        return self._fill_budget(build, scales, rest)
 
     def _scale_units(self, released):
         return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)
