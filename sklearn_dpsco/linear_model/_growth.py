@@ -8,9 +8,10 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
-from .._solvers import get_solver, loss_for
+from .._solvers import get_solver, loss_for, safe_row_norms
+from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
-from ._growth_rules import SOLVERS, resolve_solver
+from ._growth_rules import SOLVERS, default_radius, resolve_solver
 
 __all__ = ["DPGrowthAdaptiveRegressor"]
 
@@ -57,10 +58,37 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         replaced by its ``C``-Lipschitz extension (its gradient is
         ``clip(p |r|^(p-1) sign(r), -C/||x||, C/||x||) x``), which makes the fit
         private for rows of any norm. With ``||x|| <= 1``, LAD is unchanged
-        at ``C = 1``.
-    radius : float, default=10.0
+        at ``C = 1``. Read in the units of ``X / row_bound_`` when a row
+        bound is set.
+    row_bound : "auto", float or None, default="auto"
+        Unit ``R`` of the rows: the fit runs on ``X / R`` (a public per-row
+        map), so with ``clip=1`` rows of norm up to ``R`` keep the plain
+        loss and larger ones are down-weighted by the ``clip``-Lipschitz
+        extension. ``"auto"``: twice a private median of the row norms,
+        released inside this fit's budget (``scale_share`` of epsilon;
+        doc/privacy/quantiles.rst, "Use in the estimators"). A number is a
+        public declaration (nothing spent on it). ``None``: the rows as
+        given (``clip`` and ``radius`` in the data's units).
+    label_bound : "auto", float or None, default="auto"
+        Unit ``B`` of the labels: the fit runs on ``(y - c) / B``.
+        ``"auto"``: ``c`` a private median of ``y`` (``label_center_``; with
+        ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 3 x`` a
+        private median of ``|y - c|``. A number is a public declaration
+        (``c = 0``, nothing spent). ``None``: the labels as given. The loss is
+        Lipschitz in the coefficients for any labels: ``B`` sets the units of
+        ``radius``, not the privacy.
+    scale_share : float or None, default=None
+        Fraction of epsilon spent on the ``"auto"`` scales, in (0, 1);
+        ignored when none is ``"auto"``. ``None``: ``min(0.5, max(0.05, 50 k
+        / (n epsilon)))`` for ``k`` estimates (public facts only).
+    radius : float or None, default=None
         Radius of the public ball around 0 the coefficients (intercept
-        included, scaled by ``intercept_scaling``) are searched in.
+        included, scaled by ``intercept_scaling``) are searched in; in the
+        units of the rescaled problem (``coef * row_bound_ / label_bound_``)
+        when a row or label bound is set. ``None``: 3 on the rescaled
+        problem, 10 in the data's units (``row_bound=label_bound=None``);
+        public rule, benchmarks/results/growth_scales.md. ``radius_`` is the
+        value used.
     schedule : {"practical", "paper"}, default="practical"
         Utility constants of the ALD schedules (step size, phases per epoch);
         privacy does not depend on them. See Notes.
@@ -105,8 +133,18 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     privacy_event_ : PrivacyEvent
     epsilon_spent_, delta_spent_ : float
     noise_source_ : str
+    radius_ : float
+        The radius used (in the rescaled units when a row or label bound is set).
+    row_bound_, label_bound_ : float or None
+        The units used: the declared numbers (None: none), or the private
+        estimates for ``"auto"``.
+    label_center_ : float
+        The label shift ``c`` (0 unless ``label_bound="auto"`` with an
+        intercept, where it is a private release).
     fit_info_ : dict
-        Public schedule diagnostics only (nothing measured on the data).
+        Public schedule diagnostics (radii in the rescaled units); with
+        "auto" scales also ``scale_estimates``, ``scale_share``,
+        ``scale_epsilon`` and ``scale_rule`` (the private releases).
     n_features_in_ : int
     feature_names_in_ : ndarray
 
@@ -128,6 +166,16 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     and ``schedule`` affect utility only. See doc/privacy/growth.rst,
     doc/privacy/localization.rst, doc/privacy/interpolation.rst and
     doc/privacy/inverse_sensitivity.rst.
+
+    **Scales.** With ``row_bound`` or ``label_bound`` ``"auto"`` the fit's
+    event is ``ComposedEvent((estimates, solver))``: the private medians
+    (pure DP, ``scale_share`` of epsilon) and the solver planned at unit
+    scale on the rest, both fixed before the data is read and spent once
+    (doc/privacy/growth.rst, "Private scales"). At ``delta > 0`` the
+    solver's part is raised until the composition certifies exactly
+    ``epsilon``. The coefficients are mapped back,
+    ``coef_ = coef' B / R`` and ``intercept_ = intercept' B + c``
+    (post-processing). Declared numbers spend nothing on estimation.
 
     **Schedules.** ``schedule="paper"`` uses ALD's printed step sizes and
     ``ceil(log n_0)`` phases per epoch; at n below ~1e7 (d = 10) its first
@@ -153,9 +201,15 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((2000, 3)) / 3
     >>> y = X @ np.array([1.0, -0.5, 0.2])
-    >>> reg = DPGrowthAdaptiveRegressor(epsilon=1.0, radius=2.0, fit_intercept=False, random_state=0).fit(X, y)
+    >>> reg = DPGrowthAdaptiveRegressor(epsilon=1.0, fit_intercept=False, random_state=0).fit(X, y)
     >>> reg.solver_, reg.n_epochs_ == len(reg.radii_)
     ('ald_growth', True)
+    >>> sorted(reg.fit_info_["scale_estimates"])  # private releases, inside epsilon
+    ['label_bound', 'row_bound']
+    >>> declared = DPGrowthAdaptiveRegressor(epsilon=1.0, radius=2.0, row_bound=None, label_bound=None,
+    ...                                      fit_intercept=False, random_state=0).fit(X, y)
+    >>> round(declared.epsilon_spent_, 12), declared.row_bound_ is None
+    (1.0, True)
     """
 
     _parameter_constraints = {
@@ -164,7 +218,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "radius": [Interval(numbers.Real, 0, None, closed="neither")],
+        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "schedule": [StrOptions(set(SCHEDULES))],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "growth": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -181,7 +238,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         kappa_lower=1.25,
         solver="auto",
         clip=1.0,
-        radius=10.0,
+        row_bound=AUTO,
+        label_bound=AUTO,
+        scale_share=None,
+        radius=None,
         schedule="practical",
         smoothness=None,
         growth=None,
@@ -201,6 +261,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         self.kappa_lower = kappa_lower
         self.solver = solver
         self.clip = clip
+        self.row_bound = row_bound
+        self.label_bound = label_bound
+        self.scale_share = scale_share
         self.radius = radius
         self.schedule = schedule
         self.smoothness = smoothness
@@ -219,19 +282,78 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     def _loss(self):
         return loss_for(get_solver("growth", "ald_growth"), power=self.power)
 
+    def _rescaled(self):
+        """True when the fit runs on rows or labels divided by a unit ("auto" or declared); public."""
+        return self.row_bound is not None or self.label_bound is not None
+
+    def _radius(self):
+        return default_radius(self._rescaled()) if self.radius is None else float(self.radius)
+
     def _params(self):
         """The public settings every plan builder of the family reads."""
-        names = ("clip", "radius", "power", "kappa_lower", "schedule", "smoothness", "growth", "kappa", "grid_size")
-        return {name: getattr(self, name) for name in names}
+        names = ("clip", "power", "kappa_lower", "schedule", "smoothness", "growth", "kappa", "grid_size")
+        return {"radius": self._radius(), **{name: getattr(self, name) for name in names}}
+
+    def _scale_targets(self):
+        """The "auto" units to estimate (linear_model/_auto_scales.py); public."""
+        targets = []
+        if is_auto(self.row_bound):
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: safe_row_norms(data[0])))
+        if is_auto(self.label_bound):
+            if self.fit_intercept:  # without an intercept a shift of the labels could not be undone
+                targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
+                                       lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
+        return targets
+
+    def _check_units(self):
+        for name in ("row_bound", "label_bound", "clip", "radius"):
+            value = getattr(self, name)
+            if value is not None and not is_auto(value) and not np.isfinite(value):
+                raise ValueError(f"{name} must be finite, got {value!r}. Nothing was spent.")
 
     def _plan(self, n_samples, n_features, n_problems):
-        """The solver's plan from (n, d) and the public parameters (one problem: the whole budget)."""
+        """The solver's plan from (n, d) and the public parameters; with "auto" units, at unit scale.
+
+        An "auto" row (label) unit is planned as 1: the rows (labels) are
+        divided by the released ``row_bound_`` (``label_bound_``) before the
+        run, so the solver's event, like the estimates', is fixed here.
+        """
+        self._check_units()
+        scales, rest = self._scale_plan(self._scale_targets(), n_samples)
         solver = resolve_solver(self.solver, n_features)
         spec = get_solver("growth", solver)
-        plan = spec.build(n_samples, n_features, self._budget(), self._params())
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
-        return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=self.radius,
-                       intercept_scaling=scaling)
+        attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
+                      for name in ("row_bound", "label_bound")}
+        attributes.update(label_center_=0.0, radius_=self._radius())
+
+        def build(budget):
+            plan = spec.build(n_samples, n_features, budget, self._params())
+            return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=self._radius(),
+                           intercept_scaling=scaling, attributes=attributes, scales=scales)
+
+        return self._fill_budget(build, scales, rest)
+
+    # -- units: "auto" releases or declared numbers (a public per-row map either way) ----------
+    def _scale_units(self, released):
+        row = released.get("row_bound", self.row_bound if not is_auto(self.row_bound) else None)
+        label = released.get("label_bound", self.label_bound if not is_auto(self.label_bound) else None)
+        return (1.0 if row is None else float(row), 1.0 if label is None else float(label),
+                released.get("label_center", 0.0))
+
+    def _declared_units(self):
+        return self._scale_units({}) != (1.0, 1.0, 0.0)
+
+    def _draw_problems(self, inputs, plan, rng):
+        if plan.scales is None and self._declared_units():  # declared units: the same public map
+            inputs = self._rescale_inputs(inputs, {})
+        return super()._draw_problems(inputs, plan, rng)
+
+    def _store_scales(self, plan, released):
+        super()._store_scales(plan, released)
+        for name, value in released.items():
+            setattr(self, name + "_", value)
 
     def _check_enough_samples(self, n_samples, n_features):
         # A public-facts check with sklearn's "n_samples = 1" wording; the
@@ -247,6 +369,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
 
     def _store_fit(self, inputs, plan, fits):
         super()._store_fit(inputs, plan, fits)
+        if plan.scales is None and self._declared_units():  # back to the data's units (post-processing)
+            row_scale, label_scale, _ = self._scale_units({})
+            self.coef_ = self.coef_ * (label_scale / row_scale)
+            self.intercept_ = self.intercept_ * label_scale
         self.n_epochs_ = int(self.fit_info_["epochs"])
         self.radii_ = np.asarray(self.fit_info_["radii"], dtype=float)
 

@@ -37,6 +37,10 @@ from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
 
+#: The solver's mechanics in the data's own units: no row or label unit (the "auto" units, which
+#: rescale the data before the solver runs, are tested in tests/privacy/test_auto_scales.py).
+UNITS = dict(row_bound=None, label_bound=None)
+
 
 # the deliberate deviations (sample weights above 1) and their reasons: sklearn_dpsco.testing
 @parametrize_with_checks(
@@ -96,7 +100,7 @@ def _centred_minimizer(est, X, y, phase, w0, target):
 @pytest.mark.parametrize("epoch", [0, 4])
 def test_epoch_centre_moves_by_exactly_clip_times_step(delta, epoch):
     n, d, clip = 600, 2, 0.7
-    est = DPGrowthAdaptiveRegressor(epsilon=1.0, delta=delta, clip=clip, radius=1.0, fit_intercept=False)
+    est = DPGrowthAdaptiveRegressor(**UNITS, epsilon=1.0, delta=delta, clip=clip, radius=1.0, fit_intercept=False)
     plan, sched, phase = _epoch_phase(est, n, d, epoch)
     assert plan.solver == "ald_growth"
     X, y, yp = _flip_pair(n, d, row=phase.start)
@@ -121,7 +125,7 @@ def test_fit_is_the_documented_pipeline():
     """Replay: fit's coef equals the schedule run by hand with the same seed."""
     n, d = 400, 3
     X, y, _ = _growth_instance(n, d, 0)
-    est = DPGrowthAdaptiveRegressor(epsilon=0.8, radius=2.0, fit_intercept=False, random_state=5).fit(X, y)
+    est = DPGrowthAdaptiveRegressor(**UNITS, epsilon=0.8, radius=2.0, fit_intercept=False, random_state=5).fit(X, y)
     plan = est._plan(n, d, 1)
     from sklearn_dpsco._rng import check_random_state, spawn_random_states
 
@@ -154,7 +158,7 @@ def _median_pair(n=4, left=-0.97):
 @pytest.mark.parametrize("eps", [0.5, 2.0])
 def test_inverse_sensitivity_pmf_through_the_estimator(eps):
     X, y, yp = _median_pair()
-    est = DPGrowthAdaptiveRegressor(epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401)
+    est = DPGrowthAdaptiveRegressor(**UNITS, epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401)
     plan = est._plan(4, 1, 1)
     assert plan.solver == "inverse_sensitivity" and plan.event == PureDPEvent(eps)
     isp = plan.schedule
@@ -163,8 +167,8 @@ def test_inverse_sensitivity_pmf_through_the_estimator(eps):
     ratio = np.abs(lp - lpp).max()
     assert 0.9 * eps <= ratio <= eps + 1e-9
     # fit draws a grid point, and the same seed gives the same draw
-    a = DPGrowthAdaptiveRegressor(epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401, random_state=3)
-    b = DPGrowthAdaptiveRegressor(epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401, random_state=3)
+    a = DPGrowthAdaptiveRegressor(**UNITS, epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401, random_state=3)
+    b = DPGrowthAdaptiveRegressor(**UNITS, epsilon=eps, radius=1.0, fit_intercept=False, grid_size=401, random_state=3)
     wa, wb = a.fit(X, y).coef_[0], b.fit(X, y).coef_[0]
     assert wa == wb and np.isclose(isp.grid, wa).any()
     assert a.solver_ == "inverse_sensitivity" and a.epsilon_spent_ == pytest.approx(eps)
@@ -177,7 +181,7 @@ def test_centring_and_winsorizing_leave_the_minimizer_in_place(power):
     n, d, clip = 400, 3, 1.0
     X = rng.standard_normal((n, d)) * rng.choice([0.05, 1.0, 30.0], (n, 1))
     y = X @ np.array([0.3, -0.2, 0.1]) + rng.standard_cauchy(n)
-    est = DPGrowthAdaptiveRegressor(power=power, clip=clip, radius=2.0, fit_intercept=False)
+    est = DPGrowthAdaptiveRegressor(**UNITS, power=power, clip=clip, radius=2.0, fit_intercept=False)
     data, loss = est._glm_data(X, y, None), est._loss()
     w0 = np.array([0.5, 0.0, -0.5])
     for lam in (1.0, 1e3):
@@ -210,7 +214,7 @@ def test_huge_targets_certify_at_the_centred_scale():
     rng = np.random.default_rng(0)
     X = _rows(2000, 4, 0)
     y = 1e8 * rng.standard_cauchy(2000)
-    est = DPGrowthAdaptiveRegressor(power=1.5, radius=1.0, fit_intercept=False, random_state=0).fit(X, y)
+    est = DPGrowthAdaptiveRegressor(**UNITS, power=1.5, radius=1.0, fit_intercept=False, random_state=0).fit(X, y)
     assert est.n_epochs_ > 10 and np.linalg.norm(est.coef_) <= 1.0 + 1e-9
 
 
@@ -219,7 +223,7 @@ def test_huge_targets_certify_at_the_centred_scale():
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_last_epoch_release_audit(delta):
     n, d, eps, clip = 400, 1, 1.0, 1.0
-    est = DPGrowthAdaptiveRegressor(epsilon=eps, delta=delta, clip=clip, radius=1.0, fit_intercept=False,
+    est = DPGrowthAdaptiveRegressor(**UNITS, epsilon=eps, delta=delta, clip=clip, radius=1.0, fit_intercept=False,
                                     solver="ald_growth")
     plan, sched, phase = _epoch_phase(est, n, d, -1)
     X, y, yp = _flip_pair(n, d, row=phase.start)
@@ -241,7 +245,7 @@ def test_last_epoch_release_audit(delta):
 @pytest.mark.statistical
 def test_inverse_sensitivity_sampled_audit_through_the_estimator():
     X, y, yp = _median_pair(left=-0.8)
-    est = DPGrowthAdaptiveRegressor(epsilon=1.0, radius=1.0, fit_intercept=False, grid_size=201)
+    est = DPGrowthAdaptiveRegressor(**UNITS, epsilon=1.0, radius=1.0, fit_intercept=False, grid_size=201)
     isp = est._plan(4, 1, 1).schedule
     rng = np.random.default_rng(8)
 
@@ -259,7 +263,7 @@ def test_inverse_sensitivity_sampled_audit_through_the_estimator():
 def test_paper_schedule_is_alds_printed_schedule():
     from sklearn_dpsco._solvers import ald_growth_schedule, ald_schedule
 
-    est = DPGrowthAdaptiveRegressor(schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")
+    est = DPGrowthAdaptiveRegressor(**UNITS, schedule="paper", kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")
     plan = est._plan(5000, 4, 1)
     cert = dict(centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)  # |r|^p phases are centred
     ref = ald_growth_schedule(5000, 4, clip=0.5, radius=3.0, kappa_lower=2.0, epsilon=1.0, delta=0.0, noise="float",
@@ -269,7 +273,7 @@ def test_paper_schedule_is_alds_printed_schedule():
     ref1 = ald_schedule(5000, 4, clip=0.5, radius=3.0, epsilon=1.0, delta=0.0, noise="float", **cert)
     assert base.schedule.info == ref1.info and base.event == ref1.event
     # practical: the same phases' structure, the privacy-branch step, one phase per epoch
-    prac = DPGrowthAdaptiveRegressor(kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)
+    prac = DPGrowthAdaptiveRegressor(**UNITS, kappa_lower=2.0, radius=3.0, clip=0.5, noise="float")._plan(5000, 4, 1)
     prac = prac.schedule
     assert all(len(e.phases) == 1 for e in prac.phases)
     steps = [e.info["steps"][0] for e in prac.phases]
@@ -310,8 +314,8 @@ def test_fitted_attributes_other_than_outputs_do_not_depend_on_data(params):
     rng = np.random.default_rng(0)
     Xa, ya = _rows(n, d, 1), rng.standard_normal(n)
     Xb, yb = 1e3 * rng.standard_t(1.2, (n, d)), 1e6 * rng.standard_cauchy(n)
-    a = DPGrowthAdaptiveRegressor(radius=2.0, random_state=4, **params).fit(Xa, ya)
-    b = DPGrowthAdaptiveRegressor(radius=2.0, random_state=4, **params).fit(Xb, yb)
+    a = DPGrowthAdaptiveRegressor(**UNITS, radius=2.0, random_state=4, **params).fit(Xa, ya)
+    b = DPGrowthAdaptiveRegressor(**UNITS, radius=2.0, random_state=4, **params).fit(Xb, yb)
     _assert_same(_public_state(a), _public_state(b))
     assert a.n_epochs_ >= 1 and a.radii_.shape == (a.n_epochs_,)
 
@@ -412,7 +416,7 @@ def test_unbounded_rows_are_handled_by_the_extension():
     rng = np.random.default_rng(3)
     X = 1e6 * rng.standard_normal((300, 3))
     y = rng.standard_cauchy(300) * 1e8
-    est = DPGrowthAdaptiveRegressor(power=3.0, radius=1.5, random_state=0).fit(X, y)
+    est = DPGrowthAdaptiveRegressor(**UNITS, power=3.0, radius=1.5, random_state=0).fit(X, y)
     w = np.append(est.coef_, est.intercept_)
     assert np.linalg.norm(w) <= 1.5 * (1 + 1e-9)
 
