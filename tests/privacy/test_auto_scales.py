@@ -5,10 +5,12 @@ before the budget check, were spent more than once, leaked into a declared
 fit, or were computed without privacy (the max-norm mutant of the audit).
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
-from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor
 from sklearn_dpsco._solvers import safe_row_norms
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, PureDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model import _auto_scales
@@ -56,14 +58,79 @@ def test_auto_event_is_the_planned_composition_spent_once(name, est, args, k, n_
     assert est.privacy_event_ == ComposedEvent((plan.scales.event, solver_event))
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
     eps, delta = epsilon_delta(est.privacy_event_, delta=est.delta if est.delta > 0 else None)
-    assert eps <= 1.0 * (1 + 1e-9) and delta <= est.delta * (1 + 1e-9)
-    if est.delta == 0:
-        assert est.epsilon_spent_ == pytest.approx(1.0)  # pure parts add up to the user's epsilon
-    else:
-        assert est.epsilon_spent_ >= 0.95  # the composition of a pure and a zCDP part certifies a bit less
+    assert eps <= 1.0 and delta <= est.delta
+    # pure parts add up to the user's epsilon; at delta > 0 the solver's part is raised until the
+    # composition certifies it exactly (linear_model/_auto_scales.py, fill_budget)
+    assert est.epsilon_spent_ <= 1.0 and est.epsilon_spent_ == pytest.approx(1.0, rel=1e-9)
     info = est.fit_info_[0] if isinstance(est.fit_info_, list) else est.fit_info_
     assert info["scale_share"] == pytest.approx(share)
     assert set(info["scale_estimates"]) == {t.name for t in plan.scales.targets}
+
+
+# --------------------------------------------------------------------------- exact epsilon at delta > 0
+def _exact_cases():
+    X, y_cls, y_reg = _data(n=400)
+    three = np.digitize(X[:, 1], [-0.4, 0.4])
+    yield "hinge", lambda **kw: DPHingeClassifier(**kw), (X, y_cls), 1
+    yield "hinge ovr", lambda **kw: DPHingeClassifier(solver="output_perturbation", **kw), (X, three), 3
+    yield "hinge lowy", lambda **kw: DPHingeClassifier(solver="lowy", **kw), (X, y_cls), 1
+    yield "linear", lambda **kw: DPLinearRegressor(**kw), (X, y_reg), 1
+    yield "linear lowy", lambda **kw: DPLinearRegressor(solver="lowy", **kw), (X, y_reg), 1
+    yield "linear rows only", lambda **kw: DPLinearRegressor(label_bound=100.0, **kw), (X, y_reg), 1
+    yield "growth", lambda **kw: DPGrowthAdaptiveRegressor(**kw), (X, y_reg), 1
+    yield "growth p=2 localization", lambda **kw: DPGrowthAdaptiveRegressor(
+        solver="ald_localization", power=2.0, **kw), (X, y_reg), 1
+    yield "growth median", lambda **kw: DPGrowthAdaptiveRegressor(fit_intercept=False, grid_size=65, **kw), \
+        (np.ones((X.shape[0], 1)), y_reg), 1
+
+
+EXACT = list(_exact_cases())
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+@pytest.mark.parametrize("name,make,args,k", EXACT, ids=[c[0] for c in EXACT])
+def test_auto_fits_spend_exactly_epsilon_never_more(name, make, args, k, epsilon, delta, noise):
+    """Every auto fit certifies the user's epsilon to 1e-9 (relative) and never more, at delta 0 and > 0.
+
+    At delta > 0 the pure estimates fold into the solver's zCDP part more cheaply than the sum of
+    their epsilons; without raising the solver's budget these fits certified 0.96-0.98 of epsilon.
+    """
+    if name == "linear" and delta > 0 and noise == "float":
+        pytest.skip("Snowball-SGD: covered by 'linear lowy' at the same budget (slow plan)")
+    acc = BudgetAccountant(delta=1e-3)
+    est = make(epsilon=epsilon, delta=delta, noise=noise, accountant=acc, random_state=0)
+    X = args[0]
+    plan = est._plan(X.shape[0], X.shape[1] + int(est.fit_intercept), k)  # before any data
+    assert plan.scales is not None
+    planned = epsilon_delta(_auto_scales.fit_event(plan.scales, plan.event, k), delta=delta or None)[0]
+    assert planned <= epsilon and planned == pytest.approx(epsilon, rel=1e-9)
+    est.fit(*args)
+    assert est.epsilon_spent_ <= epsilon and est.epsilon_spent_ == pytest.approx(epsilon, rel=1e-9)
+    assert est.delta_spent_ == delta
+    assert epsilon_delta(acc.ledger[0].event, delta=delta or None)[0] == est.epsilon_spent_
+
+
+def test_fill_budget_never_exceeds_even_when_the_basic_split_rounds_above():
+    """A Gaussian solver's basic reading ``eps_s + gaussian_epsilon(mu)`` can round an ulp above
+    epsilon; the fill steps the solver's epsilon down until the plan fits."""
+    from sklearn_dpsco._budget import Budget
+
+    scales = DPHingeClassifier(epsilon=0.5, delta=1e-6, noise="float",
+                               solver="output_perturbation")._plan(400, 4, 1).scales
+    budget = Budget(0.5, 1e-6, "float")
+    built = []
+
+    def build(b):  # a stand-in solver whose event sits a relative 1e-13 above its budget
+        built.append(b.epsilon)
+        return SimpleNamespace(event=PureDPEvent(b.epsilon * (1 + 1e-13)))
+
+    rest = Budget(0.5 - scales.budget.epsilon, 1e-6, "float")
+    plan = _auto_scales.fill_budget(build, scales, rest, budget)
+    total = epsilon_delta(_auto_scales.fit_event(scales, plan.event), delta=1e-6)[0]
+    assert total <= 0.5 and total == pytest.approx(0.5, rel=1e-9)
+    assert len(built) >= 2 and built[-1] < rest.epsilon
 
 
 def test_planned_event_does_not_depend_on_the_data():
