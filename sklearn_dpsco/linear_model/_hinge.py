@@ -167,7 +167,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     every dataset; the derivation of each solver is in doc/privacy/hinge.rst.
     With ``clip="auto"`` the event is ``ComposedEvent((PureDPEvent(scale
     share of epsilon), solver event))``, planned before any data is read and
-    spent once (doc/privacy/quantiles.rst, "Use in the estimators").
+    spent once (doc/privacy/quantiles.rst, "Use in the estimators"); at
+    ``delta > 0`` the solver's part is raised until the composition
+    certifies exactly ``epsilon`` (never more; "Exact epsilon at delta > 0").
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``

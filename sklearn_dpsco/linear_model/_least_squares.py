@@ -137,7 +137,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     Unit of privacy: one row (``privacy_unit == "row"``; replace-one neighbours; the number of rows n
     is public). With "auto" bounds the event is ``ComposedEvent((estimates, solver))``,
     planned before any data is read and spent once (doc/privacy/quantiles.rst,
-    "Use in the estimators"); :meth:`fit_stream` needs declared bounds.
+    "Use in the estimators"; at ``delta > 0`` the solver's part is raised until
+    the composition certifies exactly ``epsilon``, never more);
+    :meth:`fit_stream` needs declared bounds.
     Solvers and their privacy arguments (doc/privacy/):
 
     * ``"adassp"`` — sufficient-statistics perturbation with adaptive ridge

@@ -295,7 +295,8 @@ def _estimator(kind, solver, delta):
         extra = dict(smoothness=1.0, growth=0.1) if solver == "interpolation" else {}
         if solver == "inverse_sensitivity":
             extra = dict(fit_intercept=False)  # one coefficient: a private location on X = ones
-        return DPGrowthAdaptiveRegressor(epsilon=1.0, delta=delta, solver=solver, **extra), "row_regression"
+        return (DPGrowthAdaptiveRegressor(epsilon=1.0, delta=delta, solver=solver, row_bound=None, label_bound=None,
+                                          **extra), "row_regression")
     # eps 8, delta 1e-2 keep the deletion mechanism's user count small; radius 1000 keeps the
     # one-shot releases inside the ball (no projection: the release itself is what is audited)
     return UserLevelDPLogistic(epsilon=8.0, delta=delta, solver=solver, radius=1000.0), "user_data"
