@@ -10,8 +10,9 @@ test R^2 on the fixed 70/30 split, mean (std) over the noise seeds at epsilon 0.
 * ``auto (raw)``: raw columns, nothing declared (``row_bound="auto"``, ``label_bound="auto"``, the defaults);
 * ``former (raw)``: raw columns with ``row_bound=None, label_bound=None`` (the defaults before the
   "auto" scales: ``clip=1`` and ``radius=10`` in the data's units);
-* ``declared (scaled)``: encoding (b) of bench_defaults (row norms <= 1, labels on [-1, 1]) with
-  ``row_bound=1, label_bound=1`` declared;
+* ``former (scaled)``: encoding (b) of bench_defaults (row norms <= 1, labels on [-1, 1]), no
+  units (the bounds the former defaults assumed hold: ``clip=1``, ``radius=10``);
+* ``declared (scaled)``: encoding (b) with ``row_bound=1, label_bound=1`` declared (radius 3);
 * ``auto (scaled)``: encoding (b), nothing declared;
 * ``auto delta=1e-6 (raw)``: the defaults at ``delta = 1e-6``;
 * references: non-private LAD (scikit-learn ``QuantileRegressor(alpha=0)``), least squares, the trivial
@@ -41,6 +42,7 @@ REGRESSION = ("BudgetFood", "Vocab", "Computers", "Wages", "diabetes")
 VARIANTS = {
     "auto (raw)": ("raw", {}),
     "former (raw)": ("raw", {"row_bound": None, "label_bound": None}),
+    "former (scaled)": ("scaled", {"row_bound": None, "label_bound": None}),
     "declared (scaled)": ("scaled", {"row_bound": 1.0, "label_bound": 1.0}),
     "auto (scaled)": ("scaled", {}),
     "auto delta=1e-6 (raw)": ("raw", {"delta": 1e-6}),

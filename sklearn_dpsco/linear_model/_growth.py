@@ -85,10 +85,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         Radius of the public ball around 0 the coefficients (intercept
         included, scaled by ``intercept_scaling``) are searched in; in the
         units of the rescaled problem (``coef * row_bound_ / label_bound_``)
-        when a row or label bound is set. ``None``: 3 on the rescaled
-        problem, 10 in the data's units (``row_bound=label_bound=None``);
-        public rule, benchmarks/results/growth_scales.md. ``radius_`` is the
-        value used.
+        when a row or label bound is set. ``None``: on the rescaled problem
+        ``min(30, max(1, m / 50))`` with ``m = n epsilon / d`` (``d`` counting
+        the intercept column), 10 in the data's units
+        (``row_bound=label_bound=None``); public rule,
+        benchmarks/results/growth_scales.md. ``radius_`` is the value used.
     schedule : {"practical", "paper"}, default="practical"
         Utility constants of the ALD schedules (step size, phases per epoch);
         privacy does not depend on them. See Notes.
@@ -286,13 +287,16 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         """True when the fit runs on rows or labels divided by a unit ("auto" or declared); public."""
         return self.row_bound is not None or self.label_bound is not None
 
-    def _radius(self):
-        return default_radius(self._rescaled()) if self.radius is None else float(self.radius)
+    def _radius(self, n_samples, n_coef):
+        """``radius``, or the public ``radius=None`` rule (linear_model/_growth_rules.py)."""
+        if self.radius is not None:
+            return float(self.radius)
+        return default_radius(self._rescaled(), n_samples, n_coef, self.epsilon)
 
-    def _params(self):
+    def _params(self, radius):
         """The public settings every plan builder of the family reads."""
         names = ("clip", "power", "kappa_lower", "schedule", "smoothness", "growth", "kappa", "grid_size")
-        return {"radius": self._radius(), **{name: getattr(self, name) for name in names}}
+        return {"radius": radius, **{name: getattr(self, name) for name in names}}
 
     def _scale_targets(self):
         """The "auto" units to estimate (linear_model/_auto_scales.py); public."""
@@ -326,11 +330,12 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
         attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
                       for name in ("row_bound", "label_bound")}
-        attributes.update(label_center_=0.0, radius_=self._radius())
+        radius = self._radius(n_samples, n_features)
+        attributes.update(label_center_=0.0, radius_=radius)
 
         def build(budget):
-            plan = spec.build(n_samples, n_features, budget, self._params())
-            return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=self._radius(),
+            plan = spec.build(n_samples, n_features, budget, self._params(radius))
+            return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=radius,
                            intercept_scaling=scaling, attributes=attributes, scales=scales)
 
         return self._fill_budget(build, scales, rest)

@@ -1,31 +1,48 @@
-"""Public rules of DPGrowthAdaptiveRegressor: the solver table of ``solver="auto"``.
+"""Public rules of DPGrowthAdaptiveRegressor: the solver table of ``solver="auto"`` and ``radius=None``.
 
-Every function here takes public facts only (the number of coefficients)
-and never data (doc/privacy/growth.rst).
+Every function here takes public facts only (n, the number of
+coefficients, epsilon, whether the data are rescaled) and never data
+(doc/privacy/growth.rst).
 """
 
 from .._solvers import solver_names
 
-__all__ = ["DATA_UNITS_RADIUS", "SOLVERS", "UNIT_SCALE_RADIUS", "choose_solver", "default_radius", "resolve_solver"]
+__all__ = [
+    "DATA_UNITS_RADIUS",
+    "RADIUS_PER_M",
+    "SOLVERS",
+    "UNIT_RADIUS_MAX",
+    "UNIT_RADIUS_MIN",
+    "choose_solver",
+    "default_radius",
+    "resolve_solver",
+]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("growth")
 
 #: ``radius=None`` with no row or label unit: the coefficients in the data's own units.
 DATA_UNITS_RADIUS = 10.0
-#: ``radius=None`` on the rescaled problem ``(y - c) / B`` on ``X / R``: rows of norm about 1/2 at
-#: the median (R = 2 x median norm) and labels of spread about 1/3 (B = 3 x median |y - c|) are fit by
-#: coefficients of norm about 1; a radius of 3 leaves room for directions not aligned with the
-#: rows. Test R^2 of the defaults on raw real sets, epsilon 0.5 / 1 / 2, mean of 3 seeds, radius 10
-#: -> 3: diabetes -3.3 / -3.0 / -1.1 -> -0.28 / -0.73 / -0.36, Wages -0.24 / -0.16 / -0.06 -> 0.00 /
-#: 0.02 / 0.05, Computers 0.08 / 0.16 / 0.17 -> 0.12 / 0.17 / 0.17, BudgetFood 0.24 / 0.25 / 0.26 ->
-#: 0.25 / 0.25 / 0.25 (benchmarks/bench_growth_scales.py, benchmarks/results/growth_scales.md).
-UNIT_SCALE_RADIUS = 3.0
+#: ``radius=None`` on the rescaled problem ``(y - c) / B`` on ``X / R`` (rows of norm about 1/2 at
+#: the median, labels of spread about 1/3): ``m / RADIUS_PER_M`` with ``m = n epsilon / d`` (d with the
+#: intercept column), within [UNIT_RADIUS_MIN, UNIT_RADIUS_MAX]. The noise of the first epochs grows
+#: with the radius over ``m`` while a radius below the minimizer's norm biases the fit, so the best
+#: radius grows with ``m``. Test R^2 of the "auto" defaults, mean of 3 seeds at epsilon 0.5 / 1 / 2,
+#: best fixed radius among 1, 3, 10, 30: diabetes (m = 14..56) 1; Wages (m = 121..486) 3, 3, 10;
+#: Computers (m = 219..876) 3-10 raw, 10-30 scaled; BudgetFood (m = 1398..5593) 30 scaled (0.30 /
+#: 0.34 / 0.35 against 0.16 / 0.22 / 0.27 at 3), Vocab (m = 1893..7573) 10-30 (benchmarks/results/
+#: growth_scales.md, benchmarks/bench_growth_scales.py).
+RADIUS_PER_M = 50.0
+UNIT_RADIUS_MIN = 1.0
+UNIT_RADIUS_MAX = 30.0
 
 
-def default_radius(rescaled):
-    """``radius=None``: :data:`UNIT_SCALE_RADIUS` when the fit runs on rescaled data, else :data:`DATA_UNITS_RADIUS`."""
-    return UNIT_SCALE_RADIUS if rescaled else DATA_UNITS_RADIUS
+def default_radius(rescaled, n_samples, n_coef, epsilon):
+    """``radius=None`` from public facts: ``min(30, max(1, n epsilon / (50 d)))`` on rescaled data, else 10."""
+    if not rescaled:
+        return DATA_UNITS_RADIUS
+    m = n_samples * epsilon / max(n_coef, 1)
+    return min(UNIT_RADIUS_MAX, max(UNIT_RADIUS_MIN, m / RADIUS_PER_M))
 
 
 def choose_solver(n_coef):

@@ -91,8 +91,10 @@ def test_no_units_is_the_former_estimator():
     plan = est._plan(X.shape[0], X.shape[1] + 1, 1)
     assert plan.scales is None and plan.radius == 10.0
     assert epsilon_delta(plan.event)[0] == 1.0
-    auto = DPGrowthAdaptiveRegressor(random_state=0)._plan(X.shape[0], X.shape[1] + 1, 1)
-    assert auto.radius == 3.0  # the rule on the rescaled problem (linear_model/_growth_rules.py)
+    # radius=None on the rescaled problem: min(30, max(1, n epsilon / (50 d))) (linear_model/_growth_rules.py)
+    for n, eps, radius in ((600, 1.0, 3.0), (100, 0.5, 1.0), (10**6, 1.0, 30.0), (600, 2.0, 6.0)):
+        auto = DPGrowthAdaptiveRegressor(epsilon=eps, random_state=0)._plan(n, X.shape[1] + 1, 1)
+        assert auto.radius == pytest.approx(radius)
 
 
 @pytest.fixture
