@@ -150,7 +150,7 @@ def run_rates(ns, seeds, instances, log):
                 rec = {"inst": name, "n": n, "seed": seed}
                 for solver in ("ald_growth", "ald_localization"):
                     est = DPGrowthAdaptiveRegressor(epsilon=1.0, power=p, kappa_lower=KAPPA_LOWER, clip=1.0,
-                                                    radius=RADIUS, fit_intercept=False, solver=solver,
+                                                    radius=RADIUS, row_bound=None, label_bound=None, fit_intercept=False, solver=solver,
                                                     accountant=acc, random_state=1000 + seed)
                     t0 = time.perf_counter()
                     est.fit(X, y)
@@ -302,7 +302,8 @@ def run_peers(ns, seeds, dplinear_python, log):
                 rec[key] = excess_risk("p2", coef, w)
                 rec[key + "_time"] = time.perf_counter() - t0
 
-            common = dict(epsilon=1.0, power=2.0, clip=1.0, radius=RADIUS, fit_intercept=False, accountant=acc,
+            common = dict(epsilon=1.0, power=2.0, clip=1.0, radius=RADIUS, row_bound=None, label_bound=None,
+                          fit_intercept=False, accountant=acc,
                           random_state=1000 + seed)
             timed("ald_growth (ours)", lambda: DPGrowthAdaptiveRegressor(kappa_lower=KAPPA_LOWER, **common)
                   .fit(X, y).coef_)

@@ -93,7 +93,8 @@ def main(argv=None):
                 is_err, cm_err = [], []
                 t0 = time.perf_counter()
                 for i in range(args.reps):
-                    reg = DPGrowthAdaptiveRegressor(epsilon=eps, power=1.0, radius=R, fit_intercept=False,
+                    reg = DPGrowthAdaptiveRegressor(epsilon=eps, power=1.0, radius=R, row_bound=None, label_bound=None,
+                                                    fit_intercept=False,
                                                     accountant=acc, random_state=i)
                     is_err.append(abs(reg.fit(np.ones((n, 1)), Y[i]).coef_[0] - MU))
                 t_is = (time.perf_counter() - t0) / args.reps

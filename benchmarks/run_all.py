@@ -52,7 +52,8 @@ given is a public declaration, never computed from the data:
   are treated as public for choosing the preprocessing only — privacy does not depend on the
   constants, since every row is clipped to the declared bound whatever its values.
   Declared bounds: ``clip = 1`` (DPHingeClassifier), ``row_bound = 1, label_bound = 1``
-  (DPLinearRegressor, its defaults), ``clip = 1`` (DPGrowthAdaptiveRegressor, its default),
+  (DPLinearRegressor, its defaults), ``clip = 1`` with ``row_bound = label_bound = None`` (DPGrowthAdaptiveRegressor: rows
+  and labels already in the unit ball, radius 10),
   ``data_norm = 1`` (UserLevelDPLogistic; 1.5 on the synthetic grid), and the same facts for
   diffprivlib: ``data_norm``, ``bounds_X = (-1/sqrt(d), 1/sqrt(d))`` per feature on real data
   (its tightest true public bound), ``bounds_y = (-1, 1)``.
@@ -364,7 +365,8 @@ class GrowthTask(Task):
     def ours(self, eps, seed, ds):
         from sklearn_dpsco.linear_model import DPGrowthAdaptiveRegressor
 
-        return DPGrowthAdaptiveRegressor(epsilon=eps, power=1.0, clip=1.0, fit_intercept=ds.kind != "synthetic",
+        return DPGrowthAdaptiveRegressor(epsilon=eps, power=1.0, clip=1.0, row_bound=None, label_bound=None,
+                                         fit_intercept=ds.kind != "synthetic",
                                          random_state=seed, accountant=_accountant())
 
     def refs(self, ds):
