@@ -61,6 +61,13 @@ class RowSource:
     def blocks(self):
         raise NotImplementedError
 
+    def fold_blocks(self, fn, combine, init):
+        """``combine(...combine(init, fn(*block_0))..., fn(*block_last))`` over :meth:`blocks`, in order."""
+        acc = init
+        for X, y, w in self.blocks():
+            acc = combine(acc, fn(X, y, w))
+        return acc
+
 
 class ArraySource(RowSource):
     """Rows of in-memory (or memory-mapped) arrays, optionally permuted.
