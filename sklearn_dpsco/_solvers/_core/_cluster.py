@@ -21,12 +21,14 @@ whatever the chunking or number of workers (tests/integration/test_dask.py).
 Integer counts add exactly in any order.
 """
 
+from functools import partial
+
 import numpy as np
 
 from ._data import GLMData
 from ._row_source import DEFAULT_BLOCK_ROWS
 
-__all__ = ["ClusterRows", "aligned_chunks", "is_dask_collection", "map_chunks"]
+__all__ = ["ClusterRows", "aligned_chunks", "fold_chunks", "is_dask_collection", "map_chunks"]
 
 
 def is_dask_collection(obj):
@@ -117,6 +119,27 @@ def _block_results(fn, block_rows, X, y, w):
     return out
 
 
+def fold_chunks(fn, combine, init, arrays, *, block_rows=None):
+    """Fold the results of ``fn(*chunk_k)`` (a list per chunk) in chunk order, on the workers.
+
+    ``fn`` runs on the worker holding each chunk (in parallel); the fold is
+    a chain of small tasks, one per chunk, so ``combine`` sees the results
+    in order and only the final accumulator reaches the client. With
+    ``block_rows`` the chunks are first aligned to its multiples.
+    """
+    dask = _dask()
+    if block_rows is None:
+        chunks = list(zip(*[[None] * len(arrays[0].chunks[0]) if a is None else list(a.to_delayed().ravel())
+                            for a in arrays]))
+    else:
+        chunks, _ = _chunk_delayed(arrays, block_rows)
+    acc = init
+    for chunk in chunks:
+        parts = dask.delayed(_call)(fn, *chunk)
+        acc = dask.delayed(_fold)(combine, acc, parts)
+    return dask.compute(acc)[0]
+
+
 def _fold(combine, acc, results):
     for r in results:
         acc = combine(acc, r)
@@ -175,13 +198,8 @@ class ClusterRows:
         the additions happen in the in-memory order and only the final
         accumulator reaches the client.
         """
-        dask = _dask()
-        chunks, _ = _chunk_delayed((self.X, self.y, self.sample_weight), self.block_rows)
-        acc = init
-        for X, y, w in chunks:
-            parts = dask.delayed(_block_results)(fn, self.block_rows, X, y, w)
-            acc = dask.delayed(_fold)(combine, acc, parts)
-        return dask.compute(acc)[0]
+        return fold_chunks(partial(_block_results, fn, self.block_rows), combine, init,
+                           (self.X, self.y, self.sample_weight), block_rows=self.block_rows)
 
     def on_one_worker(self, fn):
         """``fn(GLMData)`` on one worker holding all the rows; only its result reaches the client.

@@ -17,6 +17,7 @@ failure raises before anything is released, so nothing is spent.
 """
 
 import numbers
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -177,6 +178,31 @@ class DaskSource(RowSource):
                 wb = np.asarray(sw.compute() if hasattr(sw, "compute") else sw)
             yield _check_block(Xb, yb, wb, self.n_features, f"dask chunk {k}")
             a = b
+
+
+    def fold_blocks(self, fn, combine, init):
+        """The fold of :meth:`blocks` with each chunk checked and reduced on the worker holding it.
+
+        The same chunks, checks and order as :meth:`blocks` on the client,
+        so the same result; only the accumulator reaches the client.
+        """
+        import dask.array as da
+
+        from ._cluster import fold_chunks
+
+        X = self.X.rechunk({1: -1})
+        arrays = [X]
+        for a in (self.y, self.sample_weight):
+            if a is None or is_dask_array(a):
+                arrays.append(None if a is None else a.rechunk((X.chunks[0],)))
+            else:
+                arrays.append(da.from_array(np.asarray(a), chunks=(X.chunks[0],)))
+        return fold_chunks(partial(_checked_block_result, fn, self.n_features), combine, init, arrays)
+
+
+def _checked_block_result(fn, n_features, X, y, w):
+    return [fn(*_check_block(np.asarray(X), np.asarray(y), None if w is None else np.asarray(w), n_features,
+                             "a dask chunk"))]
 
 
 def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=DEFAULT_BLOCK_ROWS):
