@@ -50,6 +50,25 @@ def _rows_numpy(n, seed):
     return X, np.clip(X @ _W + 0.1 * rng.standard_normal(n), -1.0, 1.0)
 
 
+def _labels_dask(n, chunk, seed):
+    """The hinge family of benchmarks/bench_scaling_n.py: standard normal rows, ``sign(<w, x> + 0.5 N)``."""
+    import dask.array as da
+
+    rs = da.random.RandomState(seed)
+    X = rs.standard_normal((n, D), chunks=(chunk, D))
+    return X, da.where(X @ _W + 0.5 * rs.standard_normal(n, chunks=chunk) > 0, 1, -1)
+
+
+def _labels_numpy(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, D))
+    return X, np.where(X @ _W + 0.5 * rng.standard_normal(n) > 0, 1, -1)
+
+
+def _accuracy(model, X, y):
+    return float(np.mean(model.predict(X) == y))
+
+
 def _r2(model, X, y):
     resid = y - model.predict(X)
     return 1.0 - resid @ resid / ((y - y.mean()) @ (y - y.mean()))
@@ -91,7 +110,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=2, help="fits per n (the fastest time is kept)")
     parser.add_argument("--check-max-n", type=float, default=2e6,
                         help="also fit in memory up to this n and compare the releases")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "dask.md"))
+    parser.add_argument("--estimator", choices=["linear", "hinge"], default="linear",
+                        help="DPLinearRegressor (AdaSSP on the workers) or DPHingeClassifier (solved on one worker)")
+    parser.add_argument("--out", default=None, help="default: benchmarks/results/dask.md (dask_hinge.md for hinge)")
     args = parser.parse_args()
 
     import dask
@@ -99,21 +120,25 @@ def main():
     from dask.distributed import Client, LocalCluster
 
     from sklearn_dpsco import __version__ as dpsco_version
-    from sklearn_dpsco.linear_model import DPLinearRegressor
+    from sklearn_dpsco.linear_model import DPHingeClassifier, DPLinearRegressor
+
+    hinge = args.estimator == "hinge"
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", "dask_hinge.md" if hinge else "dask.md")
+    rows_dask, rows_numpy, score = (_labels_dask, _labels_numpy, _accuracy) if hinge else (_rows_dask, _rows_numpy, _r2)
 
     def make():
-        return DPLinearRegressor(epsilon=1.0, random_state=0)
+        return (DPHingeClassifier if hinge else DPLinearRegressor)(epsilon=1.0, random_state=0)
 
-    X_test, y_test = _rows_numpy(100_000, 999)
+    X_test, y_test = rows_numpy(100_000, 999)
     rows = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         client.run(lambda: os.environ.setdefault("OMP_NUM_THREADS", "1"))
         # warm-up: imports and first tasks on the workers
-        Xw, yw = _rows_dask(50_000, 8192, 1)
+        Xw, yw = rows_dask(50_000, 8192, 1)
         make().fit(Xw, yw)
         for n in (int(s) for s in args.sizes):
-            X, y = _rows_dask(n, args.chunk, 7)
+            X, y = rows_dask(n, args.chunk, 7)
             X, y = client.persist(X), client.persist(y)
             distributed.wait([X, y])
             best = None
@@ -131,12 +156,11 @@ def main():
                                  and ref.privacy_event_ == model.privacy_event_) else "NO"
                 del Xm, ym, ref
             row = dict(n=n, seconds=seconds, client_cpu=client_cpu, worker_cpu=worker_cpu, peak_mb=peak_mb, rss_mb=rss_mb,
-                       r2=_r2(model, X_test, y_test), solver=model.solver_, same=same,
+                       r2=score(model, X_test, y_test), solver=model.solver_, same=same,
                        chunks=len(X.chunks[0]))
             rows.append(row)
             print(row, flush=True)
-            client.cancel([X, y])
-            del X, y
+            del X, y, model, best  # releases the persisted chunks on the workers
 
     n = np.array([r["n"] for r in rows], dtype=float)
 
@@ -148,19 +172,23 @@ def main():
     wall = linear(np.array([r["seconds"] for r in rows]))
     cpu = linear(np.array([r["worker_cpu"] for r in rows]))
     r2s = [r["r2"] for r in rows]
+    metric = "accuracy" if hinge else "R^2"
+    what = ("DPHingeClassifier(epsilon=1) at its defaults (auto clip from private grid counts on the "
+            "workers, then the certified solver on ONE worker)," if hinge else
+            "DPLinearRegressor(epsilon=1) at its defaults (auto row and label bounds from private grid "
+            "counts on the workers, then AdaSSP's sufficient statistics folded on the workers),")
     lines = [
         "# Dask fits on a LocalCluster (2 worker processes, 1 thread each)",
         "",
-        "Written by benchmarks/bench_dask.py. DPLinearRegressor(epsilon=1) at its defaults (auto",
-        "row and label bounds from private grid counts on the workers, then AdaSSP's sufficient",
-        f"statistics folded on the workers), d = {D}, rows generated and persisted on the workers in",
-        f"chunks of {args.chunk} rows; test R^2 on 100000 fresh rows; fastest of {args.repeats} fits",
+        "Written by benchmarks/bench_dask.py" + (f" --estimator hinge. {what}" if hinge else f". {what}"),
+        f"d = {D}, rows generated and persisted on the workers in chunks of {args.chunk} rows;",
+        f"test {metric} on 100000 fresh rows; fastest of {args.repeats} fits",
         "(wall time; CPU seconds of the client process, which hosts the scheduler, and of both workers",
         "in that fit). Client memory: a separate traced fit, peak traced allocation (tracemalloc) and RSS",
         "growth (psutil).",
         "",
         "| n | chunks | solver | fit wall (s) | client CPU (s) | workers' CPU (s) | client peak traced (MB) "
-        "| client RSS growth (MB) | test R^2 | release == in-memory |",
+        "| client RSS growth (MB) | test " + metric + " | release == in-memory |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -175,7 +203,7 @@ def main():
         f"(R^2 of the linear fit {cpu[2]:.3f}).",
         f"Client peak traced memory: {min(r['peak_mb'] for r in rows):.1f} to {max(r['peak_mb'] for r in rows):.1f} MB "
         f"while the data grows from {rows[0]['n'] * (D + 1) * 8 / 2**20:.0f} to {rows[-1]['n'] * (D + 1) * 8 / 2**20:.0f} MB.",
-        "Utility non-decreasing in n: " + ("yes" if all(b >= a - 1e-3 for a, b in zip(r2s, r2s[1:])) else "NO")
+        f"Test {metric} non-decreasing in n: " + ("yes" if all(b >= a - 1e-3 for a, b in zip(r2s, r2s[1:])) else "NO")
         + " (tolerance 1e-3).",
         "",
         f"Environment: sklearn_dpsco {dpsco_version}, dask {dask.__version__}, distributed {distributed.__version__}, "
@@ -183,7 +211,7 @@ def main():
         f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.",
     ]
     text = "\n".join(lines) + "\n"
-    with open(args.out, "w") as fh:
+    with open(out, "w") as fh:
         fh.write(text)
     print(text)
 

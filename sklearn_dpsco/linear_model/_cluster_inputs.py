@@ -37,6 +37,9 @@ def _as_dask_array(a, name, row_chunks=None):
         a = np.asarray(a)
         if row_chunks is None:
             raise TypeError(f"{name} must be a dask array or DataFrame.")
+        if a.ndim == 0 or a.shape[0] != sum(row_chunks):
+            raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                             f"[{sum(row_chunks)}, {a.shape[0] if a.ndim else 0}] ({name}).")
         a = da.from_array(a, chunks=(row_chunks,) + a.shape[1:])
     if any(np.isnan(size) for sizes in a.chunks for size in sizes):
         a = a.compute_chunk_sizes()

@@ -202,3 +202,34 @@ def test_worker_processes_same_release(regression):
         c = DPHingeClassifier(random_state=9, clip=1.0).fit(*_dask(X[:3000], (y[:3000] > 0.3).astype(int), 1000))
     _same_fit(DPLinearRegressor(random_state=9, solver="adassp").fit(X, y), b)
     _same_fit(DPHingeClassifier(random_state=9, clip=1.0).fit(X[:3000], (y[:3000] > 0.3).astype(int)), c)
+
+
+def test_task_failing_after_the_budget_check_spends_nothing(client, regression, tmp_path):
+    # validation reads the three chunks once; the next read (the private statistics) fails on a worker
+    X, y = regression
+    log = tmp_path / "reads"
+    log.write_text("")
+
+    def flaky(block):
+        if block.shape[0]:  # not dask's meta probe
+            with open(log, "a") as fh:
+                fh.write("r\n")
+            if len(log.read_text().split()) > 3:
+                raise RuntimeError("worker lost")
+        return block
+
+    Xd = da.from_array(X, chunks=(8192, D)).map_blocks(flaky, dtype=float)
+    acc = BudgetAccountant(epsilon=10.0)
+    est = DPLinearRegressor(solver="adassp", row_bound=2.0, label_bound=2.0, accountant=acc, random_state=0)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        est.fit(Xd, da.from_array(y, chunks=8192))
+    assert len(log.read_text().split()) > 3  # the failure came after validation
+    assert acc.ledger == ()
+    assert not hasattr(est, "coef_")
+
+
+def test_results_do_not_depend_on_n_jobs(client, regression):
+    X, y = regression
+    labels = np.digitize(y[:3000], [0.1, 0.5])
+    fits = [DPHingeClassifier(random_state=3, clip=1.0, n_jobs=j).fit(*_dask(X[:3000], labels, 1000)) for j in (1, 3)]
+    _same_fit(*fits)
