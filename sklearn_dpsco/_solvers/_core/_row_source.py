@@ -9,7 +9,8 @@ dense C-contiguous float64 or CSR. Sources:
 * :class:`IterableSource` — any iterable of ``(X, y)`` or ``(X, y, w)``
   blocks; the number of rows must be declared (it is a public input of
   the schedule).
-* :class:`DaskSource` — a dask array pair, computed one row-chunk at a time.
+* :class:`DaskSource` — a dask array pair, computed one row-chunk at a time
+  (its :meth:`~RowSource.fold_blocks` reduces each chunk on its worker).
 
 Every block is validated on arrival (shape, finiteness, weights); the
 consumer checks that exactly the declared number of rows arrived. A
@@ -178,7 +179,6 @@ class DaskSource(RowSource):
                 wb = np.asarray(sw.compute() if hasattr(sw, "compute") else sw)
             yield _check_block(Xb, yb, wb, self.n_features, f"dask chunk {k}")
             a = b
-
 
     def fold_blocks(self, fn, combine, init):
         """The fold of :meth:`blocks` with each chunk checked and reduced on the worker holding it.
