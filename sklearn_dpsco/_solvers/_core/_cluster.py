@@ -26,7 +26,10 @@ from functools import partial
 import numpy as np
 
 from ._data import GLMData
-from ._row_source import DEFAULT_BLOCK_ROWS
+
+#: Rows per block of the in-memory one-pass reads (``ArraySource``; a few MB of float64 at d ~ 100).
+#: Cluster chunks are aligned to its multiples so the blocks, hence the folded floats, are the same.
+DEFAULT_BLOCK_ROWS = 8192
 
 __all__ = ["ClusterRows", "aligned_chunks", "fold_chunks", "is_dask_collection", "map_chunks"]
 

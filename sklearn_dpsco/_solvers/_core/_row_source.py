@@ -23,10 +23,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
+from ._cluster import DEFAULT_BLOCK_ROWS, fold_chunks
 
-#: Rows per block read from an array source (a few MB of float64 at d ~ 100).
-DEFAULT_BLOCK_ROWS = 8192
+__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
 
 
 def is_dask_array(a):
@@ -187,8 +186,6 @@ class DaskSource(RowSource):
         so the same result; only the accumulator reaches the client.
         """
         import dask.array as da
-
-        from ._cluster import fold_chunks
 
         X = self.X.rechunk({1: -1})
         arrays = [X]
