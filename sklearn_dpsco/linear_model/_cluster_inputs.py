@@ -10,6 +10,8 @@ later steps (private scales, the solver's statistics) also run on the
 workers (doc/large_data.rst, "Dask").
 """
 
+from functools import partial
+
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -111,7 +113,7 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
         if w.ndim != 1 or int(w.shape[0]) != n:
             raise ValueError(f"sample_weight must have shape ({n},), got {tuple(w.shape)}.")
 
-    flags = map_chunks(lambda Xc, yc, wc: _flags(Xc, yc, wc, classification=classification), (X, y, w))
+    flags = map_chunks(partial(_flags, classification=classification), (X, y, w))
     if not all(f["x_numeric"] for f in flags):
         raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
     if not all(f["x_finite"] for f in flags):
