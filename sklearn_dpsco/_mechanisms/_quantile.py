@@ -154,8 +154,17 @@ class QuantileMechanism:
     def utility(self, values):
         """``u(t_j) = -max(c(t_{j-1}) - (k - 1), k - c(t_j), 0)`` for every grid point (Python ints)."""
         values = check_scale_values(values, self.grid)
-        k = self.target_rank(values.size)
-        counts = [int(c) for c in self.grid.counts(values)]
+        return self.utility_from_counts(self.grid.counts(values), values.size)
+
+    def utility_from_counts(self, counts, n):
+        """:meth:`utility` from ``counts = grid.counts(values)`` of ``n`` values.
+
+        The utility reads the values only through these counts, so counts
+        summed over disjoint parts of the data (row-chunks on a cluster; the
+        integer sums are exact) give the same release as the values whole.
+        """
+        k = self.target_rank(int(n))
+        counts = [int(c) for c in counts]
         below = [0] + counts[:-1]  # c(t_{j-1}), with c(t_{-1}) = 0
         return [-max(lo - (k - 1), k - hi, 0) for lo, hi in zip(below, counts)]
 
@@ -164,7 +173,9 @@ class QuantileMechanism:
 
         ``u*`` is the best utility, so the gaps are >= 0 with at least one 0.
         """
-        u = self.utility(values)
+        return self._gaps(self.utility(values))
+
+    def _gaps(self, u):
         best = max(u)
         # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
         # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
@@ -178,7 +189,15 @@ class QuantileMechanism:
 
     def release_index(self, values, rng, size=None):
         """Index into ``grid.points`` of one release (``size=None``) or of ``size`` independent releases."""
-        gaps = self.gaps(values)
+        return self._select(self.gaps(values), rng, size)
+
+    def release_counts(self, counts, n, rng):
+        """One released grid point from ``grid.counts`` of the ``n`` private values (see
+        :meth:`utility_from_counts`); the same law and event as :meth:`release`."""
+        index = self._select(self._gaps(self.utility_from_counts(counts, n)), rng, None)
+        return float(self.grid.points[index])
+
+    def _select(self, gaps, rng, size):
         if self.noise == "secure":
             return select_exact(rng, gaps, self.method, size)
         return select_float(rng, gaps, self.method, size)

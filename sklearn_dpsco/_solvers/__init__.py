@@ -22,6 +22,7 @@ This module is the one face the estimators import from. Layout by role:
 """
 
 from ._adassp import AdaSSPPlan, adassp_plan, run_adassp
+from ._core._cluster import ClusterRows, is_dask_collection, map_chunks
 from ._core._data import GLMData, safe_row_norms
 from ._core._losses import get_loss
 from ._core._plan import Plan, Problem, SchedulePlan, SolverSpec
@@ -111,6 +112,7 @@ from ._user_level._gkkmmz import GKKMMZ_SOLVERS, run_user_level, user_level_sche
 __all__ = [
     # _core
     "ArraySource",
+    "ClusterRows",
     "DaskSource",
     "GLMData",
     "IterableSource",
@@ -124,6 +126,8 @@ __all__ = [
     "as_row_source",
     "get_loss",
     "is_dask_array",
+    "is_dask_collection",
+    "map_chunks",
     "make_user_data",
     "safe_row_norms",
     # the registry

@@ -37,6 +37,7 @@ matrix. Argument and tests: doc/privacy/adassp.rst.
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -149,15 +150,26 @@ def _clipped_block(X, y, w, plan):
     return Xc, yc, sw
 
 
+def _block_statistics(X, y, w, plan):
+    """``(Xc^T diag(w) Xc, Xc^T (w * yc))`` of one block of clipped rows (runs where the block is)."""
+    Xc, yc, sw = _clipped_block(X, y, w, plan)
+    return Xc.T @ (Xc * sw[:, None]), Xc.T @ (sw * yc)
+
+
+def _add_statistics(acc, block):
+    return acc[0] + block[0], acc[1] + block[1]
+
+
 def adassp_statistics(source, plan):
-    """The exact (non-private) statistics ``A``, ``b`` of the clipped rows, accumulated block by block."""
-    A = np.zeros((plan.d, plan.d))
-    b = np.zeros(plan.d)
-    for X, y, w in source.blocks():
-        Xc, yc, sw = _clipped_block(X, y, w, plan)
-        A += Xc.T @ (Xc * sw[:, None])
-        b += Xc.T @ (sw * yc)
-    return A, b
+    """The exact (non-private) statistics ``A``, ``b`` of the clipped rows, accumulated block by block.
+
+    ``source.fold_blocks`` adds the blocks' statistics in block order: on
+    the client for an in-memory or streamed source, on the workers for rows
+    held by a Dask cluster (``_core/_cluster.py``; the same blocks in the
+    same order, so the same floats).
+    """
+    init = (np.zeros((plan.d, plan.d)), np.zeros(plan.d))
+    return source.fold_blocks(partial(_block_statistics, plan=plan), _add_statistics, init)
 
 
 def run_adassp(source, plan, rng, *, statistics=None):

@@ -31,6 +31,7 @@ decide what runs; the private values enter only the quantile releases.
 """
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -39,6 +40,7 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
+from .._solvers import is_dask_collection, map_chunks
 from ..accounting import ComposedEvent, epsilon_delta
 
 __all__ = [
@@ -207,6 +209,14 @@ class ScalePlan:
         floor = float(self.grid.points[self.grid.points > 0][0])
         out, events = {}, []
         for target, mechanism in zip(self.targets, self.mechanisms()):
+            if is_dask_collection(data[0]):
+                # rows on a cluster: the release reads the values only through counts over the
+                # public grid, summed over the row-chunks on the workers (exact integers)
+                counts, n = cluster_grid_counts(data, target, dict(out), self.signed_grid if target.signed else self.grid)
+                release = mechanism.release_counts(counts, n, rng)
+                out[target.name] = release if target.signed else target.margin * max(release, floor)
+                events.append(mechanism.event)
+                continue
             values = finite(target.values(data, dict(out)))
             if target.signed:
                 out[target.name] = mechanism.release(values, rng)
@@ -220,6 +230,29 @@ class ScalePlan:
         return {"scale_estimates": dict(released), "scale_share": self.share,
                 "scale_epsilon": self.budget.epsilon,
                 "scale_rule": {t.name: f"{t.margin:g} x private {t.q:g}-quantile" for t in self.targets}}
+
+
+def _chunk_counts(target, released, grid, k, X, *rest):
+    """``(grid.counts(values), number of values)`` of one row-chunk (runs on its worker)."""
+    chunk = (np.ascontiguousarray(X, dtype=np.float64), list(rest[:k]), rest[k])
+    values = finite(target.values(chunk, released))
+    values = values if target.signed else np.abs(values)
+    return grid.counts(values), values.size
+
+
+def cluster_grid_counts(data, target, released, grid):
+    """Counts of ``target``'s values at every grid point, for rows held by a Dask cluster.
+
+    ``data`` is ``(X, targets, sample_weight)`` of dask arrays; each chunk's
+    counts are computed on its worker and only the grid-sized count vectors
+    reach the client.
+    """
+    X, targets, w = data
+    parts = map_chunks(partial(_chunk_counts, target, released, grid, len(targets)), (X, *targets, w))
+    counts = np.zeros(len(grid.points), dtype=np.int64)
+    for c, _ in parts:
+        counts = counts + c
+    return counts, sum(m for _, m in parts)
 
 
 def scale_plan(targets, budget, n, scale_share=None):

@@ -33,7 +33,8 @@ instantiated.
 
 import numbers
 from abc import ABCMeta, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,11 @@ from .._budget import Budget
 from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
-from .._solvers import GLMData, Problem
+from .._solvers import ClusterRows, GLMData, Problem
 from ..accounting import BudgetAccountant, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ._auto_scales import fill_budget, fit_event, scale_plan
+from ._cluster_inputs import cluster_inputs, is_cluster_input
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
 
@@ -143,8 +145,21 @@ class FitPlan:
 
 
 def _run_plan(plan, problem, random_state):
-    """One private run: the generator from its state drawn up front, then ``plan.run``."""
+    """One private run: the generator from its state drawn up front, then ``plan.run``.
+
+    Rows held by a Dask cluster go to the plan as they are when its runner
+    reads them through map-reduce primitives (``map_reduce``); otherwise the
+    unchanged in-memory run happens on one worker, which returns only the
+    :class:`PrivateFit` (solvers/_core/_cluster.py).
+    """
+    if isinstance(problem.data, ClusterRows) and not getattr(plan, "map_reduce", False):
+        return problem.data.on_one_worker(partial(_run_on_rows, plan, problem, random_state))
     return plan.run(problem, check_random_state(random_state))
+
+
+def _run_on_rows(plan, problem, random_state, data):
+    """``plan.run`` on ``problem`` with its rows replaced by the in-memory ``data`` (runs on a worker)."""
+    return plan.run(replace(problem, data=data), check_random_state(random_state))
 
 
 class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateMeta):
@@ -200,8 +215,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """``[(Problem, random_state)]`` of in-memory rows, one per target, states drawn up front."""
         X, targets, sample_weight = inputs.data
         states = spawn_random_states(rng, len(targets))
+        rows = ClusterRows if inputs.public.get("cluster") else GLMData
         return [
-            (Problem(GLMData(X, t, sample_weight, plan.intercept_scaling), plan.loss, plan.radius, self.n_jobs), s)
+            (Problem(rows(X, t, sample_weight, plan.intercept_scaling), plan.loss, plan.radius, self.n_jobs), s)
             for t, s in zip(targets, states)
         ]
 
@@ -312,6 +328,21 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             raise ValueError("sample_weight must not be all zero. Nothing was spent.")
         return sw
 
+    def _cluster_fit_inputs(self, X, y, sample_weight, *, classification):
+        """Step 1 for rows held by a Dask cluster: checked on the workers, kept there (lazy dask arrays).
+
+        The one-vs-rest targets are lazy maps of the labels; ``public["cluster"]``
+        makes :meth:`_draw_problems` hand the solvers :class:`ClusterRows`.
+        """
+        X_, y_, sw, labels = cluster_inputs(self, X, y, sample_weight, classification=classification)
+        n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
+        if not classification:
+            return FitInputs(X_.shape[0], n_coef, 1, (X_, [y_], sw), public={"cluster": True})
+        classes = self._resolve_classes(labels)
+        targets = self._ovr_targets(y_, classes)
+        return FitInputs(X_.shape[0], n_coef, len(targets), (X_, targets, sw),
+                         public={"classes": classes, "cluster": True})
+
     def _glm_data(self, X, y, sample_weight):
         return GLMData(X, y, sample_weight, self.intercept_scaling if self.fit_intercept else 0.0)
 
@@ -419,6 +450,8 @@ class DPClassifierMixin:
 
     def _validate_fit_inputs(self, X, y, sample_weight=None):
         """Step 1: rows, labels (public label set), weights; one ±1 target per one-vs-rest problem."""
+        if is_cluster_input(X, y):
+            return self._cluster_fit_inputs(X, y, sample_weight, classification=True)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
         check_classification_targets(y_)
         classes = self._resolve_classes(y_)
@@ -462,6 +495,8 @@ class DPRegressorMixin:
 
     def _validate_fit_inputs(self, X, y, sample_weight=None):
         """Step 1: rows, numeric targets, weights; one problem."""
+        if is_cluster_input(X, y):
+            return self._cluster_fit_inputs(X, y, sample_weight, classification=False)
         X_, y_ = self._validate_Xy(X, y, y_numeric=True)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])
         return FitInputs(X_.shape[0], X_.shape[1] + (1 if self.fit_intercept else 0), 1, (X_, [y_], sw))

@@ -332,8 +332,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training rows, any norm (dense, CSR, or a pandas DataFrame).
-        y : array-like of shape (n_samples,)
+            Training rows, any norm (dense, CSR, or a pandas DataFrame); or a
+            dask array/DataFrame, validated and scaled on its workers and
+            solved on one worker (doc/large_data.rst, "Dask").
+        y : array-like or dask array/Series of shape (n_samples,)
             Labels (at least two classes).
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in [0, 1] (larger weights would break the privacy bound

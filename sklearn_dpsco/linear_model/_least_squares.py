@@ -365,8 +365,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array or DataFrame} of shape (n_samples, n_features)
+            A dask collection stays on its cluster: validation, "auto"
+            bounds and AdaSSP's statistics run on the workers, the other
+            solvers on one worker; the release is the in-memory one
+            (doc/large_data.rst, "Dask").
+        y : array-like or dask array/Series of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in [0, 1] (a weight above 1 would let one row count more
             than the guarantee allows).

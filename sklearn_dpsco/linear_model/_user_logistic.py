@@ -16,6 +16,7 @@ from .._rng import spawn_random_states
 from .._scale_estimation import per_user_reduce
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
+from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._user_logistic_rules import SOLVERS, choose_plan, default_user_alpha
 
@@ -361,6 +362,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     # -- the template's hooks -------------------------------------------------------------------
     def _validate_fit_inputs(self, X, y, groups=None):
         """Step 1: rows, labels, user ids; the number of users is public under replace-one-user."""
+        if is_cluster_input(X, y) or is_cluster_input(groups):
+            raise TypeError(
+                "UserLevelDPLogistic cannot fit rows held by a Dask cluster: its privacy unit is a user, so "
+                "every user's rows must be gathered and selected together, which a row-chunked dask "
+                "collection does not provide. Compute the collection (X.compute()) or group the rows by "
+                "user first. Nothing was spent."
+            )
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
         check_classification_targets(y_)
         groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")

@@ -9,6 +9,7 @@ value s of the intercept column, 0 without one), ``steps``,
 import math
 
 from .._adassp import adassp_plan, run_adassp
+from .._core._cluster import ClusterRows
 from .._core._plan import SchedulePlan, SolverSpec
 from .._core._row_source import ArraySource, RowSource
 from .._core._sgd_settings import SGDSettings
@@ -31,8 +32,8 @@ MIN_MOVE_FRACTION = 1e-9
 def _source(problem, rng, permute):
     """The rows of ``problem`` as a row source: a given source as is, in-memory rows in a public order."""
     data = problem.data
-    if isinstance(data, RowSource):
-        return data  # one pass in the order given (fit_stream)
+    if isinstance(data, (RowSource, ClusterRows)):
+        return data  # one pass in the order given (fit_stream); map-reduce on a cluster
     # the permutation is public randomness: privacy holds for every order (doc/privacy/)
     order = rng.permutation(data.n_samples) if permute else None
     return ArraySource(data.X, data.y, data.sample_weight, order=order, validate=False)
@@ -52,7 +53,7 @@ def adassp(n, d, budget, params):
     schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
                            label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
                            noise=budget.noise)
-    return SchedulePlan(schedule, _run_adassp)
+    return SchedulePlan(schedule, _run_adassp, map_reduce=True)
 
 
 def _run_pnsgd(problem, schedule, rng):

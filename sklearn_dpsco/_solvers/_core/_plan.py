@@ -93,6 +93,11 @@ class SchedulePlan:
         released, privacy-accounted outputs).
     info : dict, default=None
         Public facts for ``fit_info_``; ``None`` copies ``schedule.info``.
+    map_reduce : bool, default=False
+        The runner reads the rows only through the map-reduce primitives of
+        the data (``fold_blocks``), so it runs on rows held by a Dask cluster
+        with the work on the workers; otherwise such rows are solved on one
+        worker (``_core/_cluster.py``).
 
     Attributes
     ----------
@@ -105,8 +110,9 @@ class SchedulePlan:
         the plan runs.
     """
 
-    def __init__(self, schedule, runner, info=None):
+    def __init__(self, schedule, runner, info=None, *, map_reduce=False):
         self.schedule = schedule
+        self.map_reduce = bool(map_reduce)
         self.event = schedule.event
         self.info = dict(getattr(schedule, "info", {})) if info is None else dict(info)
         self._runner = runner

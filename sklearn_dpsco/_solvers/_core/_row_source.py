@@ -9,7 +9,8 @@ dense C-contiguous float64 or CSR. Sources:
 * :class:`IterableSource` — any iterable of ``(X, y)`` or ``(X, y, w)``
   blocks; the number of rows must be declared (it is a public input of
   the schedule).
-* :class:`DaskSource` — a dask array pair, computed one row-chunk at a time.
+* :class:`DaskSource` — a dask array pair, computed one row-chunk at a time
+  (its :meth:`~RowSource.fold_blocks` reduces each chunk on its worker).
 
 Every block is validated on arrival (shape, finiteness, weights); the
 consumer checks that exactly the declared number of rows arrived. A
@@ -17,14 +18,14 @@ failure raises before anything is released, so nothing is spent.
 """
 
 import numbers
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
+from ._cluster import DEFAULT_BLOCK_ROWS, fold_chunks
 
-#: Rows per block read from an array source (a few MB of float64 at d ~ 100).
-DEFAULT_BLOCK_ROWS = 8192
+__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
 
 
 def is_dask_array(a):
@@ -60,6 +61,13 @@ class RowSource:
 
     def blocks(self):
         raise NotImplementedError
+
+    def fold_blocks(self, fn, combine, init):
+        """``combine(...combine(init, fn(*block_0))..., fn(*block_last))`` over :meth:`blocks`, in order."""
+        acc = init
+        for X, y, w in self.blocks():
+            acc = combine(acc, fn(X, y, w))
+        return acc
 
 
 class ArraySource(RowSource):
@@ -170,6 +178,28 @@ class DaskSource(RowSource):
                 wb = np.asarray(sw.compute() if hasattr(sw, "compute") else sw)
             yield _check_block(Xb, yb, wb, self.n_features, f"dask chunk {k}")
             a = b
+
+    def fold_blocks(self, fn, combine, init):
+        """The fold of :meth:`blocks` with each chunk checked and reduced on the worker holding it.
+
+        The same chunks, checks and order as :meth:`blocks` on the client,
+        so the same result; only the accumulator reaches the client.
+        """
+        import dask.array as da
+
+        X = self.X.rechunk({1: -1})
+        arrays = [X]
+        for a in (self.y, self.sample_weight):
+            if a is None or is_dask_array(a):
+                arrays.append(None if a is None else a.rechunk((X.chunks[0],)))
+            else:
+                arrays.append(da.from_array(np.asarray(a), chunks=(X.chunks[0],)))
+        return fold_chunks(partial(_checked_block_result, fn, self.n_features), combine, init, arrays)
+
+
+def _checked_block_result(fn, n_features, X, y, w):
+    return [fn(*_check_block(np.asarray(X), np.asarray(y), None if w is None else np.asarray(w), n_features,
+                             "a dask chunk"))]
 
 
 def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=DEFAULT_BLOCK_ROWS):

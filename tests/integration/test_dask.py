@@ -1,0 +1,235 @@
+"""Fits on rows held by a Dask cluster: same event, same release as in memory, work on the workers.
+
+A LocalCluster of two in-process workers (``processes=False``) keeps the
+module fast; one test uses two worker processes so the tasks really cross a
+process boundary (pickled plans, seeds, closures). Skipped without
+dask.distributed (the ``test`` extra installs it).
+"""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.distributed")
+da = pytest.importorskip("dask.array")
+from dask.distributed import Client, LocalCluster  # noqa: E402
+
+from sklearn_dpsco.accounting import BudgetAccountant  # noqa: E402
+from sklearn_dpsco.linear_model import (  # noqa: E402
+    DPGrowthAdaptiveRegressor,
+    DPHingeClassifier,
+    DPLinearRegressor,
+    UserLevelDPLogistic,
+)
+
+N, D = 20000, 4  # more than two 8192-row blocks, so several aligned chunks
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, D)) / 2
+    y = X @ np.array([0.5, -0.3, 0.2, 0.1]) + 0.3 + 0.05 * rng.standard_normal(N)
+    return X, y
+
+
+def _dask(X, y, chunks, w=None):
+    Xd = da.from_array(X, chunks=(chunks, X.shape[1]))
+    yd = da.from_array(y, chunks=chunks)
+    return (Xd, yd) if w is None else (Xd, yd, da.from_array(w, chunks=chunks))
+
+
+def _same_fit(a, b):
+    assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(a.intercept_, b.intercept_)
+    assert a.privacy_event_ == b.privacy_event_
+    assert a.solver_ == b.solver_
+
+
+def _spy_computes(monkeypatch):
+    """Record every dask array computed or converted to NumPy from the client (there must be none)."""
+    calls = []
+    compute, to_numpy = da.Array.compute, da.Array.__array__
+
+    def spy_compute(self, *args, **kwargs):
+        calls.append(("compute", self.shape))
+        return compute(self, *args, **kwargs)
+
+    def spy_array(self, *args, **kwargs):
+        calls.append(("__array__", self.shape))
+        return to_numpy(self, *args, **kwargs)
+
+    monkeypatch.setattr(da.Array, "compute", spy_compute)
+    monkeypatch.setattr(da.Array, "__array__", spy_array)
+    return calls
+
+
+@pytest.mark.parametrize("params", [
+    dict(solver="adassp", row_bound=2.0, label_bound=2.0),
+    dict(solver="adassp", delta=1e-6),  # auto row and label bounds: grid counts on the workers
+    dict(solver="adassp", noise="float", sample_weight=True),
+])
+@pytest.mark.parametrize("chunks", [3000, 7000, 20000])
+def test_adassp_same_release_any_chunking(client, regression, params, chunks, monkeypatch):
+    X, y = regression
+    params = dict(params)
+    w = np.linspace(0.2, 1.0, N) if params.pop("sample_weight", False) else None
+    acc_mem, acc_dask = BudgetAccountant(delta=1e-3), BudgetAccountant(delta=1e-3)
+    a = DPLinearRegressor(random_state=5, accountant=acc_mem, **params).fit(X, y, w)
+    calls = _spy_computes(monkeypatch)
+    b = DPLinearRegressor(random_state=5, accountant=acc_dask, **params).fit(*_dask(X, y, chunks, w))
+    assert calls == []  # the rows never came to the client
+    _same_fit(a, b)
+    assert [e.event for e in acc_mem.ledger] == [e.event for e in acc_dask.ledger] and len(acc_dask.ledger) == 1
+    assert b.fit_info_ == a.fit_info_
+
+
+@pytest.mark.parametrize("solver", ["phased_erm", "lowy", "phased_sgd"])
+def test_linear_sequential_solvers_same_release(client, regression, solver):
+    # sequential solvers run the in-memory code on one worker: the same release
+    X, y = regression
+    X, y = X[:3000], y[:3000]
+    params = dict(solver=solver, row_bound=1.0 if solver == "phased_sgd" else None, label_bound=2.0)
+    a = DPLinearRegressor(random_state=1, **params).fit(X, y)
+    b = DPLinearRegressor(random_state=1, **params).fit(*_dask(X, y, 1000))
+    _same_fit(a, b)
+
+
+@pytest.mark.parametrize("clip", ["auto", 2.0])
+def test_hinge_same_release_multiclass(client, regression, clip):
+    X, y = regression
+    X, labels = X[:4000], np.digitize(y[:4000], [0.1, 0.5]).astype(str)  # three string classes
+    a = DPHingeClassifier(random_state=2, clip=clip).fit(X, labels)
+    b = DPHingeClassifier(random_state=2, clip=clip).fit(*_dask(X, labels, 1500))
+    _same_fit(a, b)
+    assert list(b.classes_) == ["0", "1", "2"]
+    assert b.clip_ == a.clip_
+
+
+def test_growth_regressor_same_release(client, regression):
+    X, y = regression
+    X, y = X[:2000] / 2, np.clip(y[:2000], -1, 1)
+    a = DPGrowthAdaptiveRegressor(random_state=4).fit(X, y)
+    b = DPGrowthAdaptiveRegressor(random_state=4).fit(*_dask(X, y, 700))
+    _same_fit(a, b)
+
+
+def test_dask_dataframe_inputs(client, regression):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = regression
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(D)])
+    a = DPLinearRegressor(solver="adassp", random_state=3).fit(frame, y)
+    b = DPLinearRegressor(solver="adassp", random_state=3).fit(dd.from_pandas(frame, npartitions=3),
+                                                              dd.from_pandas(pd.Series(y), npartitions=3))
+    _same_fit(a, b)
+    assert list(b.feature_names_in_) == list(frame.columns)
+    assert b.n_features_in_ == D
+
+
+@pytest.mark.parametrize("case, message", [
+    ("nan_row", "NaN or infinity"),
+    ("inf_label", "NaN or infinity"),
+    ("weight_above_one", "lie in \\[0, 1\\]"),
+    ("zero_weights", "all zero"),
+    ("lengths", "inconsistent numbers of samples"),
+])
+def test_bad_input_refused_before_budget(client, regression, case, message):
+    X, y = regression
+    X, y, w = X.copy(), y.copy(), None
+    if case == "nan_row":
+        X[N - 5, 2] = np.nan  # in the last chunk only: the flag must come back from its worker
+    elif case == "inf_label":
+        y[17] = np.inf
+    elif case == "weight_above_one":
+        w = np.ones(N)
+        w[N - 1] = 1.5
+    elif case == "zero_weights":
+        w = np.zeros(N)
+    acc = BudgetAccountant(epsilon=10.0)
+    Xd, yd = _dask(X, y, 6000)
+    if case == "lengths":
+        yd = yd[:-1]
+    est = DPLinearRegressor(solver="adassp", accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        est.fit(Xd, yd, None if w is None else da.from_array(w, chunks=6000))
+    assert acc.ledger == ()
+    assert not hasattr(est, "coef_")
+
+
+def test_single_class_refused_before_budget(client, regression):
+    X, _ = regression
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPHingeClassifier(accountant=acc).fit(*_dask(X, np.ones(N), 5000))
+    assert acc.ledger == ()
+
+
+def test_user_level_refused_before_budget(client, regression):
+    X, y = regression
+    acc = BudgetAccountant(epsilon=10.0)
+    Xd, yd = _dask(X, (y > 0).astype(int), 5000)
+    with pytest.raises(TypeError, match="privacy unit is a user"):
+        UserLevelDPLogistic(accountant=acc).fit(Xd, yd, groups=np.arange(N) // 10)
+    assert acc.ledger == ()
+
+
+def test_fit_stream_adassp_reduces_on_workers(client, regression, monkeypatch):
+    X, y = regression
+    Xd, yd = _dask(X, y, 5000)
+    params = dict(solver="adassp", row_bound=2.0, label_bound=2.0, random_state=7)
+    a = DPLinearRegressor(**params).fit_stream(X, y, block_rows=5000)
+    calls = _spy_computes(monkeypatch)
+    b = DPLinearRegressor(**params).fit_stream(Xd, yd)
+    assert calls == []
+    _same_fit(a, b)
+
+
+def test_worker_processes_same_release(regression):
+    # tasks cross a process boundary: pickled plans, seeds and per-chunk closures
+    X, y = regression
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster):
+        b = DPLinearRegressor(random_state=9, solver="adassp").fit(*_dask(X, y, 9000))
+        c = DPHingeClassifier(random_state=9, clip=1.0).fit(*_dask(X[:3000], (y[:3000] > 0.3).astype(int), 1000))
+    _same_fit(DPLinearRegressor(random_state=9, solver="adassp").fit(X, y), b)
+    _same_fit(DPHingeClassifier(random_state=9, clip=1.0).fit(X[:3000], (y[:3000] > 0.3).astype(int)), c)
+
+
+def test_task_failing_after_the_budget_check_spends_nothing(client, regression, tmp_path):
+    # validation reads the three chunks once; the next read (the private statistics) fails on a worker
+    X, y = regression
+    log = tmp_path / "reads"
+    log.write_text("")
+
+    def flaky(block):
+        if block.shape[0]:  # not dask's meta probe
+            with open(log, "a") as fh:
+                fh.write("r\n")
+            if len(log.read_text().split()) > 3:
+                raise RuntimeError("worker lost")
+        return block
+
+    Xd = da.from_array(X, chunks=(8192, D)).map_blocks(flaky, dtype=float)
+    acc = BudgetAccountant(epsilon=10.0)
+    est = DPLinearRegressor(solver="adassp", row_bound=2.0, label_bound=2.0, accountant=acc, random_state=0)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        est.fit(Xd, da.from_array(y, chunks=8192))
+    assert len(log.read_text().split()) > 3  # the failure came after validation
+    assert acc.ledger == ()
+    assert not hasattr(est, "coef_")
+
+
+def test_results_do_not_depend_on_n_jobs(client, regression):
+    X, y = regression
+    labels = np.digitize(y[:3000], [0.1, 0.5])
+    fits = [DPHingeClassifier(random_state=3, clip=1.0, n_jobs=j).fit(*_dask(X[:3000], labels, 1000)) for j in (1, 3)]
+    _same_fit(*fits)
