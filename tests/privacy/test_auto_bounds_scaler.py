@@ -77,7 +77,7 @@ def releases(monkeypatch):
     original = _scale_estimation.private_column_quantiles
 
     def spy(*args, **kwargs):
-        seen.append(1)
+        seen.append(np.shape(args[0])[0])  # the number of rows read: 7 for a pipeline's synthetic dry run
         return original(*args, **kwargs)
 
     monkeypatch.setattr(_scaler, "private_column_quantiles", spy)
@@ -125,7 +125,8 @@ def test_constant_feature_and_extreme_row():
     X[0] = 1e300  # one extreme row cannot move the quartiles by more than a rank
     sc = DPStandardScaler(epsilon=2.0, bounds="auto", random_state=1, accountant=BudgetAccountant()).fit(X)
     assert np.all(np.isfinite(sc.mean_)) and np.all(np.isfinite(sc.scale_))
-    assert sc.bounds_[1][0] < 20 and abs(sc.mean_[2] - 3.0) < 0.5  # a constant feature: one grid step wide
+    assert sc.bounds_[1][0] < 20 and abs(sc.mean_[2] - 3.0) < 0.5  # a constant feature: an atom, only shifted
+    assert sc.passthrough_.tolist() == [False, False, True] and sc.scale_[2] == 1.0
     assert np.all(np.isfinite(sc.transform(X)))
 
 
@@ -161,3 +162,56 @@ def test_audit_flags_a_minmax_bound_and_passes_the_private_one(monkeypatch):
     monkeypatch.setattr(_scaler, "private_column_quantiles", _minmax)
     mutant = audit_epsilon(_upper_scores(X, draws, 0), _upper_scores(Xp, draws, 10_000), eps_s)
     assert mutant.violation, mutant
+
+
+# --------------------------------------------------------------------------- the default, in pipelines
+def test_auto_is_the_default_and_user_level_refuses_it_before_spending(releases):
+    assert DPStandardScaler().get_params()["bounds"] == "auto"
+    X = _data()
+    acc = BudgetAccountant(epsilon=5.0)
+    sc = DPStandardScaler(random_state=0, accountant=acc).fit(X)
+    assert sc.fit_info_["bounds"] == "auto" and len(acc.ledger) == 1 and releases == [X.shape[0]]
+    assert sc.fit_info_["scale_epsilon"] == pytest.approx(sc.fit_info_["scale_share"] * 1.0)
+    user = DPStandardScaler(privacy_unit="user", accountant=acc)
+    with pytest.raises(ValueError, match="bounds='auto' \\(the default\\) is row-level only.*declare|needs public"):
+        user.fit(X, groups=np.arange(X.shape[0]) // 3)
+    assert len(acc.ledger) == 1 and releases == [X.shape[0]]
+    declared = DPStandardScaler(bounds=(-400, 20), accountant=BudgetAccountant()).fit(X)
+    assert declared.fit_info_ == {"bounds": "declared"} and not declared.passthrough_.any()
+
+
+def test_atom_features_are_only_shifted():
+    """A rare 0/1 indicator and a grade that is mostly 1: their quartiles coincide, no spread is released."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = np.column_stack([rng.normal(50, 10, n), (rng.uniform(size=n) < 0.1).astype(float),
+                         np.where(rng.uniform(size=n) < 0.85, 1.0, rng.integers(2, 11, n))])
+    sc = DPStandardScaler(epsilon=2.0, random_state=0, accountant=BudgetAccountant()).fit(X)
+    assert sc.passthrough_.tolist() == [False, True, True]
+    Z = sc.transform(X)
+    np.testing.assert_array_equal(Z[:, 1], X[:, 1] - sc.mean_[1])
+    assert sc.mean_[1] == 0.0 and abs(sc.mean_[2] - 1.0) < 0.1 and np.all(sc.scale_[1:] == 1.0)
+    assert np.ptp(Z[:, 2]) == pytest.approx(9.0)  # nothing clipped: a declared fence would have kept 1 only
+    assert abs(np.std(Z[:, 0]) - 1.0) < 0.2
+
+
+def test_default_pipeline_plans_its_split_and_spends_once_per_step(releases):
+    from sklearn_dpsco import DPHingeClassifier
+    from sklearn_dpsco.preprocessing import PREPROCESSING_SHARE, make_dp_pipeline
+
+    rng = np.random.default_rng(0)
+    X = _data(n=2000)
+    y = (X[:, 0] + 0.1 * X[:, 1] + rng.normal(0, 1, X.shape[0]) > -25).astype(int)
+    acc = BudgetAccountant(epsilon=0.99)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    with pytest.raises(BudgetExceededError):  # the whole budget is checked before any step reads the data
+        pipe.fit(X, y)
+    assert X.shape[0] not in releases and acc.ledger == ()  # only the dry run on synthetic rows
+    acc = BudgetAccountant(epsilon=1.0)
+    pipe.set_params(accountant=acc).fit(X, y)
+    assert pipe.budget_shares_ == {"dpstandardscaler": (pytest.approx(PREPROCESSING_SHARE), 0.0),
+                                   "dphingeclassifier": (pytest.approx(1 - PREPROCESSING_SHARE), 0.0)}
+    assert len(acc.ledger) == 2 and acc.total()[0] == pytest.approx(1.0) and releases.count(X.shape[0]) == 1
+    scaler = pipe[0]
+    assert scaler.fit_info_["scale_epsilon"] == pytest.approx(scaler.fit_info_["scale_share"] * PREPROCESSING_SHARE)
+    assert len(np.unique(pipe.predict(X))) == 2
