@@ -146,7 +146,10 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         A feature whose two released quartiles are the same grid point (an
         atom: a rare indicator, a mostly-zero count, grades mostly 1) has no
         released spread: it is only shifted by that point (``passthrough_``;
-        not clipped or scaled).
+        not clipped or scaled). With too few rows for ``2 d`` quartiles at
+        this budget (``n epsilon scale_share / (2 d)`` below about 13,
+        :func:`auto_bounds_feasible`; public facts) the fit releases nothing,
+        spends nothing and leaves every feature as it is (``fit_info_``).
     scale_share : float or None, default=None
         Fraction of epsilon spent on ``bounds="auto"``, in (0, 1); ignored
         with declared bounds. ``None``: ``min(0.5, max(0.05, 600 n_features
@@ -193,6 +196,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         infinite); all False with declared bounds.
     fit_info_ : dict
         ``bounds``: ``"declared"`` or ``"auto"``; with ``"auto"`` also
+        ``estimated`` (False: too few rows, nothing released, ``reason``),
         ``quartiles`` (the released ``q1, q3``), ``scale_share`` and
         ``scale_epsilon`` (the epsilon spent on them) and ``n_passthrough``.
     mean_ : ndarray of shape (n_features,)

@@ -215,3 +215,39 @@ def test_default_pipeline_plans_its_split_and_spends_once_per_step(releases):
     scaler = pipe[0]
     assert scaler.fit_info_["scale_epsilon"] == pytest.approx(scaler.fit_info_["scale_share"] * PREPROCESSING_SHARE)
     assert len(np.unique(pipe.predict(X))) == 2
+
+
+def test_too_few_rows_release_nothing_and_spend_nothing(releases):
+    """The decision is public (n, d, epsilon, share): below it no quartile is drawn and the event is empty."""
+    X = _data(n=200)
+    n, d = X.shape
+    assert not _scaler.auto_bounds_feasible(n, d, 0.5 * 0.3)
+    assert _scaler.auto_bounds_feasible(3000, d, 0.5 * 1.0)
+    acc = BudgetAccountant(epsilon=1.0)
+    sc = DPStandardScaler(epsilon=0.3, random_state=0, accountant=acc)
+    assert not sc.would_estimate_bounds(n, d)
+    sc.fit(X)
+    assert releases == [] and sc.privacy_event_ == ComposedEvent(()) and sc.epsilon_spent_ == 0.0
+    assert len(acc.ledger) == 1 and acc.total()[0] == 0.0
+    assert sc.fit_info_["estimated"] is False and "too few" in sc.fit_info_["reason"]
+    np.testing.assert_array_equal(sc.transform(X), X)
+    # the same public facts give the same decision whatever the values
+    assert DPStandardScaler(epsilon=0.3, accountant=BudgetAccountant()).fit(1e6 * X).privacy_event_ == ComposedEvent(())
+    # declared bounds always release their statistics
+    assert DPStandardScaler(epsilon=0.3, bounds=(-400, 20)).would_estimate_bounds(n, d)
+
+
+def test_default_pipeline_gives_an_idle_scaler_almost_nothing():
+    from sklearn_dpsco import DPHingeClassifier
+    from sklearn_dpsco.preprocessing import make_dp_pipeline
+    from sklearn_dpsco.preprocessing._pipeline import IDLE_WEIGHT
+
+    X = _data(n=300)
+    y = (X[:, 0] > 5).astype(int)
+    acc = BudgetAccountant(epsilon=1.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0),
+                            accountant=acc).fit(X, y)
+    shares = pipe.budget_shares_
+    assert shares["dpstandardscaler"][0] == pytest.approx(IDLE_WEIGHT)
+    assert shares["dphingeclassifier"][0] == pytest.approx(1 - IDLE_WEIGHT)
+    assert pipe[0].epsilon_spent_ == 0.0 and acc.total()[0] <= 1.0 + 1e-12
