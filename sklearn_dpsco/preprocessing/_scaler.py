@@ -43,14 +43,14 @@ BOUNDS_GRID = ScaleGrid(per_octave=8, signed=True)
 #: ``2 ln(#grid) / epsilon_i`` (13 / epsilon_i on this grid), must stay a small fraction of ``n``;
 #: at 50 ranks (the linear models' rule) it is a quarter of the rows, at 300 about 4 %.
 BOUNDS_RANKS = 300.0
-#: ``bounds="auto"`` estimates only when every quartile release can land within ``n`` ranks of its
-#: target: the permute-and-flip selection misses by about ``2 ln(#grid) / epsilon_i`` ranks
-#: (doc/privacy/quantiles.rst), so it needs ``n epsilon_i >= 2 ln(#grid)`` (about 13 on this grid).
-#: Below that the quartiles are noise and the fences would clip the data anywhere; the scaler then
-#: releases nothing and leaves every feature as it is (public facts only: n, d, epsilon, the share).
-#: On the real sets of benchmarks/bench_defaults.py this is n epsilon below about 50 d at the
-#: default share (biopsy, breast cancer, wine, diabetes with a few hundred rows).
-BOUNDS_MIN_RANK_BUDGET = 2.0 * math.log(len(BOUNDS_GRID.points))
+#: ``bounds="auto"`` estimates only when every quartile release lands within ``n / 2`` ranks of its
+#: target with probability >= 0.95: the selection over ``G`` grid points misses by more than ``t``
+#: ranks with probability at most ``G exp(-epsilon_i t / 2)`` (doc/privacy/quantiles.rst; sensitivity
+#: 1), so it needs ``n epsilon_i >= 4 (ln G + ln 20)`` (about 38 on this grid). Below that the
+#: quartiles are noise and the fences would clip the data anywhere (Wages, 2.9k rows, d = 11, at
+#: epsilon 1: means off by thousands); the scaler then releases nothing and leaves every feature as
+#: it is (public facts only: n, d, epsilon, the share).
+BOUNDS_MIN_RANK_BUDGET = 4.0 * (math.log(len(BOUNDS_GRID.points)) + math.log(20.0))
 
 
 def auto_bounds_feasible(n, d, scale_epsilon):
@@ -143,11 +143,12 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         ``[q1 - 1.5 s, q3 + 1.5 s]``, ``s = q3 - q1`` (at least one grid step
         of the larger end); the statistics are then
         computed on the rest of the budget within these bounds (``bounds_``).
-        A feature whose two released quartiles are the same grid point (an
-        atom: a rare indicator, a mostly-zero count, grades mostly 1) has no
-        released spread: it is only shifted by that point (``passthrough_``;
-        not clipped or scaled). With too few rows for ``2 d`` quartiles at
-        this budget (``n epsilon scale_share / (2 d)`` below about 13,
+        A feature whose two released quartiles are both 0 (a rare
+        indicator, a mostly-zero count) has no released spread: it is left
+        as it is (``passthrough_``; not clipped, centred or scaled); counts
+        with another atom (grades mostly 1) get fences one grid step around
+        it: declare their bounds. With too few rows for ``2 d`` quartiles at
+        this budget (``n epsilon scale_share / (2 d)`` below about 38,
         :func:`auto_bounds_feasible`; public facts) the fit releases nothing,
         spends nothing and leaves every feature as it is (``fit_info_``).
     scale_share : float or None, default=None
@@ -191,9 +192,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         differentially private release (also ``lower_`` and ``upper_``;
         ``-inf, inf`` for a passed-through feature).
     passthrough_ : ndarray of bool of shape (n_features,)
-        Features only shifted by :meth:`transform` (``bounds="auto"``, both
-        released quartiles at one point, ``mean_``; ``scale_`` 1, bounds
-        infinite); all False with declared bounds.
+        Features left unchanged by :meth:`transform` (``bounds="auto"``, both
+        released quartiles at 0, or nothing released; ``mean_`` 0,
+        ``scale_`` 1, bounds infinite); all False with declared bounds.
     fit_info_ : dict
         ``bounds``: ``"declared"`` or ``"auto"``; with ``"auto"`` also
         ``estimated`` (False: too few rows, nothing released, ``reason``),
@@ -485,14 +486,14 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         if bounds_event is not None:  # back to the data's units (post-processing)
             lower, upper = released
             mean, var = lower + width * mean, width**2 * var
-            # both quartiles released at one grid point (an atom: a rare indicator, grades mostly 1):
-            # no spread was released, and the fences around the atom would clip away every other
-            # value. Such a feature is only shifted by the released atom, neither clipped nor scaled
-            # (a function of the released values only, i.e. post-processing).
-            atom = quartiles.value[0]
-            passthrough = atom == quartiles.value[1]
+            # both quartiles released at 0 (a rare indicator, a mostly-zero count): no spread was
+            # released, and fences around 0 would clip every other value to 0. Such a feature is left
+            # as it is (a function of the released values only, i.e. post-processing). A pair at one
+            # nonzero point keeps its one-grid-step fences: far from 0 that is a small relative
+            # spread (survey years 1974-2016 fall between two points near 2000).
+            passthrough = (quartiles.value[0] == 0) & (quartiles.value[1] == 0)
             lower, upper = np.where(passthrough, -np.inf, lower), np.where(passthrough, np.inf, upper)
-            mean, var = np.where(passthrough, atom, mean), np.where(passthrough, 1.0, var)
+            mean, var = np.where(passthrough, 0.0, mean), np.where(passthrough, 1.0, var)
             info = {"bounds": "auto", "estimated": True, "quartiles": (quartiles.value[0].copy(), quartiles.value[1].copy()),
                     "scale_share": scale_budget.epsilon / self.epsilon, "scale_epsilon": scale_budget.epsilon,
                     "n_passthrough": int(passthrough.sum())}

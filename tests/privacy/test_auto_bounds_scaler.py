@@ -125,8 +125,8 @@ def test_constant_feature_and_extreme_row():
     X[0] = 1e300  # one extreme row cannot move the quartiles by more than a rank
     sc = DPStandardScaler(epsilon=2.0, bounds="auto", random_state=1, accountant=BudgetAccountant()).fit(X)
     assert np.all(np.isfinite(sc.mean_)) and np.all(np.isfinite(sc.scale_))
-    assert sc.bounds_[1][0] < 20 and abs(sc.mean_[2] - 3.0) < 0.5  # a constant feature: an atom, only shifted
-    assert sc.passthrough_.tolist() == [False, False, True] and sc.scale_[2] == 1.0
+    assert sc.bounds_[1][0] < 20 and abs(sc.mean_[2] - 3.0) < 0.5  # a constant feature: one grid step wide
+    assert not sc.passthrough_.any()
     assert np.all(np.isfinite(sc.transform(X)))
 
 
@@ -151,7 +151,7 @@ def _minmax(X, qs, budget, **kwargs):
 def test_audit_flags_a_minmax_bound_and_passes_the_private_one(monkeypatch):
     """Worst-case neighbours: D has values in [0, 1]; D' replaces one value by 1e6."""
     rng = np.random.default_rng(0)
-    n = 100
+    n = 200  # enough rows for the quartiles at epsilon 1 (auto_bounds_feasible)
     X = rng.uniform(0, 1, (n, 1))
     Xp = X.copy()
     Xp[-1] = 1e6
@@ -180,19 +180,19 @@ def test_auto_is_the_default_and_user_level_refuses_it_before_spending(releases)
     assert declared.fit_info_ == {"bounds": "declared"} and not declared.passthrough_.any()
 
 
-def test_atom_features_are_only_shifted():
-    """A rare 0/1 indicator and a grade that is mostly 1: their quartiles coincide, no spread is released."""
+def test_zero_atoms_are_left_as_they_are():
+    """A rare 0/1 indicator: both quartiles at 0, no spread released; fences around 0 would zero it."""
     rng = np.random.default_rng(0)
     n = 4000
     X = np.column_stack([rng.normal(50, 10, n), (rng.uniform(size=n) < 0.1).astype(float),
-                         np.where(rng.uniform(size=n) < 0.85, 1.0, rng.integers(2, 11, n))])
+                         rng.normal(2000, 10, n)])
     sc = DPStandardScaler(epsilon=2.0, random_state=0, accountant=BudgetAccountant()).fit(X)
-    assert sc.passthrough_.tolist() == [False, True, True]
+    assert sc.passthrough_.tolist() == [False, True, False]
     Z = sc.transform(X)
-    np.testing.assert_array_equal(Z[:, 1], X[:, 1] - sc.mean_[1])
-    assert sc.mean_[1] == 0.0 and abs(sc.mean_[2] - 1.0) < 0.1 and np.all(sc.scale_[1:] == 1.0)
-    assert np.ptp(Z[:, 2]) == pytest.approx(9.0)  # nothing clipped: a declared fence would have kept 1 only
+    np.testing.assert_array_equal(Z[:, 1], X[:, 1])
+    assert sc.mean_[1] == 0.0 and sc.scale_[1] == 1.0 and sc.fit_info_["n_passthrough"] == 1
     assert abs(np.std(Z[:, 0]) - 1.0) < 0.2
+    assert np.std(Z[:, 2]) > 0.1  # a small relative spread far from 0 keeps its (one-step) fences
 
 
 def test_default_pipeline_plans_its_split_and_spends_once_per_step(releases):
