@@ -12,7 +12,6 @@ import pytest
 
 from sklearn_dpsco import _scale_estimation
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, PureDPEvent, epsilon_delta
-from sklearn_dpsco.linear_model._auto_scales import default_scale_share
 from sklearn_dpsco.preprocessing import DPStandardScaler
 from sklearn_dpsco.preprocessing import _scaler
 from sklearn_dpsco.testing import audit_epsilon
@@ -32,7 +31,8 @@ def test_auto_event_is_the_planned_composition_spent_once(delta, noise, with_std
     sc = DPStandardScaler(epsilon=1.0, delta=delta, bounds="auto", with_std=with_std, noise=noise,
                           accountant=acc, random_state=0)
     scale_budget, rest, bounds_event = sc._bounds_plan(n, d)  # public facts only: no data
-    share = default_scale_share(n, 1.0, 2 * d * _scaler.BOUNDS_RANKS / 50.0)
+    share = _scaler.default_bounds_share(n, d, 1.0)
+    assert share == pytest.approx(min(0.8, 2 * d * _scaler.BOUNDS_RANKS / n))
     assert scale_budget.epsilon == pytest.approx(share) and rest.epsilon == pytest.approx(1.0 - share)
     assert bounds_event == ComposedEvent(tuple([PureDPEvent(share / (2 * d))] * (2 * d)))
     mechs = sc._mechanisms(n, np.zeros(d), np.ones(d), rest)
@@ -155,7 +155,7 @@ def test_audit_flags_a_minmax_bound_and_passes_the_private_one(monkeypatch):
     X = rng.uniform(0, 1, (n, 1))
     Xp = X.copy()
     Xp[-1] = 1e6
-    eps_s = default_scale_share(n, 1.0, 2 * _scaler.BOUNDS_RANKS / 50.0)
+    eps_s = _scaler.default_bounds_share(n, 1, 1.0)
     draws = 200
     private = audit_epsilon(_upper_scores(X, draws, 0), _upper_scores(Xp, draws, 10_000), eps_s)
     assert not private.violation, private
