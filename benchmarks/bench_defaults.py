@@ -282,8 +282,43 @@ def targets(ds, enc):
     return out
 
 
+def summary(results):
+    """One line per dataset: the means at epsilon 0.5 / 1 / 2 of every row that matters."""
+    cols = [("raw", "ours (defaults)", "(a) bare defaults"), ("raw", "ours (scaler+model, defaults)",
+            "(a) scaler+model defaults"), ("scaled", "ours (declared)", "(b) declared"),
+            ("scaled", "diffprivlib", "(b) diffprivlib")]
+    lines = ["## Summary (mean over seeds at epsilon 0.5 / 1 / 2; `*` a single-class or negative-R^2 seed)", "",
+             "| dataset | task | n | d (raw) | non-private | trivial | " + " | ".join(c[2] for c in cols)
+             + " | time (a) bare / (a) pipeline / sklearn |", "|" + "---|" * (7 + len(cols))]
+    for ds in results.values():
+        raw = ds["encodings"]["raw"]["rows"]
+        names = [k for k in raw if not k.startswith(("ours", "trivial", "diffprivlib"))]
+        triv = next(k for k in raw if k.startswith("trivial"))
+        cells = []
+        for enc, row_name, _ in cols:
+            row = ds["encodings"][enc]["rows"].get(row_name)
+            if row is None:
+                cells.append("-")
+                continue
+            out = []
+            for e in EPSILONS:
+                sc = row["score"].get(repr(e), [])
+                bad = row.get("single", {}).get(repr(e), 0) > 0 or (ds["task"] == "reg" and any(x < 0 for x in sc))
+                v = np.mean(sc) if sc else None
+                out.append(("err" if v is None else f"{v:.2f}" if v > -100 else "<-100") + ("*" if bad and sc else ""))
+            cells.append(" / ".join(out))
+        ref = raw[names[0]]["time"]
+        times = [raw.get(k, {}).get("time") for k in ("ours (defaults)", "ours (scaler+model, defaults)")]
+        tcell = " / ".join("-" if t is None else f"{t / ref:.1f}" for t in times)
+        lines.append(f"| {ds['name']} | {ds['task']} | {ds['n']} | {ds['encodings']['raw']['d']} | "
+                     f"{max(_mean(raw[k], 1.0) for k in names):.2f} | {_mean(raw[triv], 1.0):.2f} | "
+                     + " | ".join(cells) + f" | {tcell} |")
+    return lines + [""]
+
+
 def render(results, title):
     lines = [f"# {title}", "", __doc__.split("\n\n", 1)[1].strip().replace("``", "`"), ""]
+    lines += summary(results)
     lines += ["Targets (checked for every `ours` row): T1 no single-class / negative-R^2 model where "
               "non-private beats trivial by > 0.05; T2 at epsilon = 1 and n >= 5000, >= 90% of the "
               "non-private gain over trivial; T3 (encoding b) at least diffprivlib's mean.", ""]
@@ -352,7 +387,14 @@ def main(argv=None):
     p.add_argument("--datasets", default=",".join(R.DATASETS))
     p.add_argument("--tag", default=None, help="save results/defaults_<tag>.json (and .md)")
     p.add_argument("--compare", default=None, help="two tags: print and save the before/after table")
+    p.add_argument("--render", default=None, help="re-render results/defaults_<tag>.json (or 'defaults') only")
     a = p.parse_args(argv)
+    if a.render:
+        results = json.loads((HERE / "results" / f"{a.render}.json").read_text())
+        text = render(results, "Defaults on real data")
+        (HERE / "results" / f"{a.render}.md").write_text(text)
+        print(text)
+        return
     if a.compare:
         tags = a.compare.split(",")
         text = compare(tags)
