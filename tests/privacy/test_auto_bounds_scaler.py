@@ -12,7 +12,6 @@ import pytest
 
 from sklearn_dpsco import _scale_estimation
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, PureDPEvent, epsilon_delta
-from sklearn_dpsco.linear_model._auto_scales import default_scale_share
 from sklearn_dpsco.preprocessing import DPStandardScaler
 from sklearn_dpsco.preprocessing import _scaler
 from sklearn_dpsco.testing import audit_epsilon
@@ -32,7 +31,8 @@ def test_auto_event_is_the_planned_composition_spent_once(delta, noise, with_std
     sc = DPStandardScaler(epsilon=1.0, delta=delta, bounds="auto", with_std=with_std, noise=noise,
                           accountant=acc, random_state=0)
     scale_budget, rest, bounds_event = sc._bounds_plan(n, d)  # public facts only: no data
-    share = default_scale_share(n, 1.0, 2 * d * _scaler.BOUNDS_RANKS / 50.0)
+    share = _scaler.default_bounds_share(n, d, 1.0)
+    assert share == pytest.approx(min(0.8, 2 * d * _scaler.BOUNDS_RANKS / n))
     assert scale_budget.epsilon == pytest.approx(share) and rest.epsilon == pytest.approx(1.0 - share)
     assert bounds_event == ComposedEvent(tuple([PureDPEvent(share / (2 * d))] * (2 * d)))
     mechs = sc._mechanisms(n, np.zeros(d), np.ones(d), rest)
@@ -77,7 +77,7 @@ def releases(monkeypatch):
     original = _scale_estimation.private_column_quantiles
 
     def spy(*args, **kwargs):
-        seen.append(1)
+        seen.append(np.shape(args[0])[0])  # the number of rows read: 7 for a pipeline's synthetic dry run
         return original(*args, **kwargs)
 
     monkeypatch.setattr(_scaler, "private_column_quantiles", spy)
@@ -126,6 +126,7 @@ def test_constant_feature_and_extreme_row():
     sc = DPStandardScaler(epsilon=2.0, bounds="auto", random_state=1, accountant=BudgetAccountant()).fit(X)
     assert np.all(np.isfinite(sc.mean_)) and np.all(np.isfinite(sc.scale_))
     assert sc.bounds_[1][0] < 20 and abs(sc.mean_[2] - 3.0) < 0.5  # a constant feature: one grid step wide
+    assert not sc.passthrough_.any()
     assert np.all(np.isfinite(sc.transform(X)))
 
 
@@ -150,14 +151,103 @@ def _minmax(X, qs, budget, **kwargs):
 def test_audit_flags_a_minmax_bound_and_passes_the_private_one(monkeypatch):
     """Worst-case neighbours: D has values in [0, 1]; D' replaces one value by 1e6."""
     rng = np.random.default_rng(0)
-    n = 100
+    n = 200  # enough rows for the quartiles at epsilon 1 (auto_bounds_feasible)
     X = rng.uniform(0, 1, (n, 1))
     Xp = X.copy()
     Xp[-1] = 1e6
-    eps_s = default_scale_share(n, 1.0, 2 * _scaler.BOUNDS_RANKS / 50.0)
+    eps_s = _scaler.default_bounds_share(n, 1, 1.0)
     draws = 200
     private = audit_epsilon(_upper_scores(X, draws, 0), _upper_scores(Xp, draws, 10_000), eps_s)
     assert not private.violation, private
     monkeypatch.setattr(_scaler, "private_column_quantiles", _minmax)
     mutant = audit_epsilon(_upper_scores(X, draws, 0), _upper_scores(Xp, draws, 10_000), eps_s)
     assert mutant.violation, mutant
+
+
+# --------------------------------------------------------------------------- the default, in pipelines
+def test_auto_is_the_default_and_user_level_refuses_it_before_spending(releases):
+    assert DPStandardScaler().get_params()["bounds"] == "auto"
+    X = _data()
+    acc = BudgetAccountant(epsilon=5.0)
+    sc = DPStandardScaler(random_state=0, accountant=acc).fit(X)
+    assert sc.fit_info_["bounds"] == "auto" and len(acc.ledger) == 1 and releases == [X.shape[0]]
+    assert sc.fit_info_["scale_epsilon"] == pytest.approx(sc.fit_info_["scale_share"] * 1.0)
+    user = DPStandardScaler(privacy_unit="user", accountant=acc)
+    with pytest.raises(ValueError, match="bounds='auto' \\(the default\\) is row-level only.*declare|needs public"):
+        user.fit(X, groups=np.arange(X.shape[0]) // 3)
+    assert len(acc.ledger) == 1 and releases == [X.shape[0]]
+    declared = DPStandardScaler(bounds=(-400, 20), accountant=BudgetAccountant()).fit(X)
+    assert declared.fit_info_ == {"bounds": "declared"} and not declared.passthrough_.any()
+
+
+def test_zero_atoms_are_left_as_they_are():
+    """A rare 0/1 indicator: both quartiles at 0, no spread released; fences around 0 would zero it."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = np.column_stack([rng.normal(50, 10, n), (rng.uniform(size=n) < 0.1).astype(float),
+                         rng.normal(2000, 10, n)])
+    sc = DPStandardScaler(epsilon=2.0, random_state=0, accountant=BudgetAccountant()).fit(X)
+    assert sc.passthrough_.tolist() == [False, True, False]
+    Z = sc.transform(X)
+    np.testing.assert_array_equal(Z[:, 1], X[:, 1])
+    assert sc.mean_[1] == 0.0 and sc.scale_[1] == 1.0 and sc.fit_info_["n_passthrough"] == 1
+    assert abs(np.std(Z[:, 0]) - 1.0) < 0.2
+    assert np.std(Z[:, 2]) > 0.1  # a small relative spread far from 0 keeps its (one-step) fences
+
+
+def test_default_pipeline_plans_its_split_and_spends_once_per_step(releases):
+    from sklearn_dpsco import DPHingeClassifier
+    from sklearn_dpsco.preprocessing import PREPROCESSING_SHARE, make_dp_pipeline
+
+    rng = np.random.default_rng(0)
+    X = _data(n=2000)
+    y = (X[:, 0] + 0.1 * X[:, 1] + rng.normal(0, 1, X.shape[0]) > -25).astype(int)
+    acc = BudgetAccountant(epsilon=0.99)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    with pytest.raises(BudgetExceededError):  # the whole budget is checked before any step reads the data
+        pipe.fit(X, y)
+    assert X.shape[0] not in releases and acc.ledger == ()  # only the dry run on synthetic rows
+    acc = BudgetAccountant(epsilon=1.0)
+    pipe.set_params(accountant=acc).fit(X, y)
+    assert pipe.budget_shares_ == {"dpstandardscaler": (pytest.approx(PREPROCESSING_SHARE), 0.0),
+                                   "dphingeclassifier": (pytest.approx(1 - PREPROCESSING_SHARE), 0.0)}
+    assert len(acc.ledger) == 2 and acc.total()[0] == pytest.approx(1.0) and releases.count(X.shape[0]) == 1
+    scaler = pipe[0]
+    assert scaler.fit_info_["scale_epsilon"] == pytest.approx(scaler.fit_info_["scale_share"] * PREPROCESSING_SHARE)
+    assert len(np.unique(pipe.predict(X))) == 2
+
+
+def test_too_few_rows_release_nothing_and_spend_nothing(releases):
+    """The decision is public (n, d, epsilon, share): below it no quartile is drawn and the event is empty."""
+    X = _data(n=200)
+    n, d = X.shape
+    assert not _scaler.auto_bounds_feasible(n, d, 0.5 * 0.3)
+    assert _scaler.auto_bounds_feasible(3000, d, 0.5 * 1.0)
+    acc = BudgetAccountant(epsilon=1.0)
+    sc = DPStandardScaler(epsilon=0.3, random_state=0, accountant=acc)
+    assert not sc.would_estimate_bounds(n, d)
+    sc.fit(X)
+    assert releases == [] and sc.privacy_event_ == ComposedEvent(()) and sc.epsilon_spent_ == 0.0
+    assert len(acc.ledger) == 1 and acc.total()[0] == 0.0
+    assert sc.fit_info_["estimated"] is False and "too few" in sc.fit_info_["reason"]
+    np.testing.assert_array_equal(sc.transform(X), X)
+    # the same public facts give the same decision whatever the values
+    assert DPStandardScaler(epsilon=0.3, accountant=BudgetAccountant()).fit(1e6 * X).privacy_event_ == ComposedEvent(())
+    # declared bounds always release their statistics
+    assert DPStandardScaler(epsilon=0.3, bounds=(-400, 20)).would_estimate_bounds(n, d)
+
+
+def test_default_pipeline_gives_an_idle_scaler_almost_nothing():
+    from sklearn_dpsco import DPHingeClassifier
+    from sklearn_dpsco.preprocessing import make_dp_pipeline
+    from sklearn_dpsco.preprocessing._pipeline import IDLE_WEIGHT
+
+    X = _data(n=300)
+    y = (X[:, 0] > 5).astype(int)
+    acc = BudgetAccountant(epsilon=1.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0),
+                            accountant=acc).fit(X, y)
+    shares = pipe.budget_shares_
+    assert shares["dpstandardscaler"][0] == pytest.approx(IDLE_WEIGHT)
+    assert shares["dphingeclassifier"][0] == pytest.approx(1 - IDLE_WEIGHT)
+    assert pipe[0].epsilon_spent_ == 0.0 and acc.total()[0] <= 1.0 + 1e-12
