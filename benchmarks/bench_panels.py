@@ -32,7 +32,9 @@ Methods (m = the panel's public cap on rows per user, the same for every private
 * ``ours default``: ``UserLevelDPLogistic(epsilon, delta, max_items_per_user=m, data_norm=sqrt(2))``
   on the scaled encoding, every other parameter at its default;
 * ``ours raw auto``: the same with ``data_norm="auto"`` on the raw encoding;
-* ``user_dp_sgd``: ``solver="user_dp_sgd"``, defaults otherwise (user-level DP-SGD);
+* ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);
+* ``user_dp_sgd (50 steps)``: user-level DP-SGD with the previous defaults (50 steps, the
+  ``user_clip`` alpha rule);
 * ``item_group``: ours, item-level output perturbation at epsilon / m made user-level by group
   privacy (built-in solver);
 * ``diffprivlib (eps/m)``: diffprivlib LogisticRegression(epsilon / m, data_norm = 1) on the first
@@ -181,7 +183,7 @@ def ours(ds, eps, seed, raw=False, **params):
         warnings.simplefilter("ignore")
         est.fit(X, ds["y"], ds["g"])
     return {"acc": float(est.score(Xt, ds["yt"])), "time": time.perf_counter() - t, "solver": est.solver_,
-            "alpha": float(est.alpha_)}
+            "alpha": float(est.alpha_), "steps": getattr(est, "sgd_iterations_", None)}
 
 
 def reference(ds):
@@ -223,10 +225,20 @@ def diffprivlib_runs(datasets, epsilons, seeds):
     return accs
 
 
+def rule_alpha(ds, eps):
+    """The user_clip alpha rule at the scaled encoding's bound (the previous defaults' alpha)."""
+    from sklearn_dpsco.linear_model._user_logistic_rules import default_user_alpha
+
+    return default_user_alpha(int(np.unique(ds["g"]).size), ds["m"], ds["X"].shape[1] + 1, math.sqrt(2.0), eps,
+                              DELTA)
+
+
 METHODS = {
     "ours default": lambda ds, e, s: ours(ds, e, s),
     "ours raw auto": lambda ds, e, s: ours(ds, e, s, raw=True),
-    "user_dp_sgd": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd"),
+    "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),
+    "user_dp_sgd (50 steps)": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd", sgd_iterations=50,
+                                                    alpha=rule_alpha(ds, e)),
     "item_group (eps/m)": lambda ds, e, s: ours(ds, e, s, solver="item_group"),
 }
 

@@ -126,7 +126,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         norm of m independent zero-mean gradients of norm <= R).
     sgd_iterations : int, default=None
         Number of steps of ``user_dp_sgd`` (fixed in advance). ``None``:
-        ``n_users / u`` rounded, within [10, 500] (``u`` as for ``"auto"``,
+        ``n_users / u`` rounded, within [10, 300] (``u`` as for ``"auto"``,
         on each one-vs-rest problem's budget share; public facts only); the
         value used is ``sgd_iterations_``.
     sgd_clip : float, default=None

@@ -98,9 +98,10 @@ def default_user_alpha(n_users, m, d, data_norm, epsilon, delta):
 #: lost 0.01-0.15 on the 2000+ user panels and the 400-user ones respectively.
 SGD_STEPS_PER_USER_NOISE = 1.0
 #: Bounds of the step rule: below 10 steps gradient descent does not leave the origin's
-#: neighbourhood; above 500 the fit time grows with no measured gain (the benchmark's largest panel
-#: asked for 374).
-SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 500
+#: neighbourhood; every step is a pass over all kept rows, so the fit time grows linearly in T
+#: (200k rows, 20k users, d = 20: 0.3 s per step before compiled user sums), while from 100 to 400
+#: steps the 4288- and 5000-user panels moved by less than a seed's std (bench_panels.py).
+SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 300
 #: ``alpha`` of ``user_dp_sgd`` under the default: this share of :func:`default_user_alpha`. The
 #: output-perturbation rule's ridge pulls the iterate towards 0, where panels scaled by public
 #: ranges (rows far inside the bound) need coefficients of norm 5-20: 1x lost up to 0.12 accuracy
@@ -120,7 +121,7 @@ def users_per_noise(n_users, d, epsilon, delta):
 
 
 def default_sgd_iterations(n_users, d, epsilon, delta):
-    """Default number of ``user_dp_sgd`` steps from public facts: ``n_users / u`` within [10, 500]."""
+    """Default number of ``user_dp_sgd`` steps from public facts: ``n_users / u`` within [10, 300]."""
     steps = round(SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta))
     return int(min(max(steps, SGD_MIN_STEPS), SGD_MAX_STEPS))
 
