@@ -93,9 +93,9 @@ def test_user_sgd_rules_public_monotone_and_bounded():
         assert steps[0] == user.SGD_MIN_STEPS and steps[-1] == user.SGD_MAX_STEPS
         steps = [T(2000, d, e, 1e-6) for e in np.geomspace(0.05, 20, 25)]
         assert all(x <= y for x, y in zip(steps, steps[1:])), "more budget, never fewer steps"
-    # the rule is n_users / u rounded: 4288 users at d = 11, epsilon = 1 (rwm5yr) take about 300 steps
+    # the rule is n_users / u rounded: 2050 users at d = 11, epsilon = 1 (the PSID panel) take 146 steps
     u = expected_noise_norm(1.0, 11, 1.0, 1e-6)
-    assert T(4288, 11, 1.0, 1e-6) == round(4288 / u)
+    assert T(2050, 11, 1.0, 1e-6) == round(2050 / u) == 146
     assert user.prefers_dp_sgd(4288, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(200, 11, 1.0, 1e-6)
     n_star = math.ceil(user.SGD_AUTO_MIN_STEPS * u)  # the first user count the rule prefers DP-GD at
     assert user.prefers_dp_sgd(n_star, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(n_star - 1, 11, 1.0, 1e-6)
