@@ -32,6 +32,8 @@ Methods (m = the panel's public cap on rows per user, the same for every private
 * ``ours default``: ``UserLevelDPLogistic(epsilon, delta, max_items_per_user=m, data_norm=sqrt(2))``
   on the scaled encoding, every other parameter at its default;
 * ``ours raw auto``: the same with ``data_norm="auto"`` on the raw encoding;
+* ``ours scaled auto``: ``data_norm="auto"`` on the scaled encoding (is "auto" worth its budget
+  share where the public bound is already known?);
 * ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);
 * ``user_dp_sgd (50 steps)``: user-level DP-SGD with the previous defaults (50 steps, the
   ``user_clip`` alpha rule);
@@ -236,6 +238,7 @@ def rule_alpha(ds, eps):
 METHODS = {
     "ours default": lambda ds, e, s: ours(ds, e, s),
     "ours raw auto": lambda ds, e, s: ours(ds, e, s, raw=True),
+    "ours scaled auto": lambda ds, e, s: ours(ds, e, s, data_norm="auto"),
     "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),
     "user_dp_sgd (50 steps)": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd", sgd_iterations=50,
                                                     alpha=rule_alpha(ds, e)),
