@@ -94,24 +94,24 @@ def default_user_alpha(n_users, m, d, data_norm, epsilon, delta):
 #: norm about ``clip sqrt(T) u / n_users``, so ``T = n_users / u`` makes it ``clip sqrt(u / n_users)``:
 #: more users buy both more steps and less noise per step.
 #: Chosen on the panel benchmark (benchmarks/bench_panels.py, benchmarks/results/panels.md):
-#: factors 0.5, 0.7, 1, 1.5, 2 over seven panels, 221..5000 users; 1 and 1.5 tied, 0.5 and 2
-#: lost 0.01-0.15 on the 2000+ user panels and the 400-user ones respectively.
+#: factors 0.5, 0.7, 1, 1.5, 2 over seven panels, 221..5000 users; 1 and 1.5 tied, 0.7 lost 0.025
+#: on the 2050-user panel and 0.03-0.06 on the 400-user ones, 2 lost 0.02-0.03 on the latter.
 SGD_STEPS_PER_USER_NOISE = 1.0
 #: Bounds of the step rule: below 10 steps gradient descent does not leave the origin's
 #: neighbourhood; every step is a pass over all kept rows, so the fit time grows linearly in T
 #: (200k rows, 20k users, d = 20: 0.3 s per step before compiled user sums), while from 100 to 400
-#: steps the 4288- and 5000-user panels moved by less than a seed's std (bench_panels.py).
+#: steps the 5000-user synthetic panel did not move and the 4288-user panel gained 0.013.
 SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 300
 #: ``alpha`` of ``user_dp_sgd`` under the default: this share of :func:`default_user_alpha`. The
 #: output-perturbation rule's ridge pulls the iterate towards 0, where panels scaled by public
-#: ranges (rows far inside the bound) need coefficients of norm 5-20: 1x lost up to 0.12 accuracy
-#: on the 2000-user panel, 0.1x and 0.03x tied (bench_panels.py).
+#: ranges (rows far inside the bound) need large coefficients: 1x lost 0.12 accuracy on the
+#: 2050-user panel, 0.1x and 0.03x tied (bench_panels.py).
 SGD_ALPHA_SHARE = 0.03
 #: ``solver="auto"`` takes ``user_dp_sgd`` when ``n_users / u >= SGD_AUTO_MIN_STEPS`` (its step rule
 #: asks for at least this many steps). Below it (about 300 users at d = 10, epsilon = 1) a few noisy
 #: steps lose to ``user_clip``'s single release: 221 users (VerbAgg) 0.615 vs 0.643, 200 synthetic
 #: users 0.61 vs 0.64; from 380 users on ``user_dp_sgd`` won on every real panel (0.61 vs 0.54 at
-#: 381 users, 0.80 vs 0.67 at 2050) and tied on the synthetic grid (benchmarks/results/panels.md).
+#: 381 users, 0.80 vs 0.61 at 2050) and tied on the synthetic grid (benchmarks/results/panels.md).
 SGD_AUTO_MIN_STEPS = 20
 
 
