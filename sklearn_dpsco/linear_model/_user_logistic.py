@@ -18,7 +18,14 @@ from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
-from ._user_logistic_rules import SOLVERS, choose_plan, default_user_alpha
+from ._user_logistic_rules import (
+    SGD_ALPHA_SHARE,
+    SOLVERS,
+    choose_plan,
+    default_sgd_iterations,
+    default_user_alpha,
+    prefers_dp_sgd,
+)
 
 __all__ = ["UserLevelDPLogistic"]
 
@@ -56,13 +63,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         rounded to a grid and released with exact discrete Gaussian noise,
         the steps composed in zCDP). ``"item_group"``:
         item-level output perturbation made user-level by group privacy.
-        ``"auto"``: among ``user_clip``, ``sc_output_pert``, ``item_group`` and
+        ``"auto"``: ``user_dp_sgd`` when ``n_users / u >= 20`` (``u`` the
+        expected noise norm per unit of sensitivity, about ``sqrt(d) /
+        mu(epsilon, delta)``; about 300 users at d = 10, epsilon = 1), the
+        rule of the panel benchmark (benchmarks/results/panels.md); otherwise,
+        among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
         objective, on either noise path), the feasible one whose planned
-        noise on the coefficients has the smallest expected norm — a function
-        of public facts only (users, cap, dimension, budget, parameters; in
-        practice ``user_dp_sgd`` at m = 1 and ``user_clip`` for m >= 10). The
-        choice is stored in ``solver_``.
+        noise on the coefficients has the smallest expected norm. Both are
+        functions of public facts only (users, cap, dimension, budget,
+        parameters; linear_model/_user_logistic_rules.py). The choice is
+        stored in ``solver_``.
     max_items_per_user : int, default=10
         Contribution bound m: a user keeps at most this many rows; the others
         are dropped by ``item_selection``, a rule that never looks at values.
@@ -92,8 +103,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         data_norm``, ``m = max_items_per_user``, ``d`` the number of
         coefficients and ``u`` the expected noise norm per unit of sensitivity
         (about ``sqrt(d) / mu(epsilon, delta)``), computed per one-vs-rest
-        problem from public facts (linear_model/_user_logistic_rules.py); the
-        value used is ``alpha_``.
+        problem from public facts (linear_model/_user_logistic_rules.py);
+        ``user_dp_sgd`` takes ``0.03`` times it (a smaller ridge: its step
+        count already limits how far the iterate travels). The value used is
+        ``alpha_``.
     radius : float, default=10.0
         Radius of the public domain ball of the coefficients (outputs are
         projected onto it; the phased solvers localize inside it).
@@ -112,8 +125,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Lipschitz level C of each user's loss for ``solver="user_clip"``;
         ``None`` is ``data_norm * sqrt(max_items_per_user)`` (the root-mean-square
         norm of m independent zero-mean gradients of norm <= R).
-    sgd_iterations : int, default=50
-        Number of steps of ``user_dp_sgd`` (fixed in advance).
+    sgd_iterations : int, default=None
+        Number of steps of ``user_dp_sgd`` (fixed in advance). ``None``:
+        ``n_users / u`` rounded, within [10, 300] (``u`` as for ``"auto"``,
+        on each one-vs-rest problem's budget share; public facts only); the
+        value used is ``sgd_iterations_``.
     sgd_clip : float, default=None
         Clip level of each user's average gradient; ``None`` is
         ``data_norm / 2``.
@@ -149,6 +165,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     solver_ : str
     alpha_ : float
         The regularization used (the parameter, or the public default rule).
+    sgd_iterations_ : int or None
+        The steps of ``user_dp_sgd`` (the parameter or the public rule);
+        ``None`` when another solver ran.
     data_norm_ : float
         The declared ``data_norm``, or with ``data_norm="auto"`` the released
         scale the rows were divided by (a differentially private release).
@@ -201,7 +220,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     >>> groups = np.repeat(np.arange(200), 10)  # 200 users, 10 rows each
     >>> clf = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, random_state=0)
     >>> clf.fit(X, y, groups).solver_
-    'user_clip'
+    'user_dp_sgd'
     """
 
     _PRIVACY_UNIT = "user"  # replace one whole user (read through ``privacy_unit``)
@@ -219,7 +238,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "max_exhaustive_solves": [Interval(numbers.Integral, 1, None, closed="left")],
         "beta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "user_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "sgd_iterations": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sgd_iterations": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "sgd_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_step": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "classes": ["array-like", None],
@@ -241,7 +260,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         max_exhaustive_solves=DEFAULT_MAX_EXHAUSTIVE_SOLVES,
         beta=0.05,
         user_clip=None,
-        sgd_iterations=50,
+        sgd_iterations=None,
         sgd_clip=None,
         sgd_step=None,
         fit_intercept=True,
@@ -287,19 +306,26 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _params(self, alpha, data_norm):
-        """The public settings every plan builder of the family reads (``alpha``, ``data_norm`` resolved)."""
-        names = ("radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip", "sgd_iterations",
-                 "sgd_clip", "sgd_step")
+    def _params(self, alpha, data_norm, sgd_iterations):
+        """The public settings every plan builder of the family reads (``alpha``, ``data_norm``,
+        ``sgd_iterations`` resolved)."""
+        names = ("radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip", "sgd_clip", "sgd_step")
         return {"max_items": self.max_items_per_user, "alpha": alpha, "data_norm": data_norm,
-                **{name: getattr(self, name) for name in names}}
+                "sgd_iterations": sgd_iterations, **{name: getattr(self, name) for name in names}}
 
-    def _alpha(self, n_users, n_coef, budget, data_norm):
-        """The parameter, else the public rule on this problem's budget share."""
+    def _alpha(self, solver, n_users, n_coef, budget, data_norm):
+        """The parameter, else the public rule on this problem's budget share (a share of it for DP-GD)."""
         if self.alpha is not None:
             return float(self.alpha)
-        return default_user_alpha(n_users, self.max_items_per_user, n_coef, data_norm, budget.epsilon,
-                                  budget.delta)
+        alpha = default_user_alpha(n_users, self.max_items_per_user, n_coef, data_norm, budget.epsilon,
+                                   budget.delta)
+        return alpha * SGD_ALPHA_SHARE if solver == "user_dp_sgd" else alpha
+
+    def _sgd_iterations(self, n_users, n_coef, budget):
+        """The parameter, else the public step rule on this problem's budget share."""
+        if self.sgd_iterations is not None:
+            return int(self.sgd_iterations)
+        return default_sgd_iterations(n_users, n_coef, budget.epsilon, budget.delta)
 
     def _intercept_column(self):
         """Value of the virtual intercept column (0 without intercept); public."""
@@ -314,11 +340,19 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 f"solver={solver!r} has no sampler on noise={self.noise!r} at delta={self.delta!r} "
                 "(doc/privacy/secure_noise.rst); choose another noise path or solver. Nothing was spent."
             )
-        alpha = self._alpha(n_users, n_coef, budget, data_norm)
-        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm))
+        alpha = self._alpha(solver, n_users, n_coef, budget, data_norm)
+        sgd_iterations = self._sgd_iterations(n_users, n_coef, budget)
+        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations))
+        # the step count is a setting of user_dp_sgd only (None for the other solvers)
+        attributes = {"alpha_": alpha, "data_norm_": data_norm,
+                      "sgd_iterations_": sgd_iterations if solver == "user_dp_sgd" else None}
         return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius,
-                       intercept_scaling=self._intercept_column(),
-                       attributes={"alpha_": alpha, "data_norm_": data_norm})
+                       intercept_scaling=self._intercept_column(), attributes=attributes)
+
+    def _prefer(self, n_users, n_coef, n_problems, solver_budget):
+        """``"user_dp_sgd"`` when the public rule of ``solver="auto"`` takes it on its budget share."""
+        budget = solver_budget.split_equal(n_problems, kind=get_solver("user_logistic", "user_dp_sgd").split)
+        return "user_dp_sgd" if prefers_dp_sgd(n_users, n_coef, budget.epsilon, budget.delta) else None
 
     def _plan(self, n_users, n_coef, n_problems):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
@@ -343,7 +377,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         plan = choose_plan(
             self.solver,
             lambda name: self._plan_solver(name, n_users, n_coef, n_problems, solver_budget, data_norm),
-            self.noise, self.delta,
+            self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, solver_budget),
         )
         return replace(plan, scales=scales)
 

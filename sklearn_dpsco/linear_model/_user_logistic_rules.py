@@ -11,8 +11,9 @@ import math
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 
-__all__ = ["AUTO_CANDIDATES", "SOLVERS", "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan",
-           "default_user_alpha"]
+__all__ = ["AUTO_CANDIDATES", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_STEPS", "SGD_MIN_STEPS", "SOLVERS",
+           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "default_sgd_iterations",
+           "default_user_alpha", "prefers_dp_sgd", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("user_logistic")
@@ -28,8 +29,11 @@ def candidates(solver, noise, delta):
     return tuple(name for name in AUTO_CANDIDATES if get_solver("user_logistic", name).supports_noise(noise, delta))
 
 
-def choose_plan(solver, build, noise, delta):
+def choose_plan(solver, build, noise, delta, prefer=None):
     """The plan to run: ``build(name)`` of the requested solver, or for ``"auto"`` the quietest feasible one.
+
+    ``prefer`` (``"auto"`` only): a candidate taken whenever it is feasible,
+    before the noise proxy is consulted (a public rule, :func:`prefers_dp_sgd`).
 
     ``build`` raises ``ValueError`` for a public refusal (too few users, an
     exhaustive test over budget): a named solver re-raises it; ``"auto"``
@@ -38,7 +42,13 @@ def choose_plan(solver, build, noise, delta):
     to the coefficients (the registry's ``expected_noise_norm``, public).
     """
     best, first_error = None, None
-    for name in candidates(solver, noise, delta):
+    names = candidates(solver, noise, delta)
+    if solver == "auto" and prefer in names:
+        try:
+            return build(prefer)
+        except ValueError:  # public refusal: fall back to the proxy among the others
+            pass
+    for name in names:
         try:
             plan = build(name)
         except ValueError as err:  # public refusal (too few users, exhaustive over budget)
@@ -77,3 +87,45 @@ def default_user_alpha(n_users, m, d, data_norm, epsilon, delta):
     u = expected_noise_norm(1.0, d, epsilon, delta)  # noise norm per unit of sensitivity
     scale = data_norm**2 / d
     return scale * min(USER_ALPHA_FACTOR * u / (max(n_users, 1) * math.sqrt(max(m, 1))), USER_ALPHA_CAP)
+
+
+#: Steps of ``user_dp_sgd`` per unit of ``n_users / u`` (``u`` the expected noise norm per unit of
+#: sensitivity, about ``sqrt(d) / mu``): with ``T`` steps the noise on each step's mean gradient has
+#: norm about ``clip sqrt(T) u / n_users``, so ``T = n_users / u`` makes it ``clip sqrt(u / n_users)``:
+#: more users buy both more steps and less noise per step.
+#: Chosen on the panel benchmark (benchmarks/bench_panels.py, benchmarks/results/panels.md):
+#: factors 0.5, 0.7, 1, 1.5, 2 over seven panels, 221..5000 users; 1 and 1.5 tied, 0.7 lost 0.025
+#: on the 2050-user panel and 0.03-0.06 on the 400-user ones, 2 lost 0.02-0.03 on the latter.
+SGD_STEPS_PER_USER_NOISE = 1.0
+#: Bounds of the step rule: below 10 steps gradient descent does not leave the origin's
+#: neighbourhood; every step is a pass over all kept rows, so the fit time grows linearly in T
+#: (200k rows, 20k users, d = 20: 0.3 s per step before compiled user sums), while from 100 to 400
+#: steps the 5000-user synthetic panel did not move and the 4288-user panel gained 0.013.
+SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 300
+#: ``alpha`` of ``user_dp_sgd`` under the default: this share of :func:`default_user_alpha`. The
+#: output-perturbation rule's ridge pulls the iterate towards 0, where panels scaled by public
+#: ranges (rows far inside the bound) need large coefficients: 1x lost 0.12 accuracy on the
+#: 2050-user panel, 0.1x and 0.03x tied (bench_panels.py).
+SGD_ALPHA_SHARE = 0.03
+#: ``solver="auto"`` takes ``user_dp_sgd`` when ``n_users / u >= SGD_AUTO_MIN_STEPS`` (its step rule
+#: asks for at least this many steps). Below it (about 300 users at d = 10, epsilon = 1) a few noisy
+#: steps lose to ``user_clip``'s single release: 221 users (VerbAgg) 0.615 vs 0.643, 200 synthetic
+#: users 0.61 vs 0.64; from 380 users on ``user_dp_sgd`` won on every real panel (0.61 vs 0.54 at
+#: 381 users, 0.80 vs 0.61 at 2050) and tied on the synthetic grid (benchmarks/results/panels.md).
+SGD_AUTO_MIN_STEPS = 20
+
+
+def users_per_noise(n_users, d, epsilon, delta):
+    """``n_users / u``: users per unit of the expected noise norm of one unit-sensitivity release."""
+    return max(n_users, 1) / expected_noise_norm(1.0, max(int(d), 1), epsilon, delta)
+
+
+def default_sgd_iterations(n_users, d, epsilon, delta):
+    """Default number of ``user_dp_sgd`` steps from public facts: ``n_users / u`` within [10, 300]."""
+    steps = round(SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta))
+    return int(min(max(steps, SGD_MIN_STEPS), SGD_MAX_STEPS))
+
+
+def prefers_dp_sgd(n_users, d, epsilon, delta):
+    """Whether ``solver="auto"`` takes ``user_dp_sgd`` (public facts only; see SGD_AUTO_MIN_STEPS)."""
+    return users_per_noise(n_users, d, epsilon, delta) >= SGD_AUTO_MIN_STEPS

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from sklearn_dpsco._mechanisms._calibrate import expected_noise_norm
 from sklearn_dpsco.linear_model import _hinge_rules as hinge
 
 PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
@@ -73,13 +74,57 @@ def test_user_estimator_uses_the_rule():
     X = rng.standard_normal((2000, 3)) / 3
     y = (X[:, 0] > 0).astype(int)
     g = np.repeat(np.arange(400), 5)
-    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0,
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, solver="user_clip",
                               accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
     assert est.alpha_ == pytest.approx(user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
     assert est.get_params()["alpha"] is None
     est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, alpha=0.05, random_state=0,
                                accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
     assert est2.alpha_ == 0.05
+
+
+def test_user_sgd_rules_public_monotone_and_bounded():
+    for f in (user.default_sgd_iterations, user.prefers_dp_sgd, user.users_per_noise):
+        assert set(inspect.signature(f).parameters) <= PUBLIC_NAMES
+    T = user.default_sgd_iterations
+    for d in (4, 11, 31):
+        steps = [T(int(n), d, 1.0, 1e-6) for n in np.geomspace(1, 1e8, 30)]
+        assert all(x <= y for x, y in zip(steps, steps[1:])), "more users, never fewer steps"
+        assert steps[0] == user.SGD_MIN_STEPS and steps[-1] == user.SGD_MAX_STEPS
+        steps = [T(2000, d, e, 1e-6) for e in np.geomspace(0.05, 20, 25)]
+        assert all(x <= y for x, y in zip(steps, steps[1:])), "more budget, never fewer steps"
+    # the rule is n_users / u rounded: 2050 users at d = 11, epsilon = 1 (the PSID panel) take 146 steps
+    u = expected_noise_norm(1.0, 11, 1.0, 1e-6)
+    assert T(2050, 11, 1.0, 1e-6) == round(2050 / u) == 146
+    assert user.prefers_dp_sgd(4288, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(200, 11, 1.0, 1e-6)
+    n_star = math.ceil(user.SGD_AUTO_MIN_STEPS * u)  # the first user count the rule prefers DP-GD at
+    assert user.prefers_dp_sgd(n_star, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(n_star - 1, 11, 1.0, 1e-6)
+
+
+def test_user_default_dp_sgd_event_and_spend():
+    """Defaults on a 400-user panel: auto takes user_dp_sgd with the rules' steps and alpha share; the
+    event is T zCDP steps fixed by the public facts, spent once, within (epsilon, delta)."""
+    from sklearn_dpsco import BudgetAccountant, UserLevelDPLogistic
+    from sklearn_dpsco.accounting import SelfComposedEvent, ZCDPEvent
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    g = np.repeat(np.arange(400), 5)
+    acc = BudgetAccountant(epsilon=10, delta=1e-3)
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, accountant=acc)
+    est.fit(X, y, g)
+    steps = user.default_sgd_iterations(400, 4, 1.0, 1e-6)
+    assert est.solver_ == "user_dp_sgd" and est.sgd_iterations_ == steps
+    assert est.alpha_ == pytest.approx(user.SGD_ALPHA_SHARE * user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
+    event = est.privacy_event_
+    assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent) and event.count == steps
+    assert 0.99 <= est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= 1e-6
+    assert len(acc.ledger) == 1
+    # the same public facts with other data: the same event
+    est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=1,
+                               accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(-X, 1 - y, g)
+    assert est2.privacy_event_ == event
 
 
 # --------------------------------------------------------------------------- linear regression table

@@ -24,6 +24,7 @@ from sklearn_dpsco.accounting import (
     epsilon_delta,
 )
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
+from sklearn_dpsco.linear_model._user_logistic_rules import default_sgd_iterations, prefers_dp_sgd
 from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks
 
 
@@ -224,17 +225,16 @@ def test_coupling_neighbours_differ_only_in_private_outputs(solver):
     assert not np.array_equal(a.coef_, b.coef_)
 
 
-def test_auto_choice_follows_the_public_noise_proxy():
-    """m = 1: user_clip is item-level OP (C = R); DP-GD's noise proxy is lower. m >= 10: user_clip.
-
-    The same on both noise paths: both solvers' secure Gaussians pay the same zCDP calibration."""
-    picks, secure = {}, {}
-    for m in (1, 10, 100):
-        kw = dict(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, alpha=0.05)
-        picks[m] = UserLevelDPLogistic(noise="float", **kw)._plan(1000, 11, 1).solver
-        secure[m] = UserLevelDPLogistic(**kw)._plan(1000, 11, 1).solver
-    assert picks == {1: "user_dp_sgd", 10: "user_clip", 100: "user_clip"}
-    assert secure == picks
+def test_auto_choice_follows_the_public_rule_then_the_noise_proxy():
+    """n_users / u >= 20: user_dp_sgd for every m (the panel rule). Below it the noise proxy: at 200
+    users user_clip for m >= 10. The same on both noise paths (both secure Gaussians pay zCDP)."""
+    for noise in ("float", "secure"):
+        for m in (1, 10, 100):
+            kw = dict(epsilon=1.0, delta=1e-6, max_items_per_user=m, data_norm=1.5, noise=noise)
+            assert UserLevelDPLogistic(**kw)._plan(1000, 11, 1).solver == "user_dp_sgd"
+            if m > 1:
+                assert UserLevelDPLogistic(**kw)._plan(200, 11, 1).solver == "user_clip"
+    assert prefers_dp_sgd(1000, 11, 1.0, 1e-6) and not prefers_dp_sgd(200, 11, 1.0, 1e-6)
 
 
 def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
@@ -244,7 +244,7 @@ def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
     est.fit(X, y, g)
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent)
-    assert event.count == est.sgd_iterations
+    assert event.count == est.sgd_iterations_ == default_sgd_iterations(60, 5, 1.0, 1e-6)
     assert est.epsilon_spent_ <= 1.0 and est.delta_spent_ <= 1e-6
     assert len(acc.ledger) == 1
 
