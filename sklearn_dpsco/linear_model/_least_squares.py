@@ -60,7 +60,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         extension-only solvers "phased_erm", "lowy", "interpolation_ald".
     label_bound : "auto" or float, default="auto"
         Bound B on ``|y|``; AdaSSP clips labels to [-B, B]. ``"auto"``: a
-        private median ``c`` of y (``label_center_``), then ``B = 3 x`` a
+        private median ``c`` of y (``label_center_``; with
+        ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 3 x`` a
         private median of ``|y - c|``; the fit runs on ``(y - c) / B`` with
         label bound 1 and the model is mapped back. The other solvers need
         no label bound.
@@ -127,7 +128,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         The bounds used: the declared numbers, or the private estimates
         (``row_bound_`` is None when no row bound is declared).
     label_center_ : float
-        The private label median (``label_bound="auto"`` only).
+        The private label median (``label_bound="auto"`` only; 0 without
+        an intercept).
     noise_source_ : str
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -276,10 +278,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         if is_auto(self.row_bound):
             targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: safe_row_norms(data[0])))
         if is_auto(self.label_bound):
-            # the label median first (signed grid), then the spread of the labels around it
-            targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+            # the label median first (signed grid), then the spread of the labels around it;
+            # without an intercept a shift of the labels could not be undone: no centre, c = 0
+            if self.fit_intercept:
+                targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
             targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
-                                       lambda data, out: np.abs(data[1][0] - out["label_center"])))
+                                       lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "
@@ -329,6 +333,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         super()._store_scales(plan, released)
         for name, value in released.items():
             setattr(self, name + "_", value)
+        if is_auto(self.label_bound) and not self.fit_intercept:
+            self.label_center_ = 0.0
 
     # -- the template's hooks for fit_stream ------------------------------------------------
     def _validate_fit_inputs(self, X, y, sample_weight=None, *, stream=None):

@@ -374,12 +374,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1
         else:
             data_norm = float(self.data_norm)
-        plan = choose_plan(
-            self.solver,
-            lambda name: self._plan_solver(name, n_users, n_coef, n_problems, solver_budget, data_norm),
-            self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, solver_budget),
-        )
-        return replace(plan, scales=scales)
+
+        def build(budget):
+            plan = choose_plan(
+                self.solver,
+                lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm),
+                self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
+            )
+            return replace(plan, scales=scales)
+
+        # at delta > 0 the solver's share is raised until the whole fit certifies exactly epsilon
+        return self._fill_budget(build, scales, solver_budget, n_problems)
 
     def _scale_units(self, released):
         return released["data_norm"], 1.0, 0.0

@@ -142,6 +142,18 @@ def test_planned_event_does_not_depend_on_the_data():
         assert ea.solver_ == eb.solver_
 
 
+def test_no_label_centre_without_an_intercept():
+    # a label shift could not be undone without an intercept: estimate |y| only, intercept_ stays 0
+    X, _, y = _data()
+    est = DPLinearRegressor(fit_intercept=False, random_state=0)
+    plan = est._plan(X.shape[0], X.shape[1], 1)  # public facts only
+    assert [t.name for t in plan.scales.targets] == ["row_bound", "label_bound"]
+    est.fit(X, y)
+    assert est.label_center_ == 0.0 and est.intercept_ == 0.0
+    assert set(est.fit_info_["scale_estimates"]) == {"row_bound", "label_bound"}
+    assert est.label_bound_ > 50.0  # the spread of y about 0, not about its median
+
+
 def test_declared_scales_spend_nothing_on_estimation(monkeypatch):
     calls = []
     monkeypatch.setattr(_auto_scales.ScalePlan, "release", lambda *a, **k: calls.append(1))
