@@ -1,0 +1,207 @@
+"""Dual starting points for the certified solver, from a BLAS Newton solve (speed only, never privacy).
+
+The certified solver (``_fast._erm.certified_erm``) runs dual coordinate
+ascent from ``beta = 0`` and stops when its duality gap proves the target
+distance. Many of its passes only rediscover what a few Newton steps on the
+primal find with full-batch BLAS work: this module computes such a guess
+``w_s`` and hands the solver the matching dual point ``beta_i = -g_i(<x_i, w_s>)``
+(``g_i`` the loss derivative, smoothed for non-smooth losses).
+
+* squared loss (extended: Huber at ``k_i``): semismooth Newton on the exact
+  objective; it ends when the set of rows in the quadratic part stops
+  changing, at the exact minimizer;
+* absolute and hinge losses: Newton on the loss smoothed at width ``mu``
+  (a Huber-type rounding of the kink), ``mu`` divided by 10 until the
+  smoothed dual point's Fenchel-Young gap is below a quarter of the gap the
+  target needs.
+
+Privacy is untouched: the start only changes where the ascent begins, and the
+solver certifies the released point by the same duality gap whatever the
+start (doc/privacy/output_perturbation.rst, "Warm starts"). A poor start
+(ball constraint active, ill conditioning) only costs passes; a failed solve
+returns None and the ascent starts from zero.
+"""
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+__all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system"]
+
+#: Largest number of coefficients for which a Gram matrix is formed (d^2 memory, d^3 solve).
+MAX_GRAM_FEATURES = 1000
+#: Newton iterations per smoothing level, and smoothing levels.
+MAX_NEWTON = 30
+MAX_LEVELS = 12
+#: Dual starts are pulled this far inside the box ``|beta_i| <= c_i`` (the kernel's ``k_i`` is rounded down).
+INSIDE = 1.0 - 2.0**-40
+
+
+def gram_system(X, h, intercept_scaling=0.0):
+    """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended."""
+    p = X.shape[1]
+    s = float(intercept_scaling)
+    d = p + (1 if s > 0 else 0)
+    ones = bool(np.all(h == 1.0))
+    Xh = X if ones else (sp.diags(h) @ X if sp.issparse(X) else X * h[:, None])
+    A = np.empty((d, d))
+    G = X.T @ Xh
+    A[:p, :p] = G.toarray() if sp.issparse(G) else G
+    if s > 0:
+        A[p, :p] = A[:p, p] = s * np.asarray(Xh.sum(axis=0)).ravel()
+        A[p, p] = s * s * float(h.sum())
+    return A
+
+
+class _Block:
+    """Rows [start, stop) of a GLMData with the intercept column: products and weighted Gram matrices."""
+
+    def __init__(self, data, start, stop):
+        self.X = data.X[start:stop]
+        self.y = data.y[start:stop]
+        self.s = data.intercept_scaling
+        self.n = stop - start
+        self.sw = np.ones(self.n) if data.sample_weight is None else data.sample_weight[start:stop]
+        self.norms = data.row_norms()[start:stop]
+
+    def matvec(self, w):
+        z = np.asarray(self.X @ w[: self.X.shape[1]]).ravel()
+        return z + self.s * w[-1] if self.s > 0 else z
+
+    def rmatvec(self, a):
+        g = np.asarray(self.X.T @ a).ravel()
+        return np.append(g, self.s * a.sum()) if self.s > 0 else g
+
+    def gram(self, h, prev=None):
+        """``sum_i h_i x_i x_i^T / n``; with ``prev = (G, h_prev)`` only the rows whose weight changed are read."""
+        if prev is None:
+            idx = np.flatnonzero(h)
+            X = self.X if idx.size == self.n else self.X[idx]
+            return gram_system(X, h[idx], self.s) / self.n
+        G, h_prev = prev
+        idx = np.flatnonzero(h != h_prev)
+        if idx.size == 0:
+            return G
+        return G + gram_system(self.X[idx], h[idx] - h_prev[idx], self.s) / self.n
+
+
+def _smoothed(kind, z, y, c, mu):
+    """Value, derivative and curvature of the (smoothed) loss at ``z``."""
+    if kind == "squared":
+        # Huber at c = k_i: the extended squared loss itself (mu unused)
+        r = z - y
+        g = np.clip(r, -c, c)
+        # r g - g^2 / 2 is r^2 / 2 inside and c |r| - c^2 / 2 beyond
+        return g * (r - 0.5 * g), g, (g == r).astype(float)
+    if kind == "absolute":
+        e = z - y
+        a = np.abs(e)
+        inner = a < mu
+        val = c * np.where(inner, 0.5 * e * e / mu, a - 0.5 * mu)
+        return val, c * np.clip(e / mu, -1.0, 1.0), np.where(inner, c / mu, 0.0)
+    # hinge: e = 1 - y z, loss c max(0, e) smoothed on [0, mu]
+    e = 1.0 - y * z
+    inner = (e > 0) & (e < mu)
+    val = c * np.where(e <= 0, 0.0, np.where(inner, 0.5 * e * e / mu, e - 0.5 * mu))
+    return val, -y * c * np.clip(e / mu, 0.0, 1.0), np.where(inner, c / mu, 0.0)
+
+
+def _newton(blk, kind, c, mu, lam, w0, w, z, tol):
+    """Minimize the smoothed objective from ``w`` (``z = X w``) by damped Newton; returns ``(w, z)``.
+
+    Backtracking moves along ``z + t X p`` (one product per step), so a trial
+    step costs elementwise work only.
+    """
+    sw = blk.sw
+    active_prev = None
+    prev = None
+    val, g, h = _smoothed(kind, z, blk.y, c, mu)
+    for _ in range(MAX_NEWTON):
+        f = float(sw @ val) / blk.n + 0.5 * lam * float((w - w0) @ (w - w0))
+        grad = blk.rmatvec(sw * g) / blk.n + lam * (w - w0)
+        # the curvature changes only on rows entering or leaving the quadratic pieces: update, not rebuild
+        G = blk.gram(sw * h, prev)
+        prev = (G, sw * h)
+        step = -scipy.linalg.solve(G + lam * np.eye(G.shape[0]), grad, assume_a="pos", check_finite=True)
+        dz = blk.matvec(step)
+        slope = float(grad @ step)
+        t = 1.0
+        while True:
+            trial = _smoothed(kind, z + t * dz, blk.y, c, mu)
+            w_t = w + t * step
+            fn = float(sw @ trial[0]) / blk.n + 0.5 * lam * float((w_t - w0) @ (w_t - w0))
+            if fn <= f + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if t < 1e-10:
+                return w, z
+        w, z = w_t, z + t * dz
+        active = h > 0
+        val, g, h = trial
+        if t == 1.0 and active_prev is not None and np.array_equal(active, active_prev):
+            break  # same quadratic piece twice: the full step landed on its minimizer
+        active_prev = active
+        if t * float(np.linalg.norm(step)) <= tol:
+            break
+    return w, z
+
+
+def _fy_gap(kind, z, y, c, beta, k):
+    """Mean Fenchel-Young gap of the true (unsmoothed, extended) loss at ``(z, beta)``."""
+    if kind == "squared":
+        conj = -beta * y + 0.5 * beta * beta  # psi^*(-beta), |beta| <= k
+        val = _smoothed("squared", z, y, k, None)[0]
+    elif kind == "absolute":
+        conj = -beta * y
+        val = c * np.abs(z - y)
+    else:
+        conj = -beta * y
+        val = c * np.maximum(0.0, 1.0 - y * z)
+    return val + conj + beta * z
+
+
+def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=None):
+    """Dual variables for rows [start, stop) from a Newton solve, or None (start from zero).
+
+    Parameters
+    ----------
+    data : GLMData
+    loss_name : {"squared", "absolute", "hinge"}
+    lam, w0, clip : the problem's regularisation, centre and Lipschitz level.
+    target_distance : float
+        The certified solver's target; sets how small the smoothing must get.
+    start, stop : int
+    """
+    stop = data.n_samples if stop is None else stop
+    d = data.n_features
+    if loss_name not in ("squared", "absolute", "hinge") or stop - start < 1 or d < 1 or d > MAX_GRAM_FEATURES:
+        return None
+    blk = _Block(data, start, stop)
+    with np.errstate(divide="ignore"):
+        k = np.where(blk.norms > 0, clip / blk.norms, np.inf)
+    c = k if loss_name == "squared" else np.minimum(k, 1.0)
+    if not np.all(np.isfinite(c)):
+        return None
+    w0 = np.asarray(w0, dtype=float)
+    tol_gap = 0.5 * lam * target_distance**2
+    tol = 1e-3 * target_distance
+    w = w0.copy()
+    z = blk.matvec(w)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            mu = 1.0
+            for _ in range(MAX_LEVELS):
+                w, z = _newton(blk, loss_name, c, mu, lam, w0, w, z, tol)
+                beta = -INSIDE * _smoothed(loss_name, z, blk.y, c, mu)[1]
+                if loss_name == "squared":
+                    break
+                gap = float(blk.sw @ _fy_gap(loss_name, z, blk.y, c, beta, k)) / blk.n
+                if gap <= 0.25 * tol_gap:
+                    break
+                mu *= 0.1
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    return beta if np.all(np.isfinite(beta)) else None
