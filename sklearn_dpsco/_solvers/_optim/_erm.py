@@ -24,9 +24,8 @@ __all__ = ["CertificationError", "MAX_EPOCHS", "solve_certified"]
 
 #: Public work budget of the certified solver, in passes over the rows.
 MAX_EPOCHS = 2000
-#: Losses whose solves start from a Newton guess (``_warm_start.dual_start``). The smoothed
-#: Newton continuation for "absolute" and "hinge" works but cost more than the passes it saved
-#: (benchmarks/results/speed.md), so those start from zero.
+#: Losses whose solves start from a Newton guess (``_warm_start.dual_start``); the others start
+#: from zero (see that module for why).
 WARM_LOSSES = ("squared",)
 
 
