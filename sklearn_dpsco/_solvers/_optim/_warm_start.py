@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system", "huber_newton"]
 
@@ -34,6 +35,8 @@ __all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system", "huber_newton"]
 MAX_GRAM_FEATURES = 1000
 #: Newton iterations (each reads the block twice and the rows that change pieces once more).
 MAX_NEWTON = 30
+_THREADPOOLS = ThreadpoolController()
+
 #: Dual starts are pulled this far inside the box ``|beta_i| <= c_i`` (the kernel's ``k_i`` is rounded down).
 INSIDE = 1.0 - 2.0**-40
 
@@ -162,7 +165,9 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
         return None  # a zero row: no extension, keep the cold start
     w0 = np.asarray(w0, dtype=float)
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # one BLAS thread: multi-threaded reductions round differently, and the released point
+        # must not depend on the machine's thread settings (the cold ascent never used BLAS)
+        with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             _, z = huber_newton(blk, k, lam, w0, 1e-3 * target_distance)
     except (np.linalg.LinAlgError, ValueError):
