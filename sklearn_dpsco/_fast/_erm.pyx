@@ -403,7 +403,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
 def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=None, *,
                   clip=None, sample_weight=None, Py_ssize_t start=0, stop=None,
                   double target_distance, Py_ssize_t max_epochs,
-                  ball_center=None, ball_radius=None):
+                  ball_center=None, ball_radius=None, dual_start=None):
     """Solve regularised ERM with a certified distance to the exact minimiser.
 
     Minimises ``P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) +
@@ -434,6 +434,12 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         stops after the first sweep that reaches it.
     ball_center, ball_radius : ndarray of shape (n_features,), float, default=None
         Optional constraint set ``B(c, R)``.
+    dual_start : ndarray of shape (stop - start,), default=None
+        Dual variables to start the ascent from (None: zeros), e.g.
+        ``-psi_i'(<x_i, w_s>)`` at a closed-form or Newton guess ``w_s``. An
+        entry outside the conjugate's domain (or not finite) starts at 0.
+        It only changes where the ascent starts: the certificate is computed
+        from the dual variables exactly as without it.
 
     Returns
     -------
@@ -503,6 +509,11 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     xc = np.zeros(n_sub)
     if ball.active and n_sub > 0:
         xc = np.ascontiguousarray(rows.matvec(c_arr)[pb.start:pb.stop])
+    if dual_start is not None:
+        start_arr = np.asarray(dual_start, dtype=np.float64)
+        if start_arr.shape != (n_sub,):
+            raise ValueError(f"dual_start must have shape ({n_sub},), got {start_arr.shape}")
+        _feasible_dual(loss, pb, start_arr, kk, beta)
     cdef double[::1] beta_v = beta, dterm_v = dterm, pterm_v = pterm, k_v = kk, q_v = qq
     cdef double[::1] xc_v = xc
     cdef int[::1] stuck_v = stuck
@@ -535,6 +546,20 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         gap=float(ct.gap), primal=float(ct.primal), dual=float(ct.dual),
         float_margin=float(ct.margin), n_epochs=int(n_epochs), dual_coef=beta,
     )
+
+
+cdef void _feasible_dual(Loss loss, const Problem *pb, const double[:] guess, const double[::1] k,
+                         double[::1] beta):
+    # beta_i = guess_i where -psi_i^*(-guess_i) is finite (the dual objective's domain), else 0
+    cdef Py_ssize_t idx
+    cdef double b
+    with nogil:
+        for idx in range(pb.stop - pb.start):
+            b = guess[idx]
+            if isfinite(b) and isfinite(loss.cy_conj(-b, pb.y[pb.start + idx], k[idx])):
+                beta[idx] = b
+            else:
+                beta[idx] = 0.0
 
 
 def gradient(RowData rows not None, y, Loss loss not None, w, *, clip=None,
