@@ -46,6 +46,23 @@ cdef inline double _expit(double x) noexcept nogil:
     return 1.0 / (1.0 + exp(-x))
 
 
+cdef inline double _dot4(const double *x, const double *w, Py_ssize_t n) noexcept nogil:
+    # four accumulators (independent dependency chains); a sum of n products in some order,
+    # so its error is within gamma_n sum |x_j w_j| like any other order
+    cdef Py_ssize_t j = 0
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    while j + 4 <= n:
+        s0 += x[j] * w[j]
+        s1 += x[j + 1] * w[j + 1]
+        s2 += x[j + 2] * w[j + 2]
+        s3 += x[j + 3] * w[j + 3]
+        j += 4
+    while j < n:
+        s0 += x[j] * w[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 # --------------------------------------------------------------------------- row access
 cdef struct Rows:
     const double *dense      # n x p row-major, or NULL
@@ -569,3 +586,163 @@ def clipped_users(X, y, indptr, users, w, double clip, log_s_guess):
     finally:
         free(work)
     return V, log_s, value, grad, curv
+
+
+def user_mean_logistic_gradients(X, y, indptr, W):
+    """Per-user mean logistic gradients ``(1/|u|) sum_{r in u} -y_r expit(-y_r <x_r, w>) x_r``.
+
+    One pass over the rows per point: the margin (a recursive dot product of p terms), the
+    logistic weight ``-y / (1 + exp(y z))`` and the user's recursive sum of at most m terms,
+    then one division by the count -- the computation whose float64 error
+    ``user_mean_gradient_error`` bounds (doc/privacy/user_level.rst).
+
+    Parameters
+    ----------
+    X : ndarray (C-contiguous float64) or csr_matrix of shape (n_rows, p)
+    y : ndarray of shape (n_rows,)
+    indptr : ndarray of shape (n_users + 1,)
+        Every user owns at least one row.
+    W : ndarray of shape (chains, p)
+
+    Returns
+    -------
+    ndarray of shape (chains, n_users, p)
+    """
+    cdef Rows rows
+    keep = _rows(X, &rows)
+    cdef Py_ssize_t n = X.shape[0], p = rows.p
+    cdef const Py_ssize_t[::1] ptr = _check_indptr(indptr, n)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[:, ::1] Wv = np.ascontiguousarray(np.atleast_2d(W), dtype=np.float64)
+    if yv.shape[0] != n or Wv.shape[1] != p:
+        raise ValueError("shapes of y or W do not match X")
+    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, u, r, j
+    if np.any(np.diff(np.asarray(ptr)) < 1):
+        raise ValueError("every user must own at least one row")
+    out = np.zeros((chains, n_users, p))
+    cdef double[:, :, ::1] ov = out
+    cdef double z, a, cnt
+    weights = np.zeros(max(int(np.max(np.diff(np.asarray(ptr)), initial=0)), 1))
+    cdef double[::1] awv = weights
+    cdef double *aw = &awv[0]
+    cdef double *o
+    cdef const double *x
+    cdef const double *w
+    if n_users == 0 or p == 0:
+        return out
+    with nogil:
+        for c in range(chains):
+            w = &Wv[c, 0]
+            for u in range(n_users):
+                o = &ov[c, u, 0]
+                if rows.dense != NULL:
+                    for r in range(ptr[u], ptr[u + 1]):
+                        aw[r - ptr[u]] = -yv[r] * _expit(-yv[r] * _dot4(rows.dense + r * p, w, p))
+                    x = rows.dense + ptr[u] * p
+                    for j in range(p):  # the user's rows in order, one coordinate at a time
+                        z = 0.0
+                        for r in range(ptr[u + 1] - ptr[u]):
+                            z = z + aw[r] * x[r * p + j]
+                        o[j] = z
+                else:
+                    for r in range(ptr[u], ptr[u + 1]):
+                        z = 0.0
+                        for j in range(rows.rptr[r], rows.rptr[r + 1]):
+                            z = z + rows.data[j] * w[rows.cols[j]]
+                        a = -yv[r] * _expit(-yv[r] * z)
+                        _axpy_row(&rows, r, a, o)
+                cnt = <double> (ptr[u + 1] - ptr[u])
+                for j in range(p):
+                    o[j] = o[j] / cnt
+    return out
+
+
+def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t block_size,
+                                        Py_ssize_t first_block, Py_ssize_t last_block, out):
+    """Per block of users, the sum of the users' mean logistic gradients clipped to norm ``clip``.
+
+    Users ``[b * block_size, (b + 1) * block_size)`` form block ``b``; for blocks
+    ``first_block <= b < last_block`` this writes ``out[c, b] = sum_u g_u min(1, C / max(||g_u||,
+    1e-300))`` for every point ``W[c]`` (g_u as in :func:`user_mean_logistic_gradients`, the users
+    of a block summed in order). The blocks are fixed by ``block_size``, not by how many threads
+    share them, so the caller's sum over blocks does not depend on the threads. Runs without the
+    GIL.
+
+    Parameters
+    ----------
+    X, y, indptr, W
+        As in :func:`user_mean_logistic_gradients`.
+    clip : float
+        C > 0.
+    block_size, first_block, last_block : int
+    out : ndarray of shape (chains, n_blocks, p)
+        Written in place (the blocks in range only).
+    """
+    cdef Rows rows
+    keep = _rows(X, &rows)
+    cdef Py_ssize_t n = X.shape[0], p = rows.p
+    cdef const Py_ssize_t[::1] ptr = _check_indptr(indptr, n)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[:, ::1] Wv = np.ascontiguousarray(np.atleast_2d(W), dtype=np.float64)
+    cdef double[:, :, ::1] ov = out
+    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, b, u, u1, r, j, k
+    if yv.shape[0] != n or Wv.shape[1] != p or ov.shape[0] != chains or ov.shape[2] != p:
+        raise ValueError("shapes of y, W or out do not match X")
+    if block_size < 1 or first_block < 0 or last_block > ov.shape[1] or (ov.shape[1] - 1) * block_size >= max(
+            n_users, 1):
+        raise ValueError("blocks do not match the users")
+    if not clip > 0:
+        raise ValueError("clip must be > 0")
+    if np.any(np.diff(np.asarray(ptr)) < 1):
+        raise ValueError("every user must own at least one row")
+    cdef double z, a, cnt, nrm, f
+    weights = np.zeros(max(int(np.max(np.diff(np.asarray(ptr)), initial=0)), 1))
+    buf = np.zeros(max(p, 1))
+    cdef double[::1] awv = weights, bv = buf
+    cdef double *aw = &awv[0]
+    cdef double *o = &bv[0]
+    cdef double *acc
+    cdef const double *x
+    cdef const double *w
+    if p == 0:
+        return
+    with nogil:
+        for c in range(chains):
+            w = &Wv[c, 0]
+            for b in range(first_block, last_block):
+                acc = &ov[c, b, 0]
+                for j in range(p):
+                    acc[j] = 0.0
+                u1 = min((b + 1) * block_size, n_users)
+                for u in range(b * block_size, u1):
+                    k = ptr[u + 1] - ptr[u]
+                    if rows.dense != NULL:
+                        for r in range(k):
+                            x = rows.dense + (ptr[u] + r) * p
+                            aw[r] = -yv[ptr[u] + r] * _expit(-yv[ptr[u] + r] * _dot4(x, w, p))
+                        x = rows.dense + ptr[u] * p
+                        for j in range(p):  # the user's rows in order
+                            z = 0.0
+                            for r in range(k):
+                                z = z + aw[r] * x[r * p + j]
+                            o[j] = z
+                    else:
+                        for j in range(p):
+                            o[j] = 0.0
+                        for r in range(ptr[u], ptr[u + 1]):
+                            z = 0.0
+                            for j in range(rows.rptr[r], rows.rptr[r + 1]):
+                                z = z + rows.data[j] * w[rows.cols[j]]
+                            a = -yv[r] * _expit(-yv[r] * z)
+                            _axpy_row(&rows, r, a, o)
+                    cnt = <double> k
+                    nrm = 0.0
+                    for j in range(p):
+                        o[j] = o[j] / cnt
+                        nrm += o[j] * o[j]
+                    nrm = sqrt(nrm)
+                    # v min(1, C / ||v||): the clipping the sensitivity bound assumes
+                    f = clip / (nrm if nrm > 1e-300 else 1e-300)
+                    f = f if f < 1.0 else 1.0
+                    for j in range(p):
+                        acc[j] += o[j] * f

@@ -180,10 +180,17 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
     kept_counts = np.minimum(counts, max_items)
     indptr = np.concatenate(([0], np.cumsum(kept_counts))).astype(np.intp)
 
-    Xk = X[keep]
-    if intercept_scaling > 0:
-        col = np.full((Xk.shape[0], 1), float(intercept_scaling))
-        Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr") if sp.issparse(Xk) else np.hstack([Xk, col])
+    if sp.issparse(X):
+        Xk = X[keep]
+        if intercept_scaling > 0:
+            col = np.full((Xk.shape[0], 1), float(intercept_scaling))
+            Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr")
+    elif intercept_scaling > 0:  # kept rows and the intercept column written once into one array
+        Xk = np.empty((keep.size, X.shape[1] + 1), dtype=np.float64)
+        Xk[:, :-1] = X[keep]
+        Xk[:, -1] = float(intercept_scaling)
+    else:
+        Xk = X[keep]
     if sp.issparse(Xk):
         Xk = sp.csr_matrix(Xk, dtype=np.float64)
         norms = np.sqrt(np.asarray(Xk.multiply(Xk).sum(axis=1)).ravel())
@@ -196,6 +203,6 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
         factor = np.where(norms > data_norm, (data_norm / norms) * (1.0 - 4e-16), 1.0)
     if sp.issparse(Xk):
         Xk = sp.csr_matrix(sp.diags(factor) @ Xk)
-    else:
-        Xk = Xk * factor[:, None]
+    elif np.any(factor != 1.0):
+        Xk *= factor[:, None]  # Xk is a fresh array here: scaled in place
     return UserData(Xk, np.ascontiguousarray(y[keep], dtype=float), indptr, int(max_items), float(data_norm), keep)
