@@ -746,3 +746,4 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
                     f = f if f < 1.0 else 1.0
                     for j in range(p):
                         acc[j] += o[j] * f
+

@@ -68,8 +68,8 @@ def test_fused_clipped_sum_matches_reference_and_ignores_threads(sparse):
     ref = _baselines.clipped_gradient_sum(_baselines.user_mean_gradients_reference(data, W), 0.05)
     one = _baselines.clipped_mean_gradient_sum(data, W, 0.05)
     np.testing.assert_allclose(one, ref, rtol=0, atol=1e-13 * np.abs(ref).max())
-    for n_jobs in (2, 3):
-        with Parallel(n_jobs=n_jobs, prefer="threads") as parallel:
+    for n_jobs in (2, 3, -1):
+        with Parallel(n_jobs=n_jobs, require="sharedmem") as parallel:
             assert np.array_equal(_baselines.clipped_mean_gradient_sum(data, W, 0.05, parallel), one)
 
 
@@ -141,3 +141,16 @@ def test_kernels_refuse_bad_inputs():
                       np.array([np.nan]))
     with pytest.raises(ValueError, match="kernel"):
         _clip._Problem(data.X, data.y, data.indptr, data.n_users, 10, 0.1, 1.0, kernel="fortran")
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_user_dp_sgd_release_does_not_depend_on_n_jobs(noise):
+    from sklearn_dpsco import UserLevelDPLogistic
+
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((3000, 4)) / 2
+    y = (X[:, 0] + 0.3 * rng.standard_normal(3000) > 0).astype(int)
+    groups = np.repeat(np.arange(1500), 2)
+    coefs = [UserLevelDPLogistic(solver="user_dp_sgd", noise=noise, random_state=0, n_jobs=n_jobs)
+             .fit(X, y, groups).coef_ for n_jobs in (None, 2)]
+    assert np.array_equal(coefs[0], coefs[1])

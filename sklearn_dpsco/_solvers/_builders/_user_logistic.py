@@ -70,7 +70,8 @@ def _mechanism_noise_norm(schedule):
 
 def _run_dp_sgd(problem, schedule, rng):
     data = problem.data
-    with Parallel(n_jobs=problem.n_jobs, prefer="threads") as parallel:
+    # threads writing into one array: shared memory is required, whatever backend the caller configured
+    with Parallel(n_jobs=problem.n_jobs, require="sharedmem") as parallel:
         parallel = parallel if parallel.n_jobs != 1 else None
         return run_dp_sgd(lambda W: user_mean_gradients(data, W), schedule, rng,
                           clipped_sum=lambda W: clipped_mean_gradient_sum(data, W, schedule.clip, parallel))

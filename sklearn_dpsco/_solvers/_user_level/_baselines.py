@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import delayed
+from joblib import delayed, effective_n_jobs
 
 from ..._budget import Budget
 from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
@@ -189,7 +189,7 @@ def clipped_mean_gradient_sum(data, W, clip, parallel=None):
     Compiled and fused (``_fast/_users.pyx``): no (users, p) array is formed. The users are cut into
     fixed blocks of ``_USER_BLOCK``; each block's sum is formed in user order and the block sums are
     added in block order, so the result does not depend on ``parallel`` (a
-    ``joblib.Parallel(prefer="threads")`` sharing the blocks, or None for one thread). Within
+    ``joblib.Parallel(require="sharedmem")`` sharing the blocks, or None for one thread). Within
     :func:`~sklearn_dpsco._mechanisms._calibrate.clipped_sum_sensitivity` of the exact clipped sum
     with ``term_error = user_mean_gradient_error(...)`` like :func:`clipped_gradient_sum` (any
     order of the additions).
@@ -201,7 +201,7 @@ def clipped_mean_gradient_sum(data, W, clip, parallel=None):
     if parallel is None or n_blocks == 1:
         clipped_mean_logistic_gradient_sums(*args, 0, n_blocks, out)
     else:
-        n_parts = min(n_blocks, 4 * max(parallel.n_jobs if parallel.n_jobs > 0 else 1, 1))
+        n_parts = min(n_blocks, 4 * effective_n_jobs(parallel.n_jobs))
         edges = np.linspace(0, n_blocks, n_parts + 1).astype(int)
         parallel(delayed(clipped_mean_logistic_gradient_sums)(*args, int(a), int(b), out)
                  for a, b in zip(edges[:-1], edges[1:]) if b > a)
