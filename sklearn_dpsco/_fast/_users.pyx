@@ -247,6 +247,7 @@ cdef double _loss_grad(User *U, const double *v, bint want_grad, bint want_hess)
         loss += _logaddexp0(-z)
         if want_grad:
             qr = _expit(-z)
+            U.q[r] = qr
             for j in range(p):
                 U.grad[j] -= U.y[r] * qr * x[j]
             if want_hess:
@@ -259,6 +260,23 @@ cdef double _loss_grad(User *U, const double *v, bint want_grad, bint want_hess)
             for j in range(i):
                 U.H[j * p + i] = U.H[i * p + j]
     return loss
+
+
+cdef void _hess_from_q(User *U) noexcept nogil:
+    """U.H <- sum_r q_r (1 - q_r) x_r x_r^T with the q of the last gradient evaluation."""
+    cdef Py_ssize_t r, i, j, p = U.p
+    cdef double h
+    cdef const double *x
+    memset(U.H, 0, p * p * sizeof(double))
+    for r in range(U.k):
+        x = U.X + r * p
+        h = U.q[r] * (1.0 - U.q[r])
+        for i in range(p):
+            for j in range(i + 1):
+                U.H[i * p + j] += h * x[i] * x[j]
+    for i in range(p):
+        for j in range(i):
+            U.H[j * p + i] = U.H[i * p + j]
 
 
 cdef inline double _norm(const double *v, Py_ssize_t p) noexcept nogil:
@@ -317,11 +335,12 @@ cdef void _prox(User *U, const double *w, double s, double *v) noexcept nogil:
     cdef Py_ssize_t it, bt, j, p = U.p
     cdef double loss, ridge, tr, f0, ft, t, gn
     for it in range(25):
-        loss = _loss_grad(U, v, True, True)
+        loss = _loss_grad(U, v, True, False)
         for j in range(p):
             U.g[j] = U.grad[j] + (v[j] - w[j]) / s
         if _norm(U.g, p) <= 1e-13 * (1.0 + _norm(U.grad, p)):
             break  # converged to float precision
+        _hess_from_q(U)
         # a relative ridge keeps every system solvable (a user with fewer rows than coefficients
         # has a singular H); backtracking below keeps each step a descent step
         tr = 0.0
@@ -747,3 +766,47 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
                     for j in range(p):
                         acc[j] += o[j] * f
 
+
+
+def logistic_user_terms(X, y, indptr, w):
+    """One pass at ``w``: per-user gradient sums, per-row ``q = expit(-y <x, w>)``, per-user losses.
+
+    Returns ``(G, q, loss)`` with ``G[u] = sum_{r in u} -y_r q_r x_r`` (the user's rows in order)
+    and ``loss[u] = sum_{r in u} log(1 + exp(-y_r <x_r, w>))``; the objective and gradient of
+    ``solve_user_clipped`` (a solver's evaluation: the certificate recomputes what it needs).
+    """
+    cdef Rows rows
+    keep = _rows(X, &rows)
+    cdef Py_ssize_t n = X.shape[0], p = rows.p
+    cdef const Py_ssize_t[::1] ptr = _check_indptr(indptr, n)
+    cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
+    cdef const double[::1] wv = np.ascontiguousarray(w, dtype=np.float64)
+    if yv.shape[0] != n or wv.shape[0] != p:
+        raise ValueError("shapes of y or w do not match X")
+    cdef Py_ssize_t n_users = ptr.shape[0] - 1, u, r, j
+    G = np.zeros((n_users, p))
+    q = np.zeros(n)
+    loss = np.zeros(n_users)
+    cdef double[:, ::1] Gv = G
+    cdef double[::1] qv = q, lv = loss
+    cdef double z, a, acc
+    cdef const double *x
+    if p == 0:
+        return G, q, loss
+    with nogil:
+        for u in range(n_users):
+            acc = 0.0
+            for r in range(ptr[u], ptr[u + 1]):
+                if rows.dense != NULL:
+                    z = _dot4(rows.dense + r * p, &wv[0], p)
+                else:
+                    z = 0.0
+                    for j in range(rows.rptr[r], rows.rptr[r + 1]):
+                        z = z + rows.data[j] * wv[rows.cols[j]]
+                z = z * yv[r]
+                acc += _logaddexp0(-z)
+                qv[r] = _expit(-z)
+                a = -yv[r] * qv[r]
+                _axpy_row(&rows, r, a, &Gv[u, 0])
+            lv[u] = acc
+    return G, q, loss

@@ -36,7 +36,7 @@ from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from ..._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for
 from ..._param_checks import check_positive
 from .._core._geometry import project_ball
-from ..._fast._users import clipped_users, user_block_margins
+from ..._fast._users import clipped_users, logistic_user_terms, user_block_margins
 from .._core._user_data import group_gradient_sums
 
 __all__ = ["UserClipPlan", "clipped_objective_gap", "run_user_clip", "solve_user_clipped", "user_clip_plan"]
@@ -218,13 +218,15 @@ class _Problem:
 
     def evaluate(self, w):
         """(value of P, gradient of P, clipped users, their inner points, per-row q)."""
-        z = np.asarray(self.X @ w).ravel() * self.y
-        q = expit(-z)
-        G = group_gradient_sums(self.X, -self.y * q, self.indptr)
+        if self.kernel == "compiled":
+            G, q, user_loss = logistic_user_terms(self.X, self.y, self.indptr, w)
+        else:
+            z = np.asarray(self.X @ w).ravel() * self.y
+            q = expit(-z)
+            G = group_gradient_sums(self.X, -self.y * q, self.indptr)
+            user_loss = np.add.reduceat(np.logaddexp(0.0, -z), self.indptr[:-1])
         norms = np.linalg.norm(G, axis=1)
         clipped = np.flatnonzero(norms > self.clip)
-        row_loss = np.logaddexp(0.0, -z)
-        user_loss = np.add.reduceat(row_loss, self.indptr[:-1])
         V = None
         if clipped.size and self.kernel == "compiled":
             V, log_s, value, grads, self._curvature = clipped_users(
