@@ -369,12 +369,6 @@ cdef void _prox(User *U, const double *w, double s, double *v) noexcept nogil:
             v[j] = v[j] + t * U.step[j]
 
 
-cdef double _log_grad_ratio(User *U, const double *v, double log_clip) noexcept nogil:
-    _loss_grad(U, v, True, False)
-    cdef double gn = _norm(U.grad, U.p)
-    return log(gn if gn > 1e-300 else 1e-300) - log_clip
-
-
 cdef double _log_slope(User *U, const double *v, double s, double *x) noexcept nogil:
     """d/d(log s) of log ||grad L_u(v(s))|| at v = v(s); x <- (I + s H)^-1 grad (v'(s) = -x).
 
@@ -413,7 +407,7 @@ cdef double _inner_point(User *U, const double *w, double clip, double guess, do
     cdef Py_ssize_t step, j, p = U.p
     cdef double lo = -30.0, hi = 30.0, l, l_new, f, slope, s, s_new, gn, rho, hg
     cdef double log_clip = log(clip)
-    cdef bint have_lo = False, have_hi = False, newton
+    cdef bint have_hi = False, newton
     cdef double *x = U.vt
     cdef double *xs = U.step
     # starting point: the earlier root, else the first-order root of ||g - s H g|| = C at w
@@ -443,7 +437,6 @@ cdef double _inner_point(User *U, const double *w, double clip, double guess, do
             break
         if f > 0:
             lo = l
-            have_lo = True
             memcpy(v_lo, v, p * sizeof(double))
         else:
             hi = l
