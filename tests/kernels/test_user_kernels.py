@@ -73,6 +73,16 @@ def test_fused_clipped_sum_matches_reference_and_ignores_threads(sparse):
             assert np.array_equal(_baselines.clipped_mean_gradient_sum(data, W, 0.05, parallel), one)
 
 
+def test_fused_clipped_sum_on_threads_is_the_one_thread_sum(monkeypatch):
+    monkeypatch.setattr(_baselines, "_ROWS_PER_THREAD", 100)  # force several parts on small data
+    data = _users(seed=11, n_rows=20000, n_users=3000)
+    W = np.random.default_rng(12).standard_normal((2, data.n_features))
+    one = _baselines.clipped_mean_gradient_sum(data, W, 0.05)
+    for n_jobs in (2, 3):
+        with Parallel(n_jobs=n_jobs, require="sharedmem") as parallel:
+            assert np.array_equal(_baselines.clipped_mean_gradient_sum(data, W, 0.05, parallel), one)
+
+
 def test_user_block_margins():
     data = _users()
     users = np.array([0, 5, 17])
@@ -144,13 +154,14 @@ def test_kernels_refuse_bad_inputs():
 
 
 @pytest.mark.parametrize("noise", ["secure", "float"])
-def test_user_dp_sgd_release_does_not_depend_on_n_jobs(noise):
+def test_user_dp_sgd_release_does_not_depend_on_n_jobs(noise, monkeypatch):
     from sklearn_dpsco import UserLevelDPLogistic
 
     rng = np.random.default_rng(10)
     X = rng.standard_normal((3000, 4)) / 2
     y = (X[:, 0] + 0.3 * rng.standard_normal(3000) > 0).astype(int)
     groups = np.repeat(np.arange(1500), 2)
+    monkeypatch.setattr(_baselines, "_ROWS_PER_THREAD", 100)  # several threads on this small problem
     coefs = [UserLevelDPLogistic(solver="user_dp_sgd", noise=noise, random_state=0, n_jobs=n_jobs)
              .fit(X, y, groups).coef_ for n_jobs in (None, 2)]
     assert np.array_equal(coefs[0], coefs[1])

@@ -69,6 +69,7 @@ __all__ = [
 ]
 
 _U = 2.0**-53  # unit roundoff of float64
+_ROWS_PER_THREAD = 50_000  # below this many rows per thread, the fused sum runs on one thread
 _USER_BLOCK = 256  # users per block of the fused clipped sum (fixed: results do not depend on threads)
 
 
@@ -198,10 +199,12 @@ def clipped_mean_gradient_sum(data, W, clip, parallel=None):
     n_blocks = max(-(-data.n_users // _USER_BLOCK), 1)
     out = np.zeros((W.shape[0], n_blocks, data.n_features))
     args = (data.X, data.y, data.indptr, W, float(clip), _USER_BLOCK)
-    if parallel is None or n_blocks == 1:
+    # one part per thread, and only parts worth a dispatch (a few ms of work each)
+    n_parts = 1 if parallel is None else min(n_blocks, effective_n_jobs(parallel.n_jobs),
+                                             W.shape[0] * data.X.shape[0] // _ROWS_PER_THREAD)
+    if n_parts <= 1:
         clipped_mean_logistic_gradient_sums(*args, 0, n_blocks, out)
     else:
-        n_parts = min(n_blocks, 4 * effective_n_jobs(parallel.n_jobs))
         edges = np.linspace(0, n_blocks, n_parts + 1).astype(int)
         parallel(delayed(clipped_mean_logistic_gradient_sums)(*args, int(a), int(b), out)
                  for a, b in zip(edges[:-1], edges[1:]) if b > a)
