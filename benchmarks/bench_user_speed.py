@@ -72,7 +72,7 @@ def main(argv=None):
         "# UserLevelDPLogistic fit time vs LogisticRegression",
         "",
         f"`python benchmarks/bench_user_speed.py --repeats {args.repeats} --sizes "
-        + " ".join(map(str, args.sizes)) + "`; " + platform.processor() + f", {os.cpu_count()} cores "
+        + " ".join(map(str, args.sizes)) + "`; " + platform.machine() + f", {os.cpu_count()} cores "
         "(shared: ratios are from the same run, each time the best of the repeats).",
         "",
         "Synthetic users with m = 10 rows each, d = 20, epsilon = 1, delta = 1e-6, estimator defaults "
