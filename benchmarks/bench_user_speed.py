@@ -54,7 +54,7 @@ def measure(n_users, repeats, threads):
         out = {"LogisticRegression": best_time(lambda: LogisticRegression().fit(X, y), repeats)}
         for solver, n_jobs in COLUMNS:
             est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, solver=solver, random_state=0, n_jobs=n_jobs)
-            out[solver, n_jobs] = best_time(lambda: est.fit(X, y, groups), repeats)
+            out[solver, n_jobs] = best_time(lambda est=est: est.fit(X, y, groups), repeats)
             out[solver, n_jobs, "chosen"] = est.solver_
     finally:
         if limit is not None:

@@ -129,7 +129,7 @@ def test_clipped_users_match_the_numpy_inner_points(sparse):
 
 def test_solver_kernels_agree_and_both_certify():
     data = _users(seed=9, n_rows=4000, n_users=500)
-    kw = dict(max_items=data.max_items, data_norm=1.5, lam=0.01, clip=0.5)
+    kw = {"max_items": data.max_items, "data_norm": 1.5, "lam": 0.01, "clip": 0.5}
     exact = 2 * 0.5 / (0.01 * data.n_users * data.max_items)
     tau = 0.02 * exact
     w_c, how_c = _clip.solve_user_clipped(data.X, data.y, data.indptr, data.n_users, tau=tau, **kw)

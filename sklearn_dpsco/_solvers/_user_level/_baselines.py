@@ -36,6 +36,7 @@ import numpy as np
 from joblib import delayed, effective_n_jobs
 
 from ..._budget import Budget
+from ..._fast._users import clipped_mean_logistic_gradient_sums, user_mean_logistic_gradients
 from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from ..._mechanisms._calibrate import (
     certified_sensitivity,
@@ -49,7 +50,6 @@ from ..._mechanisms._paths import check_noise
 from ..._param_checks import check_delta, check_epsilon, check_nonnegative, check_positive
 from ...accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
 from .._core._geometry import project_ball
-from ..._fast._users import clipped_mean_logistic_gradient_sums, user_mean_logistic_gradients
 from .._core._user_data import group_gradient_sums_reference
 from .._optim._user_erm import solve_user_logistic
 

@@ -32,11 +32,11 @@ from scipy import linalg
 from scipy.special import expit
 
 from ..._budget import Budget
+from ..._fast._users import clipped_users, logistic_user_terms, user_block_margins
 from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from ..._mechanisms._calibrate import certified_sensitivity, gaussian_mechanism_for
 from ..._param_checks import check_positive
 from .._core._geometry import project_ball
-from ..._fast._users import clipped_users, logistic_user_terms, user_block_margins
 from .._core._user_data import group_gradient_sums
 
 __all__ = ["UserClipPlan", "clipped_objective_gap", "run_user_clip", "solve_user_clipped", "user_clip_plan"]
