@@ -9,8 +9,11 @@ estimator's public settings): ``max_items`` (the per-user cap m),
 
 import math
 
+from joblib import Parallel
+
 from .._core._plan import SchedulePlan, SolverSpec
 from .._user_level._baselines import (
+    clipped_mean_gradient_sum,
     dp_sgd_plan,
     item_group_plan,
     run_dp_sgd,
@@ -67,7 +70,11 @@ def _mechanism_noise_norm(schedule):
 
 def _run_dp_sgd(problem, schedule, rng):
     data = problem.data
-    return run_dp_sgd(lambda W: user_mean_gradients(data, W), schedule, rng)
+    # threads writing into one array: shared memory is required, whatever backend the caller configured
+    with Parallel(n_jobs=problem.n_jobs, require="sharedmem") as parallel:
+        parallel = parallel if parallel.n_jobs != 1 else None
+        return run_dp_sgd(lambda W: user_mean_gradients(data, W), schedule, rng,
+                          clipped_sum=lambda W: clipped_mean_gradient_sum(data, W, schedule.clip, parallel))
 
 
 def user_dp_sgd(n, d, budget, params):

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["UserData", "group_gradient_sums", "make_user_data"]
+from ..._fast._users import group_sums
+
+__all__ = ["UserData", "group_gradient_sums", "group_gradient_sums_reference", "make_user_data"]
 
 
 @dataclass
@@ -99,6 +101,11 @@ class UserData:
 def group_gradient_sums(X, coef_rows, indptr):
     """Per-user sums ``sum_{r in u} a_r x_r`` for a per-row scalar ``a`` (rows sorted by user).
 
+    Compiled (``_fast/_users.pyx``): each user's rows are summed in order, so the
+    computed sum errs by at most ``gamma_m sum_r |a_r| ||x_r||``, the bound the
+    certificates and sensitivities use; :func:`group_gradient_sums_reference`
+    is the NumPy version (equal up to the order of the additions).
+
     Parameters
     ----------
     X : ndarray or csr_matrix of shape (n_rows, p)
@@ -110,6 +117,11 @@ def group_gradient_sums(X, coef_rows, indptr):
     -------
     ndarray of shape (n_users, p)
     """
+    return group_sums(X, coef_rows, indptr)
+
+
+def group_gradient_sums_reference(X, coef_rows, indptr):
+    """NumPy version of :func:`group_gradient_sums` (tests compare the two)."""
     if sp.issparse(X):
         n_users = indptr.size - 1
         owner = np.repeat(np.arange(n_users), np.diff(indptr))
@@ -168,10 +180,17 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
     kept_counts = np.minimum(counts, max_items)
     indptr = np.concatenate(([0], np.cumsum(kept_counts))).astype(np.intp)
 
-    Xk = X[keep]
-    if intercept_scaling > 0:
-        col = np.full((Xk.shape[0], 1), float(intercept_scaling))
-        Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr") if sp.issparse(Xk) else np.hstack([Xk, col])
+    if sp.issparse(X):
+        Xk = X[keep]
+        if intercept_scaling > 0:
+            col = np.full((Xk.shape[0], 1), float(intercept_scaling))
+            Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr")
+    elif intercept_scaling > 0:  # kept rows and the intercept column written once into one array
+        Xk = np.empty((keep.size, X.shape[1] + 1), dtype=np.float64)
+        Xk[:, :-1] = X[keep]
+        Xk[:, -1] = float(intercept_scaling)
+    else:
+        Xk = X[keep]
     if sp.issparse(Xk):
         Xk = sp.csr_matrix(Xk, dtype=np.float64)
         norms = np.sqrt(np.asarray(Xk.multiply(Xk).sum(axis=1)).ravel())
@@ -184,6 +203,6 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
         factor = np.where(norms > data_norm, (data_norm / norms) * (1.0 - 4e-16), 1.0)
     if sp.issparse(Xk):
         Xk = sp.csr_matrix(sp.diags(factor) @ Xk)
-    else:
-        Xk = Xk * factor[:, None]
+    elif np.any(factor != 1.0):
+        Xk *= factor[:, None]  # Xk is a fresh array here: scaled in place
     return UserData(Xk, np.ascontiguousarray(y[keep], dtype=float), indptr, int(max_items), float(data_norm), keep)

@@ -33,8 +33,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import delayed, effective_n_jobs
 
 from ..._budget import Budget
+from ..._fast._users import clipped_mean_logistic_gradient_sums, user_mean_logistic_gradients
 from ..._mechanisms import DEFAULT_NOISE, GaussianMechanism
 from ..._mechanisms._calibrate import (
     certified_sensitivity,
@@ -48,7 +50,7 @@ from ..._mechanisms._paths import check_noise
 from ..._param_checks import check_delta, check_epsilon, check_nonnegative, check_positive
 from ...accounting import ApproxDPEvent, GaussianEvent, SelfComposedEvent
 from .._core._geometry import project_ball
-from .._core._user_data import group_gradient_sums
+from .._core._user_data import group_gradient_sums_reference
 from .._optim._user_erm import solve_user_logistic
 
 __all__ = [
@@ -58,13 +60,17 @@ __all__ = [
     "group_privacy_item_budget",
     "item_group_plan",
     "clipped_gradient_sum",
+    "clipped_mean_gradient_sum",
     "run_dp_sgd",
     "run_item_group",
     "user_mean_gradient_error",
     "user_mean_gradients",
+    "user_mean_gradients_reference",
 ]
 
 _U = 2.0**-53  # unit roundoff of float64
+_ROWS_PER_THREAD = 50_000  # below this many rows per thread, the fused sum runs on one thread
+_USER_BLOCK = 256  # users per block of the fused clipped sum (fixed: results do not depend on threads)
 
 
 # --------------------------------------------------------------------------- user-level DP-GD
@@ -157,7 +163,16 @@ def user_mean_gradient_error(data_norm, max_items, n_coef, radius):
 
 
 def user_mean_gradients(data, W):
-    """Per-user mean logistic gradients at each row of ``W`` (shape (chains, p)) -> (chains, n_users, p)."""
+    """Per-user mean logistic gradients at each row of ``W`` (shape (chains, p)) -> (chains, n_users, p).
+
+    Compiled, one pass over the rows per point (``_fast/_users.pyx``); the float64 error of every
+    user's vector is within :func:`user_mean_gradient_error`.
+    """
+    return user_mean_logistic_gradients(data.X, data.y, data.indptr, W)
+
+
+def user_mean_gradients_reference(data, W):
+    """NumPy version of :func:`user_mean_gradients` (tests compare the two)."""
     from scipy.special import expit
 
     counts = np.diff(data.indptr).astype(float)
@@ -165,8 +180,35 @@ def user_mean_gradients(data, W):
     for w in np.atleast_2d(W):
         z = np.asarray(data.X @ w).ravel()
         a = -data.y * expit(-data.y * z)
-        out.append(group_gradient_sums(data.X, a, data.indptr) / counts[:, None])
+        out.append(group_gradient_sums_reference(data.X, a, data.indptr) / counts[:, None])
     return np.stack(out)
+
+
+def clipped_mean_gradient_sum(data, W, clip, parallel=None):
+    """``sum_u g_u min(1, C / ||g_u||)`` at each row of ``W`` -> (chains, p), g_u the users' mean gradients.
+
+    Compiled and fused (``_fast/_users.pyx``): no (users, p) array is formed. The users are cut into
+    fixed blocks of ``_USER_BLOCK``; each block's sum is formed in user order and the block sums are
+    added in block order, so the result does not depend on ``parallel`` (a
+    ``joblib.Parallel(require="sharedmem")`` sharing the blocks, or None for one thread). Within
+    :func:`~sklearn_dpsco._mechanisms._calibrate.clipped_sum_sensitivity` of the exact clipped sum
+    with ``term_error = user_mean_gradient_error(...)`` like :func:`clipped_gradient_sum` (any
+    order of the additions).
+    """
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    n_blocks = max(-(-data.n_users // _USER_BLOCK), 1)
+    out = np.zeros((W.shape[0], n_blocks, data.n_features))
+    args = (data.X, data.y, data.indptr, W, float(clip), _USER_BLOCK)
+    # one part per thread, and only parts worth a dispatch (a few ms of work each)
+    n_parts = 1 if parallel is None else min(n_blocks, effective_n_jobs(parallel.n_jobs),
+                                             W.shape[0] * data.X.shape[0] // _ROWS_PER_THREAD)
+    if n_parts <= 1:
+        clipped_mean_logistic_gradient_sums(*args, 0, n_blocks, out)
+    else:
+        edges = np.linspace(0, n_blocks, n_parts + 1).astype(int)
+        parallel(delayed(clipped_mean_logistic_gradient_sums)(*args, int(a), int(b), out)
+                 for a, b in zip(edges[:-1], edges[1:]) if b > a)
+    return out.sum(axis=1)
 
 
 def _clip_rows(G, clip):
@@ -186,7 +228,7 @@ def _step_draw(plan, rng, chains):
     return plan.mechanism.draw(rng, chains)
 
 
-def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
+def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None, clipped_sum=None):
     """Run the planned DP-GD.
 
     Parameters
@@ -200,6 +242,10 @@ def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
     w0 : ndarray, optional
     size : int, optional
         Number of independent chains (vectorised audits); ``None`` for one fit.
+    clipped_sum : callable, optional
+        ``W (chains, p) -> (chains, p)``, the same sum as
+        ``clipped_gradient_sum(user_gradients(W), plan.clip)`` computed in one pass
+        (:func:`clipped_mean_gradient_sum`); used instead of it when given.
 
     Returns
     -------
@@ -209,7 +255,10 @@ def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None):
     chains = 1 if size is None else int(size)
     W = np.tile(np.zeros(p) if w0 is None else np.asarray(w0, dtype=float), (chains, 1))
     for _ in range(plan.iterations):
-        G = clipped_gradient_sum(user_gradients(W), plan.clip)  # (chains, p), sensitivity 2C (+ rounding)
+        if clipped_sum is None:
+            G = clipped_gradient_sum(user_gradients(W), plan.clip)  # (chains, p), sensitivity 2C (+ rounding)
+        else:
+            G = clipped_sum(W)  # the same sum, fused
         noisy = _step_draw(plan, rng, chains).release(G)  # secure: G rounded to the grid, integer noise added
         W = W - plan.step * (noisy / plan.n_users + plan.lam * W)
         norms = np.linalg.norm(W, axis=1, keepdims=True)
