@@ -193,6 +193,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "verbose": ["verbose"],
     }
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # random_state=None draws the noise from the OS CSPRNG: two fits differ on purpose
+        tags.non_deterministic = self.random_state is None
+        return tags
+
     @property
     def privacy_unit(self):
         """``"row"`` (replace one training row) or ``"user"`` (replace one whole user)."""

@@ -403,5 +403,4 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.regressor_tags.poor_score = True
-        tags.non_deterministic = False
         return tags

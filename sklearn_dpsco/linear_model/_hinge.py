@@ -350,6 +350,5 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.non_deterministic = self.random_state is None
         return tags
 

@@ -89,8 +89,9 @@ def test_every_relaxing_tag_has_a_reason():
                 on.add(f"{kind}.poor_score")
         assert set(deliberate_tags(estimator)) == on, type(estimator).__name__
     # the CSPRNG default is non-deterministic, a seeded fit is not
-    assert "non_deterministic" in deliberate_tags(DPHingeClassifier())
-    assert "non_deterministic" not in deliberate_tags(DPHingeClassifier(random_state=0))
+    for make in (DPHingeClassifier, DPLinearRegressor, DPGrowthAdaptiveRegressor, UserLevelDPLogistic):
+        assert "non_deterministic" in deliberate_tags(make()), make.__name__
+        assert "non_deterministic" not in deliberate_tags(make(random_state=0)), make.__name__
 
 
 def test_user_level_estimators_need_groups_and_the_check_wrapper_supplies_them():
