@@ -13,22 +13,7 @@ import scipy.sparse as sp
 
 from libc.math cimport sqrt, fabs
 
-
-cdef inline double _dense_dot(const double *x, const double *w, Py_ssize_t n) noexcept nogil:
-    # Four accumulators: independent dependency chains, so the loop runs at
-    # several products per cycle without -ffast-math reassociation.
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while j + 4 <= n:
-        s0 += x[j] * w[j]
-        s1 += x[j + 1] * w[j + 1]
-        s2 += x[j + 2] * w[j + 2]
-        s3 += x[j + 3] * w[j + 3]
-        j += 4
-    while j < n:
-        s0 += x[j] * w[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
+from ._dot cimport dense_dot
 
 
 cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
@@ -176,7 +161,7 @@ cdef class RowData:
             for j in range(self.indptr[i], self.indptr[i + 1]):
                 s += self.data[j] * self.data[j]
         else:
-            s = _dense_dot(self.dense + i * self.n_raw, self.dense + i * self.n_raw, self.n_raw)
+            s = dense_dot(self.dense + i * self.n_raw, self.dense + i * self.n_raw, self.n_raw)
         if self.has_intercept:
             s += self.intercept_scaling * self.intercept_scaling
         return s
@@ -193,7 +178,7 @@ cdef class RowData:
             for j in range(self.indptr[i], self.indptr[i + 1]):
                 s += self.data[j] * w[self.indices[j]]
         else:
-            s = _dense_dot(self.dense + i * self.n_raw, w, self.n_raw)
+            s = dense_dot(self.dense + i * self.n_raw, w, self.n_raw)
         if self.has_intercept:
             s += self.intercept_scaling * w[self.n_raw]
         return s

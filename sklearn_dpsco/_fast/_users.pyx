@@ -26,8 +26,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from libc.math cimport exp, log, log1p, sqrt, fabs, isfinite, NAN
+
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
+
+from ._dot cimport dense_dot
 
 cdef double _LOGE2 = 0.693147180559945309417232121458176568
 
@@ -46,21 +49,6 @@ cdef inline double _expit(double x) noexcept nogil:
     return 1.0 / (1.0 + exp(-x))
 
 
-cdef inline double _dot4(const double *x, const double *w, Py_ssize_t n) noexcept nogil:
-    # four accumulators (independent dependency chains); a sum of n products in some order,
-    # so its error is within gamma_n sum |x_j w_j| like any other order
-    cdef Py_ssize_t j = 0
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    while j + 4 <= n:
-        s0 += x[j] * w[j]
-        s1 += x[j + 1] * w[j + 1]
-        s2 += x[j + 2] * w[j + 2]
-        s3 += x[j + 3] * w[j + 3]
-        j += 4
-    while j < n:
-        s0 += x[j] * w[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
 
 
 # --------------------------------------------------------------------------- row access
@@ -649,7 +637,7 @@ def user_mean_logistic_gradients(X, y, indptr, W):
                 o = &ov[c, u, 0]
                 if rows.dense != NULL:
                     for r in range(ptr[u], ptr[u + 1]):
-                        aw[r - ptr[u]] = -yv[r] * _expit(-yv[r] * _dot4(rows.dense + r * p, w, p))
+                        aw[r - ptr[u]] = -yv[r] * _expit(-yv[r] * dense_dot(rows.dense + r * p, w, p))
                     x = rows.dense + ptr[u] * p
                     for j in range(p):  # the user's rows in order, one coordinate at a time
                         z = 0.0
@@ -731,7 +719,7 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
                     if rows.dense != NULL:
                         for r in range(k):
                             x = rows.dense + (ptr[u] + r) * p
-                            aw[r] = -yv[ptr[u] + r] * _expit(-yv[ptr[u] + r] * _dot4(x, w, p))
+                            aw[r] = -yv[ptr[u] + r] * _expit(-yv[ptr[u] + r] * dense_dot(x, w, p))
                         x = rows.dense + ptr[u] * p
                         for j in range(p):  # the user's rows in order
                             z = 0.0
@@ -791,7 +779,7 @@ def logistic_user_terms(X, y, indptr, w):
             acc = 0.0
             for r in range(ptr[u], ptr[u + 1]):
                 if rows.dense != NULL:
-                    z = _dot4(rows.dense + r * p, &wv[0], p)
+                    z = dense_dot(rows.dense + r * p, &wv[0], p)
                 else:
                     z = 0.0
                     for j in range(rows.rptr[r], rows.rptr[r + 1]):
