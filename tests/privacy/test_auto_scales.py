@@ -172,19 +172,6 @@ def test_declared_scales_spend_nothing_on_estimation(monkeypatch):
     assert h1.clip_ == 2.0 and r1.row_bound_ == 3.0 and r1.label_bound_ == 60.0
 
 
-@pytest.fixture
-def releases(monkeypatch):
-    """Records every scale release (the only place an estimate reads the data)."""
-    seen = []
-    original = _auto_scales.ScalePlan.release
-
-    def spy(self, data, rng):
-        seen.append(len(self.targets))
-        return original(self, data, rng)
-
-    monkeypatch.setattr(_auto_scales.ScalePlan, "release", spy)
-    return seen
-
 
 @pytest.mark.parametrize("make", [lambda acc: DPHingeClassifier(epsilon=1.0, accountant=acc),
                                   lambda acc: DPLinearRegressor(epsilon=1.0, accountant=acc)])

@@ -97,19 +97,6 @@ def test_no_units_is_the_former_estimator():
         assert auto.radius == pytest.approx(radius)
 
 
-@pytest.fixture
-def releases(monkeypatch):
-    """Records every scale release (the only place an estimate reads the data)."""
-    seen = []
-    original = _auto_scales.ScalePlan.release
-
-    def spy(self, data, rng):
-        seen.append(len(self.targets))
-        return original(self, data, rng)
-
-    monkeypatch.setattr(_auto_scales.ScalePlan, "release", spy)
-    return seen
-
 
 def test_estimate_never_reads_data_before_the_budget_check(releases):
     X, y = _data()

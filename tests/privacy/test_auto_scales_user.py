@@ -116,18 +116,6 @@ def test_declared_default_unchanged():
     assert est.data_norm_ == 1.0 and est.privacy_event_ == plan.event  # the solver alone, whole budget
 
 
-@pytest.fixture
-def releases(monkeypatch):
-    seen = []
-    original = _auto_scales.ScalePlan.release
-
-    def spy(self, data, rng):
-        seen.append(len(self.targets))
-        return original(self, data, rng)
-
-    monkeypatch.setattr(_auto_scales.ScalePlan, "release", spy)
-    return seen
-
 
 def test_estimate_never_reads_data_before_the_budget_check(releases):
     X, y, groups = _panel()
