@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-__all__ = ["DATASETS", "RealSet", "encode", "load", "train_test"]
+__all__ = ["DATASETS", "RealSet", "encode", "first_m_rows", "load", "train_test"]
 
 
 class RealSet:
@@ -272,3 +272,14 @@ def train_test(rs, test_size=0.3):
     if rs.groups is None:
         return next(ShuffleSplit(1, test_size=test_size, random_state=0).split(idx))
     return next(GroupShuffleSplit(1, test_size=test_size, random_state=0).split(idx, groups=rs.groups))
+
+
+def first_m_rows(groups, m):
+    """Indices of the first m rows of every user in data order (the estimator's item_selection='first')."""
+    seen, keep = {}, []
+    for i, g in enumerate(groups):
+        c = seen.get(g, 0)
+        if c < m:
+            keep.append(i)
+        seen[g] = c + 1
+    return np.asarray(keep)

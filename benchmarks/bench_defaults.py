@@ -119,15 +119,6 @@ def _fit(est, X, y, groups):
     return time.perf_counter() - t0
 
 
-def first_m_rows(groups, m):
-    seen, keep = {}, []
-    for i, g in enumerate(groups):
-        c = seen.get(g, 0)
-        if c < m:
-            keep.append(i)
-        seen[g] = c + 1
-    return np.asarray(keep)
-
 
 # ---------------------------------------------------------------------------- one dataset
 def run_dataset(key, seeds, dpl_jobs, tmpdir):
@@ -189,7 +180,7 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                 model, params, rows = "linear", {"bounds_X": [-b, b], "bounds_y": [-1.0, 1.0]}, np.arange(len(ytr))
             else:
                 model, params = "logistic", {"data_norm": 1.0, "epsilon_scale": 1.0 / rs.m}
-                rows = first_m_rows(g, rs.m)
+                rows = R.first_m_rows(g, rs.m)
             path = os.path.join(tmpdir, f"{key}.npz")
             np.savez(path, X=Xtr[rows], y=ytr[rows], X_test=Xte)
             dpl_jobs.append({"key": key, "path": path, "model": model, "params": params,

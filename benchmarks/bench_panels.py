@@ -161,15 +161,6 @@ def load_panel(key):
             "Xraw": Xraw[tr], "Xtraw": Xraw[te], "m": rs.m}
 
 
-def first_m_rows(groups, m):
-    seen, keep = {}, []
-    for i, g in enumerate(groups):
-        c = seen.get(g, 0)
-        if c < m:
-            keep.append(i)
-        seen[g] = c + 1
-    return np.asarray(keep)
-
 
 # ---------------------------------------------------------------------------- methods
 def ours(ds, eps, seed, raw=False, **params):
@@ -203,7 +194,7 @@ def diffprivlib_runs(datasets, epsilons, seeds):
     tmp = tempfile.mkdtemp(prefix="bench_panels_")
     jobs = []
     for key, ds in datasets.items():
-        keep = first_m_rows(ds["g"], ds["m"])
+        keep = R.first_m_rows(ds["g"], ds["m"])
         path = os.path.join(tmp, f"{key}.npz")
         np.savez(path, X=ds["X"][keep], y=ds["y"][keep], X_test=ds["Xt"])
         jobs.append({"key": key, "path": path, "model": "logistic", "epsilons": list(epsilons), "seeds": list(seeds),
