@@ -102,6 +102,36 @@ cdef inline void _axpy_row(const Rows *rows, Py_ssize_t r, double a, double *out
             out[rows.cols[j]] += a * rows.data[j]
 
 
+cdef inline void _user_mean_logistic_gradient(const Rows *rows, const double *y, Py_ssize_t r0, Py_ssize_t r1,
+                                              const double *w, double *aw, double *o) noexcept nogil:
+    # o = the mean over rows r0 <= r < r1 of the logistic-loss gradient -y_r expit(-y_r <x_r, w>) x_r;
+    # dense: each coordinate summed over the user's rows in order; CSR: the rows added in order
+    cdef Py_ssize_t r, j, k = r1 - r0, p = rows.p
+    cdef double z, a, cnt
+    cdef const double *x
+    if rows.dense != NULL:
+        for r in range(k):
+            aw[r] = -y[r0 + r] * _expit(-y[r0 + r] * dense_dot(rows.dense + (r0 + r) * p, w, p))
+        x = rows.dense + r0 * p
+        for j in range(p):
+            z = 0.0
+            for r in range(k):
+                z = z + aw[r] * x[r * p + j]
+            o[j] = z
+    else:
+        for j in range(p):
+            o[j] = 0.0
+        for r in range(r0, r1):
+            z = 0.0
+            for j in range(rows.rptr[r], rows.rptr[r + 1]):
+                z = z + rows.data[j] * w[rows.cols[j]]
+            a = -y[r] * _expit(-y[r] * z)
+            _axpy_row(rows, r, a, o)
+    cnt = <double> k
+    for j in range(p):
+        o[j] = o[j] / cnt
+
+
 cdef inline void _copy_row(const Rows *rows, Py_ssize_t r, double *out) noexcept nogil:
     cdef Py_ssize_t j, p = rows.p
     if rows.dense != NULL:
@@ -616,17 +646,14 @@ def user_mean_logistic_gradients(X, y, indptr, W):
     cdef const double[:, ::1] Wv = np.ascontiguousarray(np.atleast_2d(W), dtype=np.float64)
     if yv.shape[0] != n or Wv.shape[1] != p:
         raise ValueError("shapes of y or W do not match X")
-    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, u, r, j
+    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, u
     if np.any(np.diff(np.asarray(ptr)) < 1):
         raise ValueError("every user must own at least one row")
     out = np.zeros((chains, n_users, p))
     cdef double[:, :, ::1] ov = out
-    cdef double z, a, cnt
     weights = np.zeros(max(int(np.max(np.diff(np.asarray(ptr)), initial=0)), 1))
     cdef double[::1] awv = weights
     cdef double *aw = &awv[0]
-    cdef double *o
-    cdef const double *x
     cdef const double *w
     if n_users == 0 or p == 0:
         return out
@@ -634,26 +661,7 @@ def user_mean_logistic_gradients(X, y, indptr, W):
         for c in range(chains):
             w = &Wv[c, 0]
             for u in range(n_users):
-                o = &ov[c, u, 0]
-                if rows.dense != NULL:
-                    for r in range(ptr[u], ptr[u + 1]):
-                        aw[r - ptr[u]] = -yv[r] * _expit(-yv[r] * dense_dot(rows.dense + r * p, w, p))
-                    x = rows.dense + ptr[u] * p
-                    for j in range(p):  # the user's rows in order, one coordinate at a time
-                        z = 0.0
-                        for r in range(ptr[u + 1] - ptr[u]):
-                            z = z + aw[r] * x[r * p + j]
-                        o[j] = z
-                else:
-                    for r in range(ptr[u], ptr[u + 1]):
-                        z = 0.0
-                        for j in range(rows.rptr[r], rows.rptr[r + 1]):
-                            z = z + rows.data[j] * w[rows.cols[j]]
-                        a = -yv[r] * _expit(-yv[r] * z)
-                        _axpy_row(&rows, r, a, o)
-                cnt = <double> (ptr[u + 1] - ptr[u])
-                for j in range(p):
-                    o[j] = o[j] / cnt
+                _user_mean_logistic_gradient(&rows, &yv[0], ptr[u], ptr[u + 1], w, aw, &ov[c, u, 0])
     return out
 
 
@@ -685,7 +693,7 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
     cdef const double[::1] yv = np.ascontiguousarray(y, dtype=np.float64)
     cdef const double[:, ::1] Wv = np.ascontiguousarray(np.atleast_2d(W), dtype=np.float64)
     cdef double[:, :, ::1] ov = out
-    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, b, u, u1, r, j, k
+    cdef Py_ssize_t chains = Wv.shape[0], n_users = ptr.shape[0] - 1, c, b, u, u1, j
     if yv.shape[0] != n or Wv.shape[1] != p or ov.shape[0] != chains or ov.shape[2] != p:
         raise ValueError("shapes of y, W or out do not match X")
     if block_size < 1 or first_block < 0 or last_block > ov.shape[1] or (ov.shape[1] - 1) * block_size >= max(
@@ -695,14 +703,13 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
         raise ValueError("clip must be > 0")
     if np.any(np.diff(np.asarray(ptr)) < 1):
         raise ValueError("every user must own at least one row")
-    cdef double z, a, cnt, nrm, f
+    cdef double nrm, f
     weights = np.zeros(max(int(np.max(np.diff(np.asarray(ptr)), initial=0)), 1))
     buf = np.zeros(max(p, 1))
     cdef double[::1] awv = weights, bv = buf
     cdef double *aw = &awv[0]
     cdef double *o = &bv[0]
     cdef double *acc
-    cdef const double *x
     cdef const double *w
     if p == 0:
         return
@@ -715,30 +722,9 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
                     acc[j] = 0.0
                 u1 = min((b + 1) * block_size, n_users)
                 for u in range(b * block_size, u1):
-                    k = ptr[u + 1] - ptr[u]
-                    if rows.dense != NULL:
-                        for r in range(k):
-                            x = rows.dense + (ptr[u] + r) * p
-                            aw[r] = -yv[ptr[u] + r] * _expit(-yv[ptr[u] + r] * dense_dot(x, w, p))
-                        x = rows.dense + ptr[u] * p
-                        for j in range(p):  # the user's rows in order
-                            z = 0.0
-                            for r in range(k):
-                                z = z + aw[r] * x[r * p + j]
-                            o[j] = z
-                    else:
-                        for j in range(p):
-                            o[j] = 0.0
-                        for r in range(ptr[u], ptr[u + 1]):
-                            z = 0.0
-                            for j in range(rows.rptr[r], rows.rptr[r + 1]):
-                                z = z + rows.data[j] * w[rows.cols[j]]
-                            a = -yv[r] * _expit(-yv[r] * z)
-                            _axpy_row(&rows, r, a, o)
-                    cnt = <double> k
+                    _user_mean_logistic_gradient(&rows, &yv[0], ptr[u], ptr[u + 1], w, aw, o)
                     nrm = 0.0
                     for j in range(p):
-                        o[j] = o[j] / cnt
                         nrm += o[j] * o[j]
                     nrm = sqrt(nrm)
                     # v min(1, C / ||v||): the clipping the sensitivity bound assumes
@@ -746,7 +732,6 @@ def clipped_mean_logistic_gradient_sums(X, y, indptr, W, double clip, Py_ssize_t
                     f = f if f < 1.0 else 1.0
                     for j in range(p):
                         acc[j] += o[j] * f
-
 
 
 def logistic_user_terms(X, y, indptr, w):
