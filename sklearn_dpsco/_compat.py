@@ -8,5 +8,15 @@ from sklearn.base import _fit_context  # noqa: F401  (private in every release s
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions  # noqa: F401
 from sklearn.pipeline import _name_estimators  # noqa: F401  (make_pipeline's step naming)
 from sklearn.utils.validation import validate_data  # noqa: F401  (public since 1.6)
+from sklearn.utils.metadata_routing import _routing_enabled, process_routing  # noqa: F401
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "_fit_context", "_name_estimators", "validate_data"]
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "StrOptions",
+    "_fit_context",
+    "_name_estimators",
+    "_routing_enabled",
+    "process_routing",
+    "validate_data",
+]

@@ -11,6 +11,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -24,6 +25,7 @@ from ..accounting._shares import curve_kind
 from ..accounting._units import privacy_unit_of
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
+from ._fit_params import rows_of_params, search_fit_params
 from ._scoring import get_scorer
 from ._selection import ExponentialMechanism, RandomStopping
 from ._splits import check_private_cv, holdout_split, make_splits, row_classes
@@ -79,13 +81,13 @@ def _check_candidate_budget(est):
             step._check_privacy_params()
 
 
-def _fit_and_score(est, X, y, train, test, scorer, units):
-    est.fit(_index(X, train), y[train], **units.fit_params(train))
+def _fit_and_score(est, X, y, train, test, scorer, units, params):
+    est.fit(_index(X, train), y[train], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
     return units.score(scorer, est, _index(X, test), y[test], test)
 
 
-def _fit_and_score_keep(est, X, y, train, test, scorer, units):
-    return _fit_and_score(est, X, y, train, test, scorer, units), est
+def _fit_and_score_keep(est, X, y, train, test, scorer, units, params):
+    return _fit_and_score(est, X, y, train, test, scorer, units, params), est
 
 
 def selection_mechanism(plan, rows, scorer):
@@ -112,6 +114,16 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def privacy_unit(self):
         """The estimator's unit: ``"row"``, or ``"user"`` (splits and scores over users; model_selection.rst)."""
         return privacy_unit_of(self.estimator)
+
+    def get_metadata_routing(self):
+        """Metadata routing: ``groups`` is the search's own; fit parameters go to the estimator's fit.
+
+        Returns
+        -------
+        MetadataRouter
+        """
+        router = MetadataRouter(owner=type(self).__name__).add_self_request(self)
+        return router.add(estimator=self.estimator, method_mapping=MethodMapping().add(caller="fit", callee="fit"))
 
     # -- candidates -----------------------------------------------------------------------------
     def _candidates(self, rng):
@@ -211,7 +223,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         return classes
 
     # -- fit ------------------------------------------------------------------------------------
-    def fit(self, X, y, groups=None):
+    def fit(self, X, y, groups=None, **params):
         """Search privately; charge the whole search to the ledger before the first fit.
 
         Parameters
@@ -224,6 +236,13 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             splits are then made over users and each validation score is a
             mean of per-user mean scores (doc/privacy/model_selection.rst,
             "User-level searches").
+        **params : dict
+            Parameters of the estimator's fit (e.g. ``sample_weight``, or
+            ``<step>__sample_weight`` for a DPPipeline), given to every
+            candidate fit (indexed by its training rows) and to the refit; with
+            metadata routing enabled, routed by the estimator's
+            ``set_fit_request``. Checked before anything is spent. The
+            validation scores stay unweighted.
 
         Returns
         -------
@@ -241,9 +260,9 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         # the splitter is checked in both modes: a data-dependent one is refused, never ignored
         cv = check_private_cv(self.cv, split_seed)
         if self._selection() == "exponential":
-            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units)
+            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
         else:
-            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units)
+            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units, params)
         # -- success: store everything at once
         for key, value in state.items():
             setattr(self, key, value)
@@ -276,7 +295,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             return [None] * len(candidates)
         return [_configure(self.estimator, params, plan.refit, seed, classes) for params in candidates]
 
-    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes, units):
+    def _fit_exponential(self, X, y, n, rng, cv, refit_share, scorer, classes, units, params):
         candidates = self._candidates(rng)
         if not candidates:
             raise ValueError("the search has no candidate. Nothing was spent.")
@@ -285,6 +304,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         unit_splits = make_splits(cv, n)
         rows = row_classes(unit_splits, n)
         splits = [units.rows_of(tr, te) for tr, te in unit_splits]
+        params = search_fit_params(self, params, X.shape[0], [tr for tr, _ in splits])
         plan = plan_exponential(
             self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share,
             kind=curve_kind(self.estimator),
@@ -307,7 +327,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             plan,
             f"{K} candidates x {S} split{'s' if S > 1 else ''}, exponential selection" + (", refit" if plan.refit else ""),
         )
-        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer, units) for est, tr, te in fits)
+        jobs = (delayed(_fit_and_score)(est, X, y, tr, te, scorer, units, params) for est, tr, te in fits)
         scores = np.asarray(Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs), dtype=float).reshape(K, S)
         # the exact validation scores never leave this function: only the selected index does
         best = int(mech.select(scores.mean(axis=1), rng))
@@ -324,14 +344,15 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             delta_spent_=plan.delta,
         )
         if self.refit:
-            state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None))
+            state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None), **params)
         return state
 
-    def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes, units):
+    def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes, units, params):
         stopping = RandomStopping(self._expected_runs(), self.stopping)
         plan = plan_random_stopping(self.epsilon, self.delta, stopping, refit_share)
         train_units, val_units = holdout_split(n, self.validation_fraction, split_seed)
         train, val = units.rows_of(train_units, val_units)
+        params = search_fit_params(self, params, X.shape[0], [train])
         # why: accuracy-type scores averaged over m validation units (rows, or
         # per-user means) move by <= width / m when one unit is replaced
         # (doc/privacy/model_selection.rst)
@@ -349,7 +370,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             _check_candidate_budget(est)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
-        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units) for est in runs_est)
+        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units, params) for est in runs_est)
         runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
         # the release rounds each score to the noise grid (doc/privacy/secure_noise.rst)
         noisy = noise.release(np.array([score for score, _ in runs], dtype=float)[:, None])[:, 0]
@@ -369,7 +390,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         )
         if self.refit:
             if plan.refit is not None:
-                state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None))
+                state["best_estimator_"] = refit_est[best].fit(X, y, **units.fit_params(None), **params)
             else:
                 state["best_estimator_"] = runs[best][1]
         return state

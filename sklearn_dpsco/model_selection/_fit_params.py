@@ -1,0 +1,86 @@
+"""Fit parameters of a search's candidate fits: routed, checked before the reservation, sliced per split.
+
+``DPGridSearchCV.fit(X, y, groups=None, **params)`` passes ``params`` (e.g.
+``sample_weight``, or ``clf__sample_weight`` for a :class:`DPPipeline`) to
+every candidate fit and to the refit, like scikit-learn's ``GridSearchCV``:
+as given when metadata routing is off, through ``process_routing`` (the
+estimator's ``set_fit_request``) when it is on. ``groups`` is the search's
+own argument (it fixes the privacy unit and the splits) and is never routed.
+
+Everything is checked here, before the search reserves its budget: a
+parameter the estimator's fit does not take, or a weight vector a candidate
+fit would refuse on one of its splits, fails while nothing is spent. The
+scores stay unweighted means (their sensitivity, doc/privacy/model_selection.rst).
+"""
+
+import numpy as np
+from sklearn.utils.validation import has_fit_parameter
+
+from .._compat import _routing_enabled, process_routing
+from ..linear_model._base import DPLinearModelMixin
+
+__all__ = ["rows_of_params", "search_fit_params"]
+
+
+def search_fit_params(search, params, n_rows, row_splits):
+    """The fit parameters of the candidate fits (all rows), checked against every split.
+
+    Parameters
+    ----------
+    search : DPGridSearchCV or DPRandomizedSearchCV
+    params : dict
+        The ``**params`` of the search's fit.
+    n_rows : int
+    row_splits : list of ndarray
+        The training rows of every candidate fit (the refit's are all rows).
+
+    Returns
+    -------
+    dict
+    """
+    if _routing_enabled():
+        params = dict(process_routing(search, "fit", **params).estimator.fit)
+    for key, value in params.items():
+        _check_accepted(search.estimator, key)
+        if key == "sample_weight" or key.endswith("__sample_weight"):
+            weights = DPLinearModelMixin._check_sample_weight(value, n_rows)
+            for rows in row_splits:
+                if not np.any(weights[rows] > 0):
+                    raise ValueError(
+                        f"{key} is zero on every training row of one of the search's splits; that candidate "
+                        "fit would be refused. Nothing was spent."
+                    )
+    return params
+
+
+def rows_of_params(params, rows, n_rows):
+    """The parameters of a fit on ``rows``: per-row arrays indexed, anything else as given."""
+    if rows is None:
+        return params
+    return {key: _index_rows(value, rows, n_rows) for key, value in params.items()}
+
+
+def _index_rows(value, rows, n_rows):
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != n_rows:
+        return value
+    return np.asarray(value)[rows]
+
+
+def _check_accepted(estimator, key):
+    """``key`` is a parameter of the estimator's fit (``<step>__<param>`` for a pipeline)."""
+    steps = dict(getattr(estimator, "steps", []))
+    if steps:
+        step, sep, param = key.partition("__")
+        if not sep or step not in steps:
+            raise ValueError(
+                f"fit parameter {key!r} must be of the form '<step>__<param>' with a step of "
+                f"{type(estimator).__name__} ({', '.join(steps)}). Nothing was spent."
+            )
+        target, name = steps[step], param
+    else:
+        target, name = estimator, key
+    if not has_fit_parameter(target, name):
+        raise TypeError(
+            f"{type(target).__name__}.fit has no parameter {name!r}; the search passes its fit parameters to "
+            "every candidate fit. Nothing was spent."
+        )
