@@ -37,7 +37,9 @@ from ._data import GLMData
 #: Cluster chunks are aligned to its multiples so the blocks, hence the folded floats, are the same.
 DEFAULT_BLOCK_ROWS = 8192
 
-__all__ = ["ClusterRows", "aligned_chunks", "chunk_tasks", "feed_chain", "fold_chunks", "is_dask_collection", "map_chunks"]
+__all__ = [
+    "ClusterRows", "aligned_chunks", "chunk_tasks", "feed_chain", "fold_chunks", "is_dask_collection", "map_chunks",
+]
 
 
 def is_dask_collection(obj):
@@ -305,7 +307,8 @@ class ClusterRows:
             permuted = []
             for a, b in bounds:
                 order = dask.delayed(_order_slice)(drawn, a, b)
-                pieces = [dask.delayed(_rows_from_chunk)(order, s, e, *chunk) for (s, e), chunk in zip(bounds, chunks)]
+                pieces = [dask.delayed(_rows_from_chunk)(order, start, stop, *chunk)
+                          for (start, stop), chunk in zip(bounds, chunks)]
                 permuted.append(dask.delayed(_assemble, nout=3)(order, bounds, *pieces))
             chunks = [tuple(p) for p in permuted]
             return feed_chain(make_run, rng, chunks, partial(_feed_blocks, self.block_rows), drawn=drawn[1])

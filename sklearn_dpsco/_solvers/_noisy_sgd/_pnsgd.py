@@ -456,6 +456,7 @@ class PNSGDRun:
 
     def result(self):
         """The last iterate."""
-        if self.seen != self.schedule.n:
-            raise ValueError(f"the data had fewer rows than the declared n_samples={self.schedule.n}. Nothing was spent.")
+        n = self.schedule.n
+        if self.seen != n:
+            raise ValueError(f"the data had fewer rows than the declared n_samples={n}. Nothing was spent.")
         return self.state.w
