@@ -15,11 +15,18 @@ fitted R^2, and that the release equals the in-memory fit's where the client can
 hold the rows (``--check-max-n``). Time against n is fitted by least squares
 (slope in seconds per million rows).
 
+``--solver phased_sgd`` / ``--solver snowball`` measure a one-pass SGD solver instead:
+``fit`` draws the public permutation and applies it on the workers, then feeds the
+run chunk by chunk on the workers holding the rows; ``--stream`` calls ``fit_stream``
+(declared bounds, the rows in the order given). ``--append`` adds the table to the
+results file instead of replacing it.
+
 Writes benchmarks/results/dask.md. Run by hand (not in CI; 1e7 rows hold 1.7 GB
 on the workers)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_dask.py                       # 1e6 .. 1e7
     OMP_NUM_THREADS=1 python benchmarks/bench_dask.py --sizes 1e6 2e6 --repeats 1
+    OMP_NUM_THREADS=1 python benchmarks/bench_dask.py --solver phased_sgd --sizes 1e6 2e6 4e6 --append
 """
 
 import argparse
@@ -80,24 +87,28 @@ def _cpu_seconds(client):
     return time.process_time(), sum(workers.values())
 
 
-def _fit_timed(make, X, y, client):
+def _fit(model, X, y, stream):
+    return model.fit_stream(X, y) if stream else model.fit(X, y)
+
+
+def _fit_timed(make, X, y, client, stream=False):
     """``(model, wall seconds, client CPU seconds, workers' CPU seconds)`` of one fit."""
     c0, w0 = _cpu_seconds(client)
     t0 = time.perf_counter()
-    model = make().fit(X, y)
+    model = _fit(make(), X, y, stream)
     seconds = time.perf_counter() - t0
     c1, w1 = _cpu_seconds(client)
     return model, seconds, c1 - c0, w1 - w0
 
 
-def _fit_traced(make, X, y):
+def _fit_traced(make, X, y, stream=False):
     """``(peak traced MB, RSS growth MB)`` of the client during one fit (a separate, slower run)."""
     import psutil
 
     proc = psutil.Process()
     rss0 = proc.memory_info().rss
     tracemalloc.start()
-    make().fit(X, y)
+    _fit(make(), X, y, stream)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak / 2**20, (proc.memory_info().rss - rss0) / 2**20
@@ -112,6 +123,10 @@ def main():
                         help="also fit in memory up to this n and compare the releases")
     parser.add_argument("--estimator", choices=["linear", "hinge"], default="linear",
                         help="DPLinearRegressor (AdaSSP on the workers) or DPHingeClassifier (solved on one worker)")
+    parser.add_argument("--solver", choices=["auto", "phased_sgd", "snowball"], default="auto",
+                        help="DPLinearRegressor's solver (one-pass SGD solvers run chunk by chunk on the workers)")
+    parser.add_argument("--stream", action="store_true", help="fit_stream (declared bounds, the order given)")
+    parser.add_argument("--append", action="store_true", help="append to the results file instead of replacing it")
     parser.add_argument("--out", default=None, help="default: benchmarks/results/dask.md (dask_hinge.md for hinge)")
     args = parser.parse_args()
 
@@ -126,8 +141,19 @@ def main():
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "dask_hinge.md" if hinge else "dask.md")
     rows_dask, rows_numpy, score = (_labels_dask, _labels_numpy, _accuracy) if hinge else (_rows_dask, _rows_numpy, _r2)
 
+    sgd = args.solver != "auto"
+    options = {}
+    if sgd:
+        options["solver"] = args.solver
+        if args.solver == "snowball":
+            options.update(noise="float", delta=1e-6)
+    if args.stream:  # one pass in the order given: the bounds must be declared (rows have norm ~0.5)
+        options.update(row_bound=1.0, label_bound=1.0)
+
     def make():
-        return (DPHingeClassifier if hinge else DPLinearRegressor)(epsilon=1.0, random_state=0)
+        if hinge:
+            return DPHingeClassifier(epsilon=1.0, random_state=0)
+        return DPLinearRegressor(epsilon=1.0, random_state=0, **options)
 
     X_test, y_test = rows_numpy(100_000, 999)
     rows = []
@@ -136,22 +162,23 @@ def main():
         client.run(lambda: os.environ.setdefault("OMP_NUM_THREADS", "1"))
         # warm-up: imports and first tasks on the workers
         Xw, yw = rows_dask(50_000, 8192, 1)
-        make().fit(Xw, yw)
+        _fit(make(), Xw, yw, args.stream)
         for n in (int(s) for s in args.sizes):
             X, y = rows_dask(n, args.chunk, 7)
             X, y = client.persist(X), client.persist(y)
             distributed.wait([X, y])
             best = None
             for _ in range(args.repeats):
-                run = _fit_timed(make, X, y, client)
+                run = _fit_timed(make, X, y, client, args.stream)
                 if best is None or run[1] < best[1]:
                     best = run
             model, seconds, client_cpu, worker_cpu = best
-            peak_mb, rss_mb = _fit_traced(make, X, y)
+            peak_mb, rss_mb = _fit_traced(make, X, y, args.stream)
             same = ""
             if n <= args.check_max_n:
                 Xm, ym = dask.compute(X, y)
-                ref = make().fit(Xm, ym)
+                # fit_stream on the dask array reads each chunk as one block: the same block size in memory
+                ref = make().fit_stream(Xm, ym, block_rows=args.chunk) if args.stream else make().fit(Xm, ym)
                 same = "yes" if (np.array_equal(ref.coef_, model.coef_) and ref.intercept_ == model.intercept_
                                  and ref.privacy_event_ == model.privacy_event_) else "NO"
                 del Xm, ym, ref
@@ -177,10 +204,19 @@ def main():
             "workers, then the certified solver on ONE worker)," if hinge else
             "DPLinearRegressor(epsilon=1) at its defaults (auto row and label bounds from private grid "
             "counts on the workers, then AdaSSP's sufficient statistics folded on the workers),")
+    flags = " --estimator hinge" if hinge else ""
+    if sgd:
+        flags = f" --solver {args.solver}" + (" --stream" if args.stream else "")
+        what = (f"DPLinearRegressor(epsilon=1, {', '.join(f'{k}={v!r}' for k, v in options.items())}): "
+                + ("fit_stream, the rows in the order given, each chunk fed to the run on the worker holding it "
+                   "(a chain of tasks passing only the run)," if args.stream else
+                   "fit with auto bounds (grid counts on the workers), the public permutation drawn and "
+                   "applied on the workers, then each permuted chunk fed to the run on the worker holding it "
+                   "(a chain of tasks passing only the run),"))
     lines = [
-        "# Dask fits on a LocalCluster (2 worker processes, 1 thread each)",
+        "# Dask fits on a LocalCluster (2 worker processes, 1 thread each)" + (f": {args.solver}" if sgd else ""),
         "",
-        "Written by benchmarks/bench_dask.py" + (f" --estimator hinge. {what}" if hinge else f". {what}"),
+        f"Written by benchmarks/bench_dask.py{flags}. {what}",
         f"d = {D}, rows generated and persisted on the workers in chunks of {args.chunk} rows;",
         f"test {metric} on 100000 fresh rows; fastest of {args.repeats} fits",
         "(wall time; CPU seconds of the client process, which hosts the scheduler, and of both workers",
@@ -211,7 +247,9 @@ def main():
         f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.",
     ]
     text = "\n".join(lines) + "\n"
-    with open(out, "w") as fh:
+    with open(out, "a" if args.append else "w") as fh:
+        if args.append:
+            fh.write("\n")
         fh.write(text)
     print(text)
 

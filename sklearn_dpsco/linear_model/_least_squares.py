@@ -373,9 +373,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         ----------
         X : {array-like, sparse matrix, dask array or DataFrame} of shape (n_samples, n_features)
             A dask collection stays on its cluster: validation, "auto"
-            bounds and AdaSSP's statistics run on the workers, the other
-            solvers on one worker; the release is the in-memory one
-            (doc/large_data.rst, "Dask").
+            bounds and AdaSSP's statistics run on the workers, Phased-SGD
+            and Snowball-SGD chunk by chunk on the workers holding the rows,
+            the other solvers on one worker; the release is the in-memory
+            one (doc/large_data.rst, "Dask").
         y : array-like or dask array/Series of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights in [0, 1] (a weight above 1 would let one row count more
@@ -417,7 +418,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         ``"adassp"``, ``"interpolation"``; the registry's ``one_pass``);
         ``solver="auto"`` uses Snowball-SGD for
         approximate DP with ``noise="float"`` and AdaSSP otherwise. Memory stays bounded by a
-        block (plus d x d for AdaSSP).
+        block (plus d x d for AdaSSP). A dask array is read chunk by chunk on
+        the workers holding it (AdaSSP, Phased-SGD, Snowball-SGD): only the
+        solver's d-sized state moves (doc/large_data.rst, "Dask").
         """
         self._validate_params()
         return self._fit_template(X, y, sample_weight, stream={"n_samples": n_samples, "block_rows": block_rows})

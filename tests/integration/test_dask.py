@@ -6,13 +6,18 @@ process boundary (pickled plans, seeds, closures). Skipped without
 dask.distributed (the ``test`` extra installs it).
 """
 
+import pickle
+
 import numpy as np
 import pytest
 
 pytest.importorskip("dask.distributed")
 da = pytest.importorskip("dask.array")
 from dask.distributed import Client, LocalCluster  # noqa: E402
+from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
+from distributed.utils import key_split  # noqa: E402
 
+from sklearn_dpsco._solvers._core._cluster import aligned_chunks  # noqa: E402
 from sklearn_dpsco.accounting import BudgetAccountant  # noqa: E402
 from sklearn_dpsco.linear_model import (  # noqa: E402
     DPGrowthAdaptiveRegressor,
@@ -70,6 +75,103 @@ def _spy_computes(monkeypatch):
     monkeypatch.setattr(da.Array, "compute", spy_compute)
     monkeypatch.setattr(da.Array, "__array__", spy_array)
     return calls
+
+
+#: (task name, key, pickled bytes) of every task result kept on an in-process worker (see _ResultSizes)
+RESULT_SIZES = []
+
+
+class _ResultSizes(WorkerPlugin):
+    """Records the pickled size of each task result as it lands in a worker's memory."""
+
+    name = "result-sizes"
+
+    def setup(self, worker):
+        self.worker = worker
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "memory" and key in self.worker.data:
+            RESULT_SIZES.append((key_split(key), key, len(pickle.dumps(self.worker.data[key]))))
+
+
+@pytest.fixture
+def result_sizes(client):
+    client.register_plugin(_ResultSizes())
+    RESULT_SIZES.clear()
+    yield RESULT_SIZES
+    client.unregister_worker_plugin("result-sizes")
+
+
+def _one_pass_params(solver):
+    extra = dict(noise="float", delta=1e-6) if solver == "snowball" else {}
+    return dict(solver=solver, row_bound=1.0, label_bound=2.0, **extra)
+
+
+@pytest.mark.parametrize("solver", ["phased_sgd", "snowball"])
+@pytest.mark.parametrize("chunks, weighted", [(3000, False), (9000, True), (20000, False)])
+def test_one_pass_solvers_chunk_by_chunk_same_release(client, regression, solver, chunks, weighted, result_sizes,
+                                                      monkeypatch):
+    # fit: the public permutation drawn and applied on the workers, then a chain of per-chunk tasks
+    X, y = regression
+    w = np.linspace(0.2, 1.0, N) if weighted else None
+    acc_mem, acc_dask = BudgetAccountant(delta=1e-3), BudgetAccountant(delta=1e-3)
+    a = DPLinearRegressor(random_state=6, accountant=acc_mem, **_one_pass_params(solver)).fit(X, y, w)
+    calls = _spy_computes(monkeypatch)
+    b = DPLinearRegressor(random_state=6, accountant=acc_dask, **_one_pass_params(solver)).fit(*_dask(X, y, chunks, w))
+    assert calls == []  # the rows never came to the client
+    _same_fit(a, b)
+    assert [e.event for e in acc_mem.ledger] == [e.event for e in acc_dask.ledger] and len(acc_dask.ledger) == 1
+    # one task per aligned chunk, each passing on only the run: far smaller than one column of the rows
+    chain = {key: size for name, key, size in result_sizes if name == "feed_blocks"}.values()
+    assert len(chain) == len(aligned_chunks((chunks,) * (N // chunks) + ((N % chunks,) if N % chunks else ()), 8192))
+    assert max(chain) < 8 * N / 4
+
+
+@pytest.mark.parametrize("solver", ["phased_sgd", "snowball"])
+def test_fit_stream_one_pass_solver_on_the_workers(client, regression, solver, result_sizes, monkeypatch):
+    # fit_stream reads the rows in the order given, each dask chunk one block, as an array with that block size
+    X, y = regression
+    params = dict(random_state=7, **_one_pass_params(solver))
+    a = DPLinearRegressor(**params).fit_stream(X, y, block_rows=5000)
+    calls = _spy_computes(monkeypatch)
+    b = DPLinearRegressor(**params).fit_stream(*_dask(X, y, 5000))
+    assert calls == []
+    _same_fit(a, b)
+    chain = {key: size for name, key, size in result_sizes if name == "checked_feed"}.values()
+    assert len(chain) == N // 5000 and max(chain) < 8 * N / 4
+    # each chunk is fed where its rows are: no X chunk moves between the workers (a result landing
+    # twice moved; a y chunk may join its X chunk, the runs move along the chain)
+    keys = [key for _, key, _ in result_sizes]
+    moved = [(name, size) for name, key, size in result_sizes if keys.count(key) > 1]
+    assert all(size < 5000 * D * 8 for name, size in moved)
+
+
+def test_fit_stream_bad_chunk_refused_on_its_worker(client, regression):
+    X, y = regression
+    X = X.copy()
+    X[N - 3, 0] = np.inf  # in the last chunk: the run has advanced on the workers, nothing was released
+    acc = BudgetAccountant(epsilon=10.0)
+    est = DPLinearRegressor(accountant=acc, random_state=0, **_one_pass_params("phased_sgd"))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        est.fit_stream(*_dask(X, y, 5000))
+    assert acc.ledger == ()
+    assert not hasattr(est, "coef_")
+
+
+def test_run_one_pass_moves_the_generator_as_in_memory(client, regression):
+    # later draws on the client continue the sequence: the generator leaves the chain where memory leaves it
+    from sklearn_dpsco._solvers import ArraySource, SGDSettings, phased_sgd_schedule, run_phased_sgd
+    from sklearn_dpsco._solvers._core._row_source import DaskSource
+    from sklearn_dpsco._solvers._noisy_sgd._phased_sgd import PhasedSGDRun
+
+    X, y = regression
+    settings = SGDSettings(clip=1.0, row_bound=1.0, intercept_scaling=0.0, radius=1.0)
+    schedule = phased_sgd_schedule(N, D, epsilon=1.0, delta=0.0, settings=settings)
+    rng_mem, rng_dask = np.random.default_rng(4), np.random.default_rng(4)
+    w_mem = run_phased_sgd(ArraySource(X, y, block_rows=4000), schedule, rng_mem)
+    run = DaskSource(*_dask(X, y, 4000)).run_one_pass(lambda rng: PhasedSGDRun(schedule, rng, D), rng_dask)
+    assert np.array_equal(run.result(), w_mem)
+    assert rng_mem.random() == rng_dask.random()
 
 
 @pytest.mark.parametrize("params", [
@@ -200,7 +302,9 @@ def test_worker_processes_same_release(regression):
             Client(cluster):
         b = DPLinearRegressor(random_state=9, solver="adassp").fit(*_dask(X, y, 9000))
         c = DPHingeClassifier(random_state=9, clip=1.0).fit(*_dask(X[:3000], (y[:3000] > 0.3).astype(int), 1000))
+        s = DPLinearRegressor(random_state=9, **_one_pass_params("snowball")).fit(*_dask(X, y, 9000))
     _same_fit(DPLinearRegressor(random_state=9, solver="adassp").fit(X, y), b)
+    _same_fit(DPLinearRegressor(random_state=9, **_one_pass_params("snowball")).fit(X, y), s)
     _same_fit(DPHingeClassifier(random_state=9, clip=1.0).fit(X[:3000], (y[:3000] > 0.3).astype(int)), c)
 
 

@@ -187,3 +187,26 @@ def test_compiled_one_pass_equals_reference(sparse):
         finally:
             use_compiled_sgd_kernels(old)
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-10, atol=1e-12)
+
+
+def test_run_pickled_between_blocks_is_the_same_run():
+    # the cluster path sends the run from worker to worker between chunks (solvers/_core/_cluster.py)
+    import pickle
+
+    from sklearn_dpsco._solvers._noisy_sgd._phased_sgd import PhasedSGDRun
+
+    rng = np.random.default_rng(2)
+    n, p = 900, 3
+    X = rng.standard_normal((n, p)) / 2
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(n)
+    sch = phased_sgd_schedule(n, p + 1, epsilon=1.0, delta=0.0, settings=_settings(intercept_scaling=1.0))
+    expected = run_phased_sgd(ArraySource(X, y, block_rows=100), sch, np.random.default_rng(5))
+    run = PhasedSGDRun(sch, np.random.default_rng(5), p)
+    for Xb, yb, wb in ArraySource(X, y, block_rows=100).blocks():
+        run = pickle.loads(pickle.dumps(run))
+        run.feed(Xb, yb, wb)
+    np.testing.assert_array_equal(run.result(), expected)
+    short = PhasedSGDRun(sch, np.random.default_rng(5), p)
+    short.feed(X[:10], y[:10], None)
+    with pytest.raises(ValueError, match="fewer rows than the planned"):
+        short.result()

@@ -223,6 +223,27 @@ def test_result_does_not_depend_on_block_size():
     np.testing.assert_array_equal(outs[0], outs[2])
 
 
+def test_run_pickled_between_blocks_is_the_same_run():
+    # the cluster path sends the run from worker to worker between chunks (solvers/_core/_cluster.py)
+    import pickle
+
+    from sklearn_dpsco._solvers._noisy_sgd._pnsgd import PNSGDRun
+
+    rng = np.random.default_rng(1)
+    n, p = 700, 3
+    X = rng.standard_normal((n, p)) / 2
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(n)
+    sch = snowball_schedule(n, p + 1, rho=0.5, settings=_settings(clip=0.5, intercept_scaling=1.0, radius=5.0))
+    expected = run_pnsgd(ArraySource(X, y, block_rows=64), sch, np.random.default_rng(9))
+    run = PNSGDRun.from_origin(sch, np.random.default_rng(9), p + 1)
+    for Xb, yb, wb in ArraySource(X, y, block_rows=64).blocks():
+        run = pickle.loads(pickle.dumps(run))
+        run.feed(Xb, yb, wb)
+    np.testing.assert_array_equal(run.result(), expected)
+    with pytest.raises(ValueError, match="more rows than the declared"):
+        run.feed(X[:1], y[:1], None)
+
+
 def test_stream_with_wrong_row_count_raises():
     st = _settings(radius=5.0)
     sch = snowball_schedule(500, 2, rho=1.0, settings=st)

@@ -7,19 +7,21 @@ value s of the intercept column, 0 without one), ``steps``,
 """
 
 import math
+from dataclasses import replace
+from functools import partial
 
 from .._adassp import adassp_plan, run_adassp
 from .._core._cluster import ClusterRows
 from .._core._plan import SchedulePlan, SolverSpec
-from .._core._row_source import ArraySource, RowSource
+from .._core._row_source import ArraySource, DaskSource, RowSource
 from .._core._sgd_settings import SGDSettings
 from .._interpolation._accd import adaptive_interpolation_schedule, run_adaptive_interpolation
 from .._interpolation._accd_sgd import interpolation_sgd_schedule, run_interpolation_sgd
 from .._localization._growth import CENTRED_OBJECTIVE_SCALE
 from .._localization._phases import phased_erm_schedule, run_phases
 from .._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
-from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
-from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
+from .._noisy_sgd._phased_sgd import PhasedSGDRun, phased_sgd_schedule, run_phased_sgd
+from .._noisy_sgd._pnsgd import PNSGDRun, rho_for_budget, run_pnsgd, snowball_schedule
 
 __all__ = ["SOLVERS", "snowball_fits"]
 
@@ -37,6 +39,32 @@ def _source(problem, rng, permute):
     # the permutation is public randomness: privacy holds for every order (doc/privacy/)
     order = rng.permutation(data.n_samples) if permute else None
     return ArraySource(data.X, data.y, data.sample_weight, order=order, validate=False)
+
+
+def _on_cluster(problem, rng, make_run):
+    """A one-pass run fed chunk by chunk on the workers holding the rows, or None for rows elsewhere.
+
+    ``fit`` on a cluster reads the rows in the in-memory fit's public
+    permutation (drawn and applied on the workers); ``fit_stream`` on a dask
+    array in the order given. Same blocks, same draws: the in-memory release
+    (solvers/_core/_cluster.py).
+    """
+    data = problem.data
+    if isinstance(data, ClusterRows):
+        return data.run_one_pass(make_run, rng, permute=True).result()
+    if isinstance(data, DaskSource):
+        return data.run_one_pass(make_run, rng).result()
+    return None
+
+
+def _raw_features(data):
+    """Columns of the rows, the intercept's virtual column excluded."""
+    return int(data.X.shape[1]) if isinstance(data, ClusterRows) else data.n_features
+
+
+def _in_memory(runner, problem, schedule, rng, data):
+    """``runner`` on ``problem`` with its rows replaced by the in-memory ``data`` (runs on one worker)."""
+    return runner(replace(problem, data=data), schedule, rng)
 
 
 def _sgd_settings(params):
@@ -57,14 +85,24 @@ def adassp(n, d, budget, params):
 
 
 def _run_pnsgd(problem, schedule, rng):
-    return run_pnsgd(_source(problem, rng, permute=True), schedule, rng)
+    if getattr(schedule, "mechanism", None) is not None:  # a path releasing every batch sum
+        if isinstance(problem.data, ClusterRows):  # the in-memory run, on one worker
+            return problem.data.on_one_worker(partial(_in_memory, _run_pnsgd, problem, schedule, rng))
+        return run_pnsgd(_source(problem, rng, permute=True), schedule, rng)
+    d = _raw_features(problem.data) + (1 if schedule.settings.intercept_scaling > 0 else 0)
+    w = _on_cluster(problem, rng, partial(_pnsgd_run, schedule, d))
+    return run_pnsgd(_source(problem, rng, permute=True), schedule, rng) if w is None else w
+
+
+def _pnsgd_run(schedule, d, rng):
+    return PNSGDRun.from_origin(schedule, rng, d)
 
 
 def snowball(n, d, budget, params):
     """One pass of projected noisy SGD with growing batches (FKT 2020, Thms 3.1/3.5/3.6)."""
     rho = rho_for_budget(budget.epsilon, budget.delta)
     schedule = snowball_schedule(n, d, rho=rho, settings=_sgd_settings(params), steps=params["steps"])
-    return SchedulePlan(schedule, _run_pnsgd)
+    return SchedulePlan(schedule, _run_pnsgd, map_reduce=True)
 
 
 def snowball_fits(n, d, budget, row_bound):
@@ -78,14 +116,19 @@ def snowball_fits(n, d, budget, row_bound):
 
 
 def _run_phased_sgd(problem, schedule, rng):
-    return run_phased_sgd(_source(problem, rng, permute=True), schedule, rng)
+    w = _on_cluster(problem, rng, partial(_phased_sgd_run, schedule, _raw_features(problem.data)))
+    return run_phased_sgd(_source(problem, rng, permute=True), schedule, rng) if w is None else w
+
+
+def _phased_sgd_run(schedule, n_features, rng):
+    return PhasedSGDRun(schedule, rng, n_features)
 
 
 def phased_sgd(n, d, budget, params):
     """FKT Phased-SGD: one-pass SGD per phase, noisy average iterate."""
     schedule = phased_sgd_schedule(n, d, epsilon=budget.epsilon, delta=budget.delta, settings=_sgd_settings(params),
                                    noise=budget.noise)
-    return SchedulePlan(schedule, _run_phased_sgd)
+    return SchedulePlan(schedule, _run_phased_sgd, map_reduce=True)
 
 
 def _run_interpolation_sgd(problem, schedule, rng):

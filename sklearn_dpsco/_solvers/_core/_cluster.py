@@ -10,7 +10,10 @@ d x d-sized results travel back (doc/large_data.rst, "Dask").
   :meth:`ClusterRows.fold_blocks` folds per-block results in block order in
   a chain of small tasks on the workers (sufficient statistics);
   :meth:`ClusterRows.on_one_worker` runs an in-memory solver on ONE worker
-  (the rows move between workers, never through the client).
+  (the rows move between workers, never through the client);
+  :meth:`ClusterRows.run_one_pass` feeds a one-pass solver's run the blocks
+  of each chunk on the worker holding it, in a chain of tasks that passes
+  only the run (d-sized state and the generator) from chunk to chunk.
 
 Determinism: the rows are re-chunked so every chunk boundary is a multiple
 of ``block_rows``, the block size the in-memory path reads
@@ -18,7 +21,10 @@ of ``block_rows``, the block size the in-memory path reads
 in memory, its result is computed by the same code, and the fold adds the
 results in the same order: the statistic is bit-for-bit the in-memory one,
 whatever the chunking or number of workers (tests/integration/test_dask.py).
-Integer counts add exactly in any order.
+Integer counts add exactly in any order. A one-pass run sees the same
+blocks in the same order, and draws its noise from the same generator in the
+same order, so it releases the in-memory result bit for bit; a fit's public
+permutation of the rows is drawn and applied on the workers.
 """
 
 from functools import partial
@@ -31,7 +37,9 @@ from ._data import GLMData
 #: Cluster chunks are aligned to its multiples so the blocks, hence the folded floats, are the same.
 DEFAULT_BLOCK_ROWS = 8192
 
-__all__ = ["ClusterRows", "aligned_chunks", "fold_chunks", "is_dask_collection", "map_chunks"]
+__all__ = [
+    "ClusterRows", "aligned_chunks", "chunk_tasks", "feed_chain", "fold_chunks", "is_dask_collection", "map_chunks",
+]
 
 
 def is_dask_collection(obj):
@@ -107,19 +115,20 @@ def map_chunks(fn, arrays, *, block_rows=DEFAULT_BLOCK_ROWS):
     return list(dask.compute(*tasks))
 
 
-def _block_results(fn, block_rows, X, y, w):
-    """``fn`` of each ``block_rows`` block of one chunk, in order (runs on the chunk's worker)."""
+def _blocks(block_rows, X, y, w):
+    """The ``block_rows`` blocks of one chunk, in order, each its own C-contiguous float64 copy
+    (as ``ArraySource`` makes them)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = None if w is None else np.ascontiguousarray(w, dtype=np.float64)
-    out = []
     for a in range(0, X.shape[0], block_rows):
         b = min(a + block_rows, X.shape[0])
-        # copies, as ArraySource makes: each block is its own C-contiguous array
-        Xb, yb = np.array(X[a:b], order="C"), np.array(y[a:b])
-        wb = None if w is None else np.array(w[a:b])
-        out.append(fn(Xb, yb, wb))
-    return out
+        yield np.array(X[a:b], order="C"), np.array(y[a:b]), None if w is None else np.array(w[a:b])
+
+
+def _block_results(fn, block_rows, X, y, w):
+    """``fn`` of each ``block_rows`` block of one chunk, in order (runs on the chunk's worker)."""
+    return [fn(*block) for block in _blocks(block_rows, X, y, w)]
 
 
 def fold_chunks(fn, combine, init, arrays, *, block_rows=None):
@@ -132,8 +141,7 @@ def fold_chunks(fn, combine, init, arrays, *, block_rows=None):
     """
     dask = _dask()
     if block_rows is None:
-        chunks = list(zip(*[[None] * len(arrays[0].chunks[0]) if a is None else list(a.to_delayed().ravel())
-                            for a in arrays]))
+        chunks = chunk_tasks(arrays)
     else:
         chunks, _ = _chunk_delayed(arrays, block_rows)
     acc = init
@@ -147,6 +155,80 @@ def _fold(combine, acc, results):
     for r in results:
         acc = combine(acc, r)
     return acc
+
+
+def _start_run(make_run, rng):
+    return make_run(rng)
+
+
+def _feed_blocks(block_rows, run, X, y, w):
+    """Feed one chunk's blocks to the run, in order (runs on the chunk's worker); return the run."""
+    for block in _blocks(block_rows, X, y, w):
+        run.feed(*block)
+    return run
+
+
+def _adopt_state(rng, drawn):
+    """Move ``rng`` to the state of ``drawn``, its copy advanced on the workers."""
+    if hasattr(rng, "bit_generator"):
+        rng.bit_generator.state = drawn.bit_generator.state
+    else:
+        rng.set_state(drawn.get_state())
+
+
+def feed_chain(make_run, rng, chunks, feed_chunk, *, drawn=None):
+    """``make_run(rng)``, fed every chunk in order by ``feed_chunk(run, *chunk)`` on the chunk's worker.
+
+    A chain of tasks, one per chunk: each takes the previous task's run
+    (d-sized state and the generator) and the chunk, so it runs where the
+    chunk is and only the run moves. The run starts from a copy of ``rng``,
+    or from ``drawn``, a delayed generator already advanced on a worker.
+    Returns the final run; ``rng`` is moved to the state of the run's
+    generator, so later draws on the client continue the sequence as in
+    memory.
+    """
+    dask = _dask()
+    run = dask.delayed(_start_run)(make_run, rng if drawn is None else drawn)
+    for chunk in chunks:
+        run = dask.delayed(feed_chunk)(run, *chunk)
+    run = dask.compute(run)[0]
+    _adopt_state(rng, run.rng)
+    return run
+
+
+def chunk_tasks(arrays):
+    """Per row-chunk, the tuple of delayed chunks of every array (None stays None), as they are chunked."""
+    return list(zip(*[[None] * len(arrays[0].chunks[0]) if a is None else list(a.to_delayed().ravel())
+                      for a in arrays]))
+
+
+def _draw_order(rng, n):
+    """The public permutation of the in-memory fit, drawn on a worker from a copy of the generator."""
+    return rng.permutation(n), rng
+
+
+def _order_slice(drawn, a, b):
+    return drawn[0][a:b]
+
+
+def _rows_from_chunk(order, start, stop, X, y, w):
+    """The rows of this chunk (global rows ``start..stop``) that ``order`` selects, in ``order``'s order."""
+    local = order[(order >= start) & (order < stop)] - start
+    return X[local], y[local], None if w is None else w[local]
+
+
+def _assemble(order, bounds, *pieces):
+    """The permuted chunk: row ``k`` is global row ``order[k]``, taken from its chunk's piece."""
+    k = len(order)
+    X = np.empty((k, pieces[0][0].shape[1]))
+    y = np.empty(k)
+    w = None if pieces[0][2] is None else np.empty(k)
+    for (start, stop), (Xp, yp, wp) in zip(bounds, pieces):
+        at = np.flatnonzero((order >= start) & (order < stop))
+        X[at], y[at] = Xp, yp
+        if w is not None:
+            w[at] = wp
+    return X, y, w
 
 
 def _gather_and_run(fn, intercept_scaling, *chunks):
@@ -203,6 +285,34 @@ class ClusterRows:
         """
         return fold_chunks(partial(_block_results, fn, self.block_rows), combine, init,
                            (self.X, self.y, self.sample_weight), block_rows=self.block_rows)
+
+    def run_one_pass(self, make_run, rng, *, permute):
+        """A one-pass solver's run fed every block, each on the worker holding it; return the run.
+
+        ``make_run(rng)`` builds the run on a worker; it needs ``feed(X, y,
+        w)`` and a picklable state holding ``rng``. With ``permute`` the rows
+        are read in the order of ``rng.permutation(n)``, as the in-memory fit
+        reads them: the permutation is drawn on a worker, each permuted chunk
+        is assembled there from the pieces of every chunk (rows move between
+        workers, never through the client), and the run continues with the
+        generator after the draw. The blocks, their order and the noise draws
+        are the in-memory ones: the same release.
+        """
+        dask = _dask()
+        chunks, rows = _chunk_delayed((self.X, self.y, self.sample_weight), self.block_rows)
+        if permute:
+            drawn = dask.delayed(_draw_order)(rng, self.n_samples)
+            edges = np.concatenate([[0], np.cumsum(rows)]).tolist()
+            bounds = list(zip(edges[:-1], edges[1:]))
+            permuted = []
+            for a, b in bounds:
+                order = dask.delayed(_order_slice)(drawn, a, b)
+                pieces = [dask.delayed(_rows_from_chunk)(order, start, stop, *chunk)
+                          for (start, stop), chunk in zip(bounds, chunks)]
+                permuted.append(dask.delayed(_assemble, nout=3)(order, bounds, *pieces))
+            chunks = [tuple(p) for p in permuted]
+            return feed_chain(make_run, rng, chunks, partial(_feed_blocks, self.block_rows), drawn=drawn[1])
+        return feed_chain(make_run, rng, chunks, partial(_feed_blocks, self.block_rows))
 
     def on_one_worker(self, fn):
         """``fn(GLMData)`` on one worker holding all the rows; only its result reaches the client.

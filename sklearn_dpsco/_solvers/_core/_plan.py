@@ -94,10 +94,11 @@ class SchedulePlan:
     info : dict, default=None
         Public facts for ``fit_info_``; ``None`` copies ``schedule.info``.
     map_reduce : bool, default=False
-        The runner reads the rows only through the map-reduce primitives of
-        the data (``fold_blocks``), so it runs on rows held by a Dask cluster
-        with the work on the workers; otherwise such rows are solved on one
-        worker (``_core/_cluster.py``).
+        The runner handles rows held by a Dask cluster itself, reading them
+        only through the cluster primitives of the data (``fold_blocks``,
+        ``run_one_pass``), so the work stays on the workers holding the
+        rows; otherwise such rows are solved on one worker
+        (``_core/_cluster.py``).
 
     Attributes
     ----------

@@ -10,7 +10,8 @@ dense C-contiguous float64 or CSR. Sources:
   blocks; the number of rows must be declared (it is a public input of
   the schedule).
 * :class:`DaskSource` — a dask array pair, computed one row-chunk at a time
-  (its :meth:`~RowSource.fold_blocks` reduces each chunk on its worker).
+  (its :meth:`~RowSource.fold_blocks` reduces each chunk on its worker, its
+  :meth:`~DaskSource.run_one_pass` feeds a one-pass run each chunk there).
 
 Every block is validated on arrival (shape, finiteness, weights); the
 consumer checks that exactly the declared number of rows arrived. A
@@ -23,7 +24,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from ._cluster import DEFAULT_BLOCK_ROWS, fold_chunks
+from ._cluster import DEFAULT_BLOCK_ROWS, chunk_tasks, feed_chain, fold_chunks
 
 __all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
 
@@ -179,12 +180,8 @@ class DaskSource(RowSource):
             yield _check_block(Xb, yb, wb, self.n_features, f"dask chunk {k}")
             a = b
 
-    def fold_blocks(self, fn, combine, init):
-        """The fold of :meth:`blocks` with each chunk checked and reduced on the worker holding it.
-
-        The same chunks, checks and order as :meth:`blocks` on the client,
-        so the same result; only the accumulator reaches the client.
-        """
+    def _aligned_arrays(self):
+        """X, y and the weights as dask arrays with X's row-chunks (an in-memory y is chunked alike)."""
         import dask.array as da
 
         X = self.X.rechunk({1: -1})
@@ -194,7 +191,32 @@ class DaskSource(RowSource):
                 arrays.append(None if a is None else a.rechunk((X.chunks[0],)))
             else:
                 arrays.append(da.from_array(np.asarray(a), chunks=(X.chunks[0],)))
-        return fold_chunks(partial(_checked_block_result, fn, self.n_features), combine, init, arrays)
+        return arrays
+
+    def fold_blocks(self, fn, combine, init):
+        """The fold of :meth:`blocks` with each chunk checked and reduced on the worker holding it.
+
+        The same chunks, checks and order as :meth:`blocks` on the client,
+        so the same result; only the accumulator reaches the client.
+        """
+        return fold_chunks(partial(_checked_block_result, fn, self.n_features), combine, init,
+                           self._aligned_arrays())
+
+    def run_one_pass(self, make_run, rng):
+        """``make_run(rng)`` fed every chunk of :meth:`blocks` in order, each checked and fed on its worker.
+
+        The same blocks, checks, order and generator draws as feeding
+        :meth:`blocks` on the client, so the same run; only the run (d-sized
+        state and the generator) moves from chunk to chunk.
+        """
+        return feed_chain(make_run, rng, chunk_tasks(self._aligned_arrays()),
+                          partial(_checked_feed, self.n_features))
+
+
+def _checked_feed(n_features, run, X, y, w):
+    run.feed(*_check_block(np.asarray(X), np.asarray(y), None if w is None else np.asarray(w), n_features,
+                           "a dask chunk"))
+    return run
 
 
 def _checked_block_result(fn, n_features, X, y, w):

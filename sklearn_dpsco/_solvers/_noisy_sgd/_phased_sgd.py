@@ -29,7 +29,7 @@ from ..._param_checks import check_delta, check_epsilon, check_positive
 from ...accounting import ParallelComposedEvent
 from ._pnsgd import rho_for_budget
 
-__all__ = ["PhasedSGDSchedule", "phased_sgd_schedule", "run_phased_sgd"]
+__all__ = ["PhasedSGDRun", "PhasedSGDSchedule", "phased_sgd_schedule", "run_phased_sgd"]
 
 
 @dataclass(frozen=True)
@@ -92,20 +92,57 @@ def phased_sgd_schedule(n, d, *, epsilon, delta, settings, step=None, noise=DEFA
     return PhasedSGDSchedule(tuple(rows), tuple(steps), tuple(mechs), settings, event, info)
 
 
-def _segments(source, lengths):
-    """Split the source's blocks at the phase boundaries: yields (phase, X, y, w) pieces in order."""
-    phase, left = 0, lengths[0]
-    for X, y, w in source.blocks():
+class PhasedSGDRun:
+    """Where a Phased-SGD run stands between blocks of rows: fed in order, then :meth:`result`.
+
+    Holds only d-sized state (the phase's :class:`OnePassState`, the last
+    release) and the generator, so it can travel between the workers that
+    hold consecutive row-chunks (solvers/_core/_cluster.py). Arguments as
+    :func:`run_phased_sgd`; ``n_features`` excludes the intercept column.
+    """
+
+    def __init__(self, schedule, rng, n_features, *, w0=None, center=None, kernel=None, n_runs=None):
+        from .._optim._sgd_kernels import sgd_one_pass
+        from .._optim._sgd_reference import OnePassState, _project
+
+        self.schedule, self.rng, self.center, self.n_runs = schedule, rng, center, n_runs
+        self.kernel = sgd_one_pass if kernel is None else kernel
+        settings = schedule.settings
+        d = n_features + (1 if settings.intercept_scaling > 0 else 0)
+        shape = (d,) if n_runs is None else (n_runs, d)
+        start = center if w0 is None else w0
+        self.w = np.zeros(shape) if start is None else np.array(np.broadcast_to(start, shape), dtype=float)
+        # u_0 = Pi_K(w_{i-1}): projecting the previous release is post-processing (and what the
+        # compiled loop does); the steps then stay in K.
+        self.state = OnePassState.start(_project(self.w, settings.radius, center), center)
+        self.phase, self.left = 0, schedule.phase_rows[0]
+
+    def feed(self, X, y, sw):
+        """Run the block's rows through the current phase(s), releasing at every phase's end."""
+        from .._optim._sgd_reference import OnePassState, _project
+
+        schedule, settings, lengths = self.schedule, self.schedule.settings, self.schedule.phase_rows
         a = 0
-        while a < X.shape[0] and phase < len(lengths):
-            b = min(X.shape[0], a + left)
-            yield phase, X[a:b], y[a:b], None if w is None else w[a:b]
-            left -= b - a
-            a = b
-            if left == 0:
-                phase += 1
-                left = lengths[phase] if phase < len(lengths) else 0
         # rows after the last phase are unused (FKT: sum n_i <= n)
+        while a < X.shape[0] and self.phase < len(lengths):
+            b = min(X.shape[0], a + self.left)
+            self.kernel(X[a:b], y[a:b], None if sw is None else sw[a:b], self.state, schedule.steps[self.phase],
+                        settings)
+            self.left -= b - a
+            a = b
+            if self.left == 0:
+                self.w = schedule.mechanisms[self.phase].release(self.state.average, self.rng, size=self.n_runs)
+                self.phase += 1
+                self.left = lengths[self.phase] if self.phase < len(lengths) else 0
+                self.state = OnePassState.start(_project(self.w, settings.radius, self.center), self.center)
+
+    def result(self):
+        """The last release projected on K."""
+        from .._optim._sgd_reference import _project
+
+        if self.phase != len(self.schedule.phase_rows):
+            raise ValueError(f"the data had fewer rows than the planned {self.schedule.n}. Nothing was spent.")
+        return _project(self.w, self.schedule.settings.radius, self.center)
 
 
 def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_runs=None):
@@ -115,27 +152,7 @@ def run_phased_sgd(source, schedule, rng, *, w0=None, center=None, kernel=None, 
     default the origin); the first phase starts at ``w0`` (default: the
     centre). ``n_runs`` runs that many independent copies at once (audits).
     """
-    from .._optim._sgd_kernels import sgd_one_pass
-    from .._optim._sgd_reference import OnePassState, _project
-
-    kernel = sgd_one_pass if kernel is None else kernel
-    settings = schedule.settings
-    d = source.n_features + (1 if settings.intercept_scaling > 0 else 0)
-    shape = (d,) if n_runs is None else (n_runs, d)
-    start = center if w0 is None else w0
-    w = np.zeros(shape) if start is None else np.array(np.broadcast_to(start, shape), dtype=float)
-    lengths = list(schedule.phase_rows)
-    # u_0 = Pi_K(w_{i-1}): projecting the previous release is post-processing (and what the
-    # compiled loop does); the steps then stay in K.
-    state, current = OnePassState.start(_project(w, settings.radius, center), center), 0
-    for phase, X, y, sw in _segments(source, lengths):
-        if phase != current:
-            raise AssertionError("phases must be visited in order")
-        kernel(X, y, sw, state, schedule.steps[phase], settings)
-        if state.count == lengths[phase]:
-            w = schedule.mechanisms[phase].release(state.average, rng, size=n_runs)
-            current += 1
-            state = OnePassState.start(_project(w, settings.radius, center), center)
-    if current != len(lengths):
-        raise ValueError(f"the data had fewer rows than the planned {schedule.n}. Nothing was spent.")
-    return _project(w, settings.radius, center)
+    run = PhasedSGDRun(schedule, rng, source.n_features, w0=w0, center=center, kernel=kernel, n_runs=n_runs)
+    for X, y, sw in source.blocks():
+        run.feed(X, y, sw)
+    return run.result()

@@ -33,6 +33,7 @@ from ...accounting._calibration import zcdp_rho
 from .._core._sgd_settings import SGDSettings
 
 __all__ = [
+    "PNSGDRun",
     "PNSGDSchedule",
     "fkt_rho",
     "jnn_steps",
@@ -412,18 +413,50 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
     shape = (d,) if n_runs is None else (n_runs, d)
     start = center if w0 is None else w0
     state = PNSGDState.start(np.zeros(shape) if start is None else np.broadcast_to(start, shape), center=center)
-    step_noise = gaussian_steps(schedule.sigma)
-    seen = 0
+    run = PNSGDRun(schedule, rng, state, kernel=kernel)
     for X, y, sw in source.blocks():
-        stop = seen + X.shape[0]
+        run.feed(X, y, sw)
+    return run.result()
+
+
+class PNSGDRun:
+    """Where a PNSGD run stands between blocks of rows: fed in order, then :meth:`result`.
+
+    Holds the :class:`PNSGDState` (d-sized, plus the rows of an unfinished
+    batch) and the generator, so it can travel between the workers that
+    hold consecutive row-chunks (solvers/_core/_cluster.py).
+    """
+
+    def __init__(self, schedule, rng, state, *, kernel=None):
+        from .._optim._sgd_kernels import pnsgd_chunk
+
+        self.schedule, self.rng, self.state = schedule, rng, state
+        self.kernel = pnsgd_chunk if kernel is None else kernel
+        self.seen = 0
+
+    @classmethod
+    def from_origin(cls, schedule, rng, d):
+        """A run in ``d`` coefficients started at the origin, the centre of the domain ball."""
+        from .._optim._sgd_reference import PNSGDState
+
+        return cls(schedule, rng, PNSGDState.start(np.zeros(d)))
+
+    def feed(self, X, y, sw):
+        """One block: the noise of the steps it completes (in step order), then the kernel over its rows."""
+        schedule, state = self.schedule, self.state
+        stop = self.seen + X.shape[0]
         if stop > schedule.n:
             raise ValueError(f"the data has more rows than the declared n_samples={schedule.n}. Nothing was spent.")
         k = schedule.steps_completed(stop) - state.step
-        noise = step_noise.sample(rng, (k,) + shape)
+        noise = gaussian_steps(schedule.sigma).sample(self.rng, (k,) + state.w.shape)
         batch_sizes, steps = schedule.window(state.step, state.step + k + 1)
         state.offset = state.step
-        kernel(X, y, sw, state, batch_sizes, steps, noise, settings)
-        seen = stop
-    if seen != schedule.n:
-        raise ValueError(f"the data had fewer rows than the declared n_samples={schedule.n}. Nothing was spent.")
-    return state.w
+        self.kernel(X, y, sw, state, batch_sizes, steps, noise, schedule.settings)
+        self.seen = stop
+
+    def result(self):
+        """The last iterate."""
+        n = self.schedule.n
+        if self.seen != n:
+            raise ValueError(f"the data had fewer rows than the declared n_samples={n}. Nothing was spent.")
+        return self.state.w
