@@ -141,6 +141,19 @@ class InterceptRefit:
         return select_float(rng, gaps, self.method, size)
 
 
+#: The shift is rounded to a power of two at most ``2^-SHIFT_BITS`` times the grid step.
+SHIFT_BITS = 12
+
+
+def dyadic_round(shift, points):
+    """``shift`` rounded to a multiple of a power of two ``<= step 2^-SHIFT_BITS`` (public values only)."""
+    step = float(points[1] - points[0]) if len(points) > 1 else 0.0
+    if not (step > 0 and math.isfinite(step) and math.isfinite(shift)):
+        return 0.0 if not math.isfinite(shift) else float(shift)
+    quantum = 2.0 ** (math.floor(math.log2(step)) - SHIFT_BITS)
+    return float(np.rint(shift / quantum) * quantum)
+
+
 class InterceptRefitPlan:
     """A solver's plan followed by :class:`InterceptRefit` on the same problem (its event composes both).
 
@@ -175,8 +188,10 @@ class InterceptRefitPlan:
         coef = np.array(fit.coef, dtype=float)
         points = self.refit.grid(coef, self.row_bound)
         index = self.refit.release_index(data.matvec(coef), data.y, data.sample_weight, points, rng)
-        # decision <w~, x> + b~ s - t: the intercept coordinate moves by t / s (post-processing)
-        coef[-1] -= points[int(index)] / data.intercept_scaling
+        # decision <w~, x> + b~ s - t: the intercept coordinate moves by t / s (post-processing),
+        # rounded to a dyadic quantum far below the grid step so the moved coordinate stays on the
+        # solver's power-of-two release grid (doc/privacy/secure_noise.rst, "The release contract")
+        coef[-1] -= dyadic_round(points[int(index)] / data.intercept_scaling, points)
         return PrivateFit(coef=coef, event=ComposedEvent((fit.event, self.refit.event)), info=fit.info,
                           outputs=dict(fit.outputs, intercept_shift=float(points[int(index)])))
 
