@@ -119,8 +119,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "Private intercept refit"). It removes the common offset the
         release noise gives every score on rows that are not centred (a
         single-class model on small sets). ``None``: ``min(0.3, max(0.02,
-        100 / (n epsilon)))`` (public facts only); ``0``: no refit. Ignored
-        without an intercept.
+        500 / (n epsilon)))`` from ``n epsilon >= 200`` on, no refit below
+        (public facts only, epsilon of one problem); ``0``: no refit.
+        Ignored without an intercept.
     classes : array-like, default=None
         The label set, public. If None it is read from ``y`` and therefore
         revealed by ``classes_``.

@@ -16,6 +16,7 @@ from .._solvers import solver_names, split_two_stages
 __all__ = [
     "ALPHA_CAP",
     "ALPHA_FACTOR",
+    "INTERCEPT_MIN_RANKS",
     "INTERCEPT_RANKS",
     "INTERCEPT_SHARE_CAP",
     "INTERCEPT_SHARE_FLOOR",
@@ -79,23 +80,30 @@ def default_intercept_scaling(clip, n_features):
 
 
 #: Private intercept refit (linear_model/_intercept_refit.py): each one-vs-rest problem spends
-#: ``epsilon_t = share * epsilon`` (its own epsilon) with ``n epsilon_t >= INTERCEPT_RANKS`` while the
-#: share stays in [INTERCEPT_SHARE_FLOOR, INTERCEPT_SHARE_CAP]. A shift ``k`` errors worse than the best
-#: one is ``exp(-epsilon_t k / 2)`` less likely: at 100 ranks a shift 5 % of the rows worse is
-#: ``e^-2.5`` less likely than the best per grid point. On the real sets (breast_cancer, biopsy,
-#: Participation, wine, Benefits, HI; benchmarks/results/hinge_intercept.md) 100 ranks beat 50
-#: (breast_cancer eps 2: 0.89 vs 0.85) and matched 200 with a 0.4 cap.
-INTERCEPT_RANKS = 100.0
+#: ``epsilon_t = share * epsilon`` of its own epsilon, ``n epsilon_t = INTERCEPT_RANKS`` while the share
+#: stays in [INTERCEPT_SHARE_FLOOR, INTERCEPT_SHARE_CAP]. A shift whose error rate is worse by ``r``
+#: is ``exp(-r n epsilon_t / 2)`` less likely than the best per grid point, and the grid has 101 of
+#: them, many on the single-class plateaus: 500 ranks resolve ~2 % in error rate. At 100 ranks HI
+#: (n = 15590) lost 0.03 accuracy at eps 0.5 (0.733 -> 0.701, raw rows); at 500 it gained (0.737).
+#: Below ``n epsilon = INTERCEPT_MIN_RANKS`` there is no refit: at the cap, ``n epsilon_t`` would be
+#: under 60 and the selection close to uniform over the grid (wine, n = 124, eps 0.5 / 1: 4 of 5
+#: seeds single-class with it, 1 without; benchmarks/results/hinge_intercept.md).
+INTERCEPT_RANKS = 500.0
 INTERCEPT_SHARE_FLOOR = 0.02
 INTERCEPT_SHARE_CAP = 0.3
+INTERCEPT_MIN_RANKS = 200.0
 
 
 def default_intercept_share(n, epsilon):
-    """``min(CAP, max(FLOOR, INTERCEPT_RANKS / (n epsilon)))`` (public: rows and one problem's epsilon).
+    """``0`` below ``n epsilon = INTERCEPT_MIN_RANKS``, else ``min(CAP, max(FLOOR, INTERCEPT_RANKS / (n epsilon)))``.
 
-    Non-increasing in ``n`` and ``epsilon``, within [INTERCEPT_SHARE_FLOOR, INTERCEPT_SHARE_CAP].
+    Public facts only (rows and one problem's epsilon); within [FLOOR, CAP] when positive, and
+    non-increasing in ``n`` and ``epsilon`` from ``n epsilon = INTERCEPT_MIN_RANKS`` on.
     """
-    return min(INTERCEPT_SHARE_CAP, max(INTERCEPT_SHARE_FLOOR, INTERCEPT_RANKS / (max(int(n), 1) * float(epsilon))))
+    ranks = max(int(n), 1) * float(epsilon)
+    if ranks < INTERCEPT_MIN_RANKS:
+        return 0.0
+    return min(INTERCEPT_SHARE_CAP, max(INTERCEPT_SHARE_FLOOR, INTERCEPT_RANKS / ranks))
 
 
 def noise_norm_per_unit(d, epsilon, delta):

@@ -16,6 +16,7 @@ from sklearn_dpsco import BudgetAccountant
 from sklearn_dpsco.accounting import ComposedEvent, PureDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.linear_model._hinge_rules import (
+    INTERCEPT_MIN_RANKS,
     INTERCEPT_RANKS,
     INTERCEPT_SHARE_CAP,
     INTERCEPT_SHARE_FLOOR,
@@ -35,15 +36,22 @@ def test_share_rule_is_public_monotone_and_bounded():
     import inspect
 
     assert list(inspect.signature(default_intercept_share).parameters) == ["n", "epsilon"]
-    shares = [[default_intercept_share(n, e) for e in (0.05, 0.5, 1, 2, 8)] for n in (10, 100, 400, 2000, 10**6)]
-    for row in shares:
+    ns, eps = (10, 100, 400, 2000, 10**6), (0.05, 0.5, 1, 2, 8)
+    shares = [[default_intercept_share(n, e) for e in eps] for n in ns]
+    on = [[s for s, e in zip(row, eps) if n * e >= INTERCEPT_MIN_RANKS] for n, row in zip(ns, shares)]
+    for row in on:
         assert all(a >= b for a, b in zip(row, row[1:]))  # non-increasing in epsilon
-    for col in zip(*shares):
-        assert all(a >= b for a, b in zip(col, col[1:]))  # non-increasing in n
-    flat = [s for row in shares for s in row]
+    for n, e in itertools.product(ns, eps):
+        share = default_intercept_share(n, e)
+        if n * e < INTERCEPT_MIN_RANKS:
+            assert share == 0.0  # too few ranks: no refit
+        else:
+            assert INTERCEPT_SHARE_FLOOR <= share <= INTERCEPT_SHARE_CAP
+            assert default_intercept_share(2 * n, e) <= share  # non-increasing in n
+    flat = [s for row in on for s in row]
     assert min(flat) == INTERCEPT_SHARE_FLOOR and max(flat) == INTERCEPT_SHARE_CAP
     # in between: n epsilon_t = INTERCEPT_RANKS
-    assert 1000 * 1.0 * default_intercept_share(1000, 1.0) == pytest.approx(INTERCEPT_RANKS)
+    assert 5000 * 1.0 * default_intercept_share(5000, 1.0) == pytest.approx(INTERCEPT_RANKS)
 
 
 # ------------------------------------------------------------------ T0: utility and exact sensitivity
