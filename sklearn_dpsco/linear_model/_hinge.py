@@ -119,7 +119,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "Private intercept refit"). It removes the common offset the
         release noise gives every score on rows that are not centred (a
         single-class model on small sets). ``None``: ``min(0.3, max(0.02,
-        500 / (n epsilon)))`` from ``n epsilon >= 200`` on, no refit below
+        500 / (n epsilon)))`` from ``n epsilon >= 150`` on, no refit below
         (public facts only, epsilon of one problem); ``0``: no refit.
         Ignored without an intercept.
     classes : array-like, default=None
