@@ -185,6 +185,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     spent once (doc/privacy/quantiles.rst, "Use in the estimators"); at
     ``delta > 0`` the solver's part is raised until the composition
     certifies exactly ``epsilon`` (never more; "Exact epsilon at delta > 0").
+    With an intercept refit, each problem's event is ``ComposedEvent((solver
+    event, PureDPEvent(intercept_share of its epsilon)))`` (doc/privacy/hinge.rst,
+    "Private intercept refit"); at ``delta > 0`` it is filled to exactly
+    ``epsilon`` the same way.
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``

@@ -33,7 +33,13 @@ import numpy as np
 
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._quantile import DEFAULT_SELECTION, _dyadic_at_most
-from .._mechanisms._selection import SELECTION_METHODS, exponential_pmf, permute_and_flip_pmf, select_exact, select_float
+from .._mechanisms._selection import (
+    SELECTION_METHODS,
+    exponential_pmf,
+    permute_and_flip_pmf,
+    select_exact,
+    select_float,
+)
 from .._param_checks import check_epsilon
 from .._solvers import PrivateFit
 from ..accounting import ComposedEvent, PureDPEvent

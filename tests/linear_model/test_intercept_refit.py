@@ -157,7 +157,8 @@ def test_event_composes_solver_and_refit():
     X, y, _, _ = uncentred_family(300, 5, 0)
     est = DPHingeClassifier(epsilon=1.0, clip=1.0, accountant=_ledger(), random_state=0).fit(X, y)
     event = est.privacy_event_
-    assert isinstance(event, ComposedEvent) and event.events[-1] == PureDPEvent(est.fit_info_[0]["intercept_refit_epsilon"])
+    refit_eps = est.fit_info_[0]["intercept_refit_epsilon"]
+    assert isinstance(event, ComposedEvent) and event.events[-1] == PureDPEvent(refit_eps)
     assert est.epsilon_spent_ == pytest.approx(1.0)
     assert est.fit_info_[0]["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, 1.0))
     off = DPHingeClassifier(epsilon=1.0, clip=1.0, accountant=_ledger(), random_state=0, intercept_share=0).fit(X, y)
@@ -170,7 +171,8 @@ def test_event_composes_solver_and_refit():
 @pytest.mark.parametrize("clip", [1.0, "auto"])
 def test_exact_epsilon_at_delta(noise, clip):
     X, y, _, _ = uncentred_family(400, 4, 1)
-    est = DPHingeClassifier(epsilon=1.0, delta=1e-6, clip=clip, noise=noise, accountant=_ledger(), random_state=0).fit(X, y)
+    est = DPHingeClassifier(epsilon=1.0, delta=1e-6, clip=clip, noise=noise, accountant=_ledger(),
+                            random_state=0).fit(X, y)
     eps, delta = epsilon_delta(est.privacy_event_, delta=1e-6)
     assert eps == pytest.approx(1.0, rel=1e-6) and eps <= 1.0 and delta == 1e-6
 
