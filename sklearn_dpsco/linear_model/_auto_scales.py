@@ -287,7 +287,7 @@ FILL_TOLERANCE = 1e-11
 FILL_MAX_PLANS = 60
 
 
-def fill_budget(build, scales, rest, budget, n_problems=1):
+def fill_budget(build, scales, rest, budget, n_problems=1, composed=False):
     """The solver's plan at the largest budget whose composition with the estimates is within ``budget``.
 
     Public facts only: ``build(solver_budget)`` plans the solver (no data),
@@ -308,10 +308,13 @@ def fill_budget(build, scales, rest, budget, n_problems=1):
     rounding error above epsilon (a Gaussian solver: ``epsilon_s +
     gaussian_epsilon(mu)`` in floats), the solver's epsilon is stepped down
     (relative 1e-12, 4e-12, ...) until the plan fits, then refined the same
-    way. The fit never spends more than its budget.
+    way. The fit never spends more than its budget. ``composed=True``: the
+    solver's own event already composes a pure part with an approximate one
+    (DPHingeClassifier's intercept refit), so it is filled the same way
+    without estimates.
     """
     plan = build(rest)
-    if scales is None or budget.delta == 0:
+    if (scales is None and not composed) or budget.delta == 0:
         return plan
     target = budget.epsilon
 
@@ -335,7 +338,9 @@ def fill_budget(build, scales, rest, budget, n_problems=1):
         lo, f_lo, best = rest.epsilon, f_rest, plan
         if target - f_lo <= FILL_TOLERANCE * target:
             return plan  # basic composition (Gaussian or approximate-DP solver parts) is already exact
-        hi, top = budget.epsilon, build(Budget(budget.epsilon, rest.delta, rest.noise))
+        # a composed solver event may need a solver budget above the fit's epsilon: bracket at twice it
+        hi = budget.epsilon * (2.0 if composed else 1.0)
+        top = build(Budget(hi, rest.delta, rest.noise))
         f_hi = certified(top)
         if f_hi <= target:
             return top

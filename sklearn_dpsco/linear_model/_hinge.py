@@ -1,14 +1,17 @@
 """DPHingeClassifier: private linear SVM (hinge loss) that picks its algorithm."""
 
+import math
 import numbers
 
 from sklearn.base import ClassifierMixin
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._budget import split_scale_share
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import get_solver, loss_for, safe_row_norms
-from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, fill_budget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
+from ._intercept_refit import InterceptRefit, InterceptRefitPlan
 from ._hinge_rules import (
     LOCALIZATION_GROWTH,
     LOCALIZATION_MIN_BLOCK,
@@ -17,6 +20,7 @@ from ._hinge_rules import (
     SOLVERS,
     default_clip,
     default_intercept_scaling,
+    default_intercept_share,
     default_radius,
     regularization,
     resolve_solver,
@@ -107,6 +111,17 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     intercept_scaling : float, default=None
         Value of the intercept column. ``None``: ``clip / sqrt(n_features)``
         (1 with the default clip).
+    intercept_share : float or None, default=None
+        Fraction of each one-vs-rest problem's epsilon spent on the private
+        intercept refit, in [0, 1): after the solver's release, the decision
+        threshold moves to the shift of a public grid with the fewest
+        training errors, chosen by private selection (doc/privacy/hinge.rst,
+        "Private intercept refit"). It removes the common offset the
+        release noise gives every score on rows that are not centred (a
+        single-class model on small sets). ``None``: ``min(0.3, max(0.02,
+        500 / (n epsilon)))`` from ``n epsilon >= 150`` on, no refit below
+        (public facts only, epsilon of one problem); ``0``: no refit.
+        Ignored without an intercept.
     classes : array-like, default=None
         The label set, public. If None it is read from ``y`` and therefore
         revealed by ``classes_``.
@@ -170,6 +185,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     spent once (doc/privacy/quantiles.rst, "Use in the estimators"); at
     ``delta > 0`` the solver's part is raised until the composition
     certifies exactly ``epsilon`` (never more; "Exact epsilon at delta > 0").
+    With an intercept refit, each problem's event is ``ComposedEvent((solver
+    event, PureDPEvent(intercept_share of its epsilon)))`` (doc/privacy/hinge.rst,
+    "Private intercept refit"); at ``delta > 0`` it is filled to exactly
+    ``epsilon`` the same way.
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``
@@ -211,6 +230,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "repeats": [Interval(numbers.Integral, 1, None, closed="left")],
         "tolerance": [Interval(numbers.Real, 0, None, closed="neither")],
         "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "intercept_share": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "classes": ["array-like", None],
         "noise": [StrOptions({"secure", "float"})],
     }
@@ -230,6 +250,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         tolerance=0.05,
         fit_intercept=True,
         intercept_scaling=None,
+        intercept_share=None,
         classes=None,
         accountant=None,
         random_state=None,
@@ -249,6 +270,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.tolerance = tolerance
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
+        self.intercept_share = intercept_share
         self.classes = classes
         self.accountant = accountant
         self.random_state = random_state
@@ -288,6 +310,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
 
         def build(solver_budget):
             budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
+            share = self._intercept_share(n_samples, budget.epsilon)
+            if share > 0:
+                # the refit's pure part first, the solver's on the rest (basic composition, doc/privacy/hinge.rst)
+                refit_budget, budget = split_scale_share(budget, share)
             solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta)
             spec = get_solver("hinge", solver)
             alpha, tolerance = regularization(spec, n_samples, n_features, clip, budget, self.alpha,
@@ -296,6 +322,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                           kappa_lower=self.kappa_lower, phases=LOCALIZATION_PHASES, lam_growth=LOCALIZATION_GROWTH,
                           min_block=LOCALIZATION_MIN_BLOCK, objective_scale=OBJECTIVE_SCALE)
             plan = spec.build(n_samples, n_features, budget, params)
+            if share > 0:
+                refit = InterceptRefit(refit_budget.epsilon, noise=self.noise)
+                plan = InterceptRefitPlan(plan, refit, row_bound=math.hypot(clip, scaling))
             plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius,
                              epsilon=budget.epsilon, delta=budget.delta, tolerance=tolerance)
             return FitPlan(
@@ -309,6 +338,20 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         if self.verbose:
             print(f"[DPHingeClassifier] plan: {fit_plan.info}")
         return fit_plan
+
+    def _fill_budget(self, build, scales, rest, n_problems=1):
+        """As the template's, and at ``delta > 0`` also with a declared clip when the intercept refit's
+        pure part composes with the solver's (the folded reading certifies less than their sum)."""
+        composed = self.fit_intercept and self.intercept_share != 0
+        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed)
+
+    def _intercept_share(self, n_samples, epsilon):
+        """The refit's share of one problem's epsilon (0: no refit; public facts only)."""
+        if not self.fit_intercept:
+            return 0.0
+        if self.intercept_share is None:
+            return default_intercept_share(n_samples, epsilon)
+        return float(self.intercept_share)
 
     def _scale_units(self, released):
         return released["clip"], 1.0, 0.0

@@ -33,7 +33,7 @@ from sklearn_dpsco.accounting import (
 )
 from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.linear_model import _hinge_rules as hinge_rules
-from sklearn_dpsco.linear_model._hinge_rules import ALPHA_FACTOR, choose_solver, default_alpha
+from sklearn_dpsco.linear_model._hinge_rules import ALPHA_FACTOR, choose_solver, default_alpha, default_intercept_share
 from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
 
 SOLVERS = list(hinge_rules.SOLVERS)
@@ -78,7 +78,7 @@ def test_exact_sensitivity_through_fit(fit_intercept):
     n, d, alpha, clip, t = 50, 2, 4.0, 1.0, 0.05
     X, y, yp = _worst_case(n, d, scale=0.6 if fit_intercept else 1.0)
     kw = dict(epsilon=1.0, solver="output_perturbation", clip=clip, alpha=alpha, tolerance=t,
-              fit_intercept=fit_intercept, intercept_scaling=0.8, classes=[0, 1], random_state=3)
+              fit_intercept=fit_intercept, intercept_scaling=0.8, intercept_share=0, classes=[0, 1], random_state=3)
     a = DPHingeClassifier(**kw).fit(X, y)
     b = DPHingeClassifier(**kw).fit(X, yp)
     move = np.linalg.norm(_full_coef(a) - _full_coef(b))  # same seed: identical noise, so only centres differ
@@ -99,7 +99,8 @@ def test_heavy_row_moves_model_at_most_sensitivity():
     y = (X[:, 0] > 0).astype(int)
     Xp = X.copy()
     Xp[0] = [1e6, -1e6, 5e5]
-    kw = dict(epsilon=1.0, solver="output_perturbation", clip=1.0, alpha=0.5, random_state=1, classes=[0, 1])
+    kw = dict(epsilon=1.0, solver="output_perturbation", clip=1.0, alpha=0.5, random_state=1, classes=[0, 1],
+              intercept_share=0)  # the solver's release alone (the refit is tested in test_intercept_refit.py)
     a = DPHingeClassifier(**kw).fit(X, y)
     b = DPHingeClassifier(**kw).fit(Xp, y)
     move = np.linalg.norm(_full_coef(a) - _full_coef(b))
@@ -115,7 +116,7 @@ def test_localized_last_block_and_unused_rows(solver):
     n = 1000
     X = rng.standard_normal((n, 2)) * 0.4
     y = (X[:, 0] + 0.3 * rng.standard_normal(n) > 0).astype(int)
-    kw = dict(epsilon=1.0, solver=solver, clip=1.0, classes=[0, 1], random_state=4)
+    kw = dict(epsilon=1.0, solver=solver, clip=1.0, classes=[0, 1], random_state=4, intercept_share=0)
     base = DPHingeClassifier(**kw).fit(X, y)
     blocks = base.fit_info_[0]["blocks"]
     last = blocks[-1][-1] if solver == "localized_output_perturbation" else blocks[-1]
@@ -219,9 +220,10 @@ def test_multiclass_budget_split_and_accounting():
     est = DPHingeClassifier(epsilon=1.5, clip=None, accountant=acc, random_state=0).fit(X, y)
     assert isinstance(est.privacy_event_, ComposedEvent) and len(est.privacy_event_.events) == 3
     assert est.epsilon_spent_ == pytest.approx(1.5)
-    assert est.privacy_event_.events[0].epsilon == pytest.approx(0.5)
+    assert epsilon_delta(est.privacy_event_.events[0])[0] == pytest.approx(0.5)  # solver + intercept refit
     assert acc.total()[0] == pytest.approx(1.5) and len(acc.ledger) == 1
-    assert est.fit_info_[0]["epsilon"] == pytest.approx(0.5)
+    info = est.fit_info_[0]  # the solver's part and the refit's, per problem
+    assert info["epsilon"] + info["intercept_refit_epsilon"] == pytest.approx(0.5)
     # approximate DP: Gaussian parts (GDP for float noise, zCDP for secure noise) composing to (epsilon, delta)
     for noise in ("float", "secure"):
         g = DPHingeClassifier(epsilon=1.0, delta=1e-6, noise=noise, clip=None, random_state=0).fit(X, y)
@@ -260,7 +262,7 @@ def test_pandas_and_csr_input():
     pd = pytest.importorskip("pandas")
     X, y = _data(n=400, d=3)
     df = pd.DataFrame(X, columns=["a", "b", "c"])
-    kw = dict(epsilon=1.0, clip=None, random_state=0)
+    kw = dict(epsilon=1.0, clip=None, random_state=0, intercept_share=0)
     dense = DPHingeClassifier(**kw).fit(X, y)
     frame = DPHingeClassifier(**kw).fit(df, pd.Series(y))
     csr = DPHingeClassifier(**kw).fit(sp.csr_matrix(X), y)
@@ -367,9 +369,15 @@ def test_default_settings_follow_public_rules():
     assert est.clip_ == pytest.approx(2.0)  # sqrt(4)
     assert est.intercept_scaling_ == pytest.approx(1.0)
     assert est.radius_ == pytest.approx(10.0)
-    # min(ALPHA_FACTOR clip^2 u / (n d), clip^2 / d) with u = d / epsilon at pure DP
-    assert est.alpha_ == pytest.approx(min(ALPHA_FACTOR * 4.0 / (0.5 * 1000), 4.0 / 5))
-    assert est.alpha_ == pytest.approx(default_alpha(1000, 5, 2.0, 0.5, 0.0))
+    # min(ALPHA_FACTOR clip^2 u / (n d), clip^2 / d) with u = d / epsilon at pure DP, at the solver's
+    # epsilon: the intercept refit takes min(0.3, max(0.02, 500 / (n epsilon))) of it first
+    share = default_intercept_share(1000, 0.5)
+    assert share == pytest.approx(0.3)  # 500 / (n epsilon) = 1 above the cap
+    solver_eps = 0.5 * (1 - share)
+    assert est.fit_info_[0]["epsilon"] == pytest.approx(solver_eps)
+    assert est.fit_info_[0]["intercept_refit_epsilon"] == pytest.approx(0.5 * share)
+    assert est.alpha_ == pytest.approx(min(ALPHA_FACTOR * 4.0 / (solver_eps * 1000), 4.0 / 5))
+    assert est.alpha_ == pytest.approx(default_alpha(1000, 5, 2.0, solver_eps, 0.0))
     # Gaussian: the expected noise norm per unit sensitivity is about sqrt(d) / mu(epsilon, delta)
     gauss = default_alpha(1000, 5, 2.0, 0.5, 1e-6)
     assert gauss == pytest.approx(min(ALPHA_FACTOR * 4.0 * math.sqrt(5) / gaussian_mu(0.5, 1e-6) / 1000 / 5, 4.0 / 5))
