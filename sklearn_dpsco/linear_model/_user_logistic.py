@@ -23,6 +23,7 @@ from ._user_logistic_rules import (
     SOLVERS,
     choose_plan,
     default_sgd_iterations,
+    default_sgd_momentum,
     default_user_alpha,
     prefers_dp_sgd,
 )
@@ -127,9 +128,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         norm of m independent zero-mean gradients of norm <= R).
     sgd_iterations : int, default=None
         Number of steps of ``user_dp_sgd`` (fixed in advance). ``None``:
-        ``n_users / u`` rounded, within [10, 300] (``u`` as for ``"auto"``,
-        on each one-vs-rest problem's budget share; public facts only); the
-        value used is ``sgd_iterations_``.
+        ``n_users / u`` rounded, within [10, 30], and at most ``max(10,
+        4e6 / (n_users m))`` (a cap on the passes over the rows; ``u`` as for
+        ``"auto"``, on each one-vs-rest problem's budget share; public facts
+        only); the value used is ``sgd_iterations_``.
+    sgd_momentum : float, default=None
+        Nesterov momentum of ``user_dp_sgd``, in [0, 1): the gradient is
+        taken at the look-ahead point ``w_t + beta (w_t - w_{t-1})``. It is
+        post-processing of the released gradient sums (their noise does not
+        depend on it). ``None``: ``1 - T / H`` (0 when ``T >= H``), ``H =
+        min(n_users / u, 300)`` the step count of plain gradient descent
+        under the public rule without a cap, ``T`` the steps run: with
+        momentum ``beta`` a step moves about ``1 / (1 - beta)`` plain steps'
+        distance, so ``T`` steps travel about as far as ``H``. The value used
+        is ``sgd_momentum_``.
     sgd_clip : float, default=None
         Clip level of each user's average gradient; ``None`` is
         ``data_norm / 2``.
@@ -167,6 +179,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         The regularization used (the parameter, or the public default rule).
     sgd_iterations_ : int or None
         The steps of ``user_dp_sgd`` (the parameter or the public rule);
+        ``None`` when another solver ran.
+    sgd_momentum_ : float or None
+        The momentum of ``user_dp_sgd`` (the parameter or the public rule);
         ``None`` when another solver ran.
     data_norm_ : float
         The declared ``data_norm``, or with ``data_norm="auto"`` the released
@@ -239,6 +254,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "beta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "user_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_iterations": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "sgd_momentum": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "sgd_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_step": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "classes": ["array-like", None],
@@ -261,6 +277,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         beta=0.05,
         user_clip=None,
         sgd_iterations=None,
+        sgd_momentum=None,
         sgd_clip=None,
         sgd_step=None,
         fit_intercept=True,
@@ -286,6 +303,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.beta = beta
         self.user_clip = user_clip
         self.sgd_iterations = sgd_iterations
+        self.sgd_momentum = sgd_momentum
         self.sgd_clip = sgd_clip
         self.sgd_step = sgd_step
         self.fit_intercept = fit_intercept
@@ -306,12 +324,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _params(self, alpha, data_norm, sgd_iterations):
+    def _params(self, alpha, data_norm, sgd_iterations, sgd_momentum):
         """The public settings every plan builder of the family reads (``alpha``, ``data_norm``,
-        ``sgd_iterations`` resolved)."""
+        ``sgd_iterations``, ``sgd_momentum`` resolved)."""
         names = ("radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip", "sgd_clip", "sgd_step")
         return {"max_items": self.max_items_per_user, "alpha": alpha, "data_norm": data_norm,
-                "sgd_iterations": sgd_iterations, **{name: getattr(self, name) for name in names}}
+                "sgd_iterations": sgd_iterations, "sgd_momentum": sgd_momentum,
+                **{name: getattr(self, name) for name in names}}
 
     def _alpha(self, solver, n_users, n_coef, budget, data_norm):
         """The parameter, else the public rule on this problem's budget share (a share of it for DP-GD)."""
@@ -325,7 +344,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         """The parameter, else the public step rule on this problem's budget share."""
         if self.sgd_iterations is not None:
             return int(self.sgd_iterations)
-        return default_sgd_iterations(n_users, n_coef, budget.epsilon, budget.delta)
+        return default_sgd_iterations(n_users, self.max_items_per_user, n_coef, budget.epsilon, budget.delta)
+
+    def _sgd_momentum(self, n_users, n_coef, budget, sgd_iterations):
+        """The parameter, else the public momentum rule for ``sgd_iterations`` steps on this budget share."""
+        if self.sgd_momentum is not None:
+            return float(self.sgd_momentum)
+        return default_sgd_momentum(n_users, n_coef, budget.epsilon, budget.delta, sgd_iterations)
 
     def _intercept_column(self):
         """Value of the virtual intercept column (0 without intercept); public."""
@@ -342,10 +367,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             )
         alpha = self._alpha(solver, n_users, n_coef, budget, data_norm)
         sgd_iterations = self._sgd_iterations(n_users, n_coef, budget)
-        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations))
-        # the step count is a setting of user_dp_sgd only (None for the other solvers)
-        attributes = {"alpha_": alpha, "data_norm_": data_norm,
-                      "sgd_iterations_": sgd_iterations if solver == "user_dp_sgd" else None}
+        sgd_momentum = self._sgd_momentum(n_users, n_coef, budget, sgd_iterations)
+        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations, sgd_momentum))
+        # the step count and momentum are settings of user_dp_sgd only (None for the other solvers)
+        sgd = solver == "user_dp_sgd"
+        attributes = {"alpha_": alpha, "data_norm_": data_norm, "sgd_iterations_": sgd_iterations if sgd else None,
+                      "sgd_momentum_": sgd_momentum if sgd else None}
         return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius,
                        intercept_scaling=self._intercept_column(), attributes=attributes)
 
