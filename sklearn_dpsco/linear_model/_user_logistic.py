@@ -15,6 +15,7 @@ from .._param_checks import check_groups
 from .._rng import spawn_random_states
 from .._scale_estimation import per_user_reduce
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
+from .._solvers._core._user_data import index_users
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
@@ -440,18 +441,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
         classes = self._resolve_classes(y_)
         targets = self._ovr_targets(y_, classes)
-        n_users = int(np.unique(groups_).size)
+        users = index_users(groups_)  # the one sort of the rows by user, reused by _draw_problems
+        n_users = users.n_users
         n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
-        return FitInputs(n_users, n_coef, len(targets), (X_, targets, groups_),
+        return FitInputs(n_users, n_coef, len(targets), (X_, targets, groups_, users),
                          public={"classes": classes, "n_users": n_users})
 
     def _draw_problems(self, inputs, plan, rng):
         """The users' kept rows (item selection from its own state), one problem per target."""
-        X_, targets, groups_ = inputs.data
+        X_, targets, groups_, users = inputs.data
         states = spawn_random_states(rng, len(targets) + 1)
         data = make_user_data(
             X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=plan.attributes["data_norm_"],
             intercept_scaling=plan.intercept_scaling, item_selection=self.item_selection, random_state=states[-1],
+            users=users,
         )
         # one-vs-rest problems share the users' kept rows
         inner_jobs = self.n_jobs if len(targets) == 1 else 1
