@@ -130,7 +130,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     sgd_iterations : int, default=None
         Number of steps of ``user_dp_sgd`` (fixed in advance). ``None``:
         ``n_users / u`` rounded, within [10, 30], and at most ``max(10,
-        4e6 / (n_users m))`` (a cap on the passes over the rows; ``u`` as for
+        3e6 / (n_users m))`` (a cap on the passes over the rows; ``u`` as for
         ``"auto"``, on each one-vs-rest problem's budget share; public facts
         only); the value used is ``sgd_iterations_``.
     sgd_momentum : float, default=None

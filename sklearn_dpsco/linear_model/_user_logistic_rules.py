@@ -107,9 +107,12 @@ SGD_MAX_HORIZON = 300
 #: 100 steps at eps = 1: within one std on all seven panels); every step is a pass over all kept rows.
 SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 30
 #: Compute cap: ``T n_users m <= SGD_ROW_PASSES`` (``n_users m`` bounds the kept rows), so a fit
-#: makes at most about 4e6 row passes (20 steps at 200k rows: the fit time of
-#: benchmarks/bench_user_speed.py); never below SGD_MIN_STEPS.
-SGD_ROW_PASSES = 4.0e6
+#: makes at most about 3e6 row passes: 15 steps at 200k rows, where the fit then takes about 1.6x
+#: LogisticRegression's time (benchmarks/results/user_level_speed.md); never below SGD_MIN_STEPS.
+#: Where it binds the noise is small (n_users m >= 1e5) and the momentum rule still covers the
+#: horizon: on 15000 synthetic users (bench_user_speed's model) 10, 20 and 300 steps all reached
+#: LogisticRegression's test accuracy.
+SGD_ROW_PASSES = 3.0e6
 #: ``alpha`` of ``user_dp_sgd`` under the default: this share of :func:`default_user_alpha`. The
 #: output-perturbation rule's ridge pulls the iterate towards 0, where panels scaled by public
 #: ranges (rows far inside the bound) need large coefficients: 1x lost 0.12 accuracy on the

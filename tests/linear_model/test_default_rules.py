@@ -98,7 +98,7 @@ def test_user_sgd_rules_public_monotone_and_bounded():
         for n, m in ((20000, 10), (4288, 5), (10**6, 10)):
             t = T(n, m, d, 8.0, 1e-6)
             assert t == max(min(user.SGD_MAX_STEPS, int(user.SGD_ROW_PASSES // (n * m))), user.SGD_MIN_STEPS)
-    assert T(20000, 10, 21, 1.0, 1e-6) == 20  # benchmarks/bench_user_speed.py: 200k rows
+    assert T(20000, 10, 21, 1.0, 1e-6) == 15  # benchmarks/bench_user_speed.py: 200k rows
     # below the caps the rule is n_users / u rounded: 221 users at d = 10, epsilon = 1 take 17 steps
     u = expected_noise_norm(1.0, 10, 1.0, 1e-6)
     assert T(221, 24, 10, 1.0, 1e-6) == round(221 / u) == 17
