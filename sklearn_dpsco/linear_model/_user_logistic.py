@@ -63,7 +63,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         user-level DP gradient descent (per-user clipped average gradients,
         Gaussian noise at every step; on the secure path each step's sum is
         rounded to a grid and released with exact discrete Gaussian noise,
-        the steps composed in zCDP). ``"item_group"``:
+        the steps composed in zCDP), with Nesterov momentum by default. ``"item_group"``:
         item-level output perturbation made user-level by group privacy.
         ``"auto"``: ``user_dp_sgd`` when ``n_users / u >= 20`` (``u`` the
         expected noise norm per unit of sensitivity, about ``sqrt(d) /
