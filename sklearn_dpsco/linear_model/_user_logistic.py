@@ -417,6 +417,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     def _scale_units(self, released):
         return released["data_norm"], 1.0, 0.0
 
+    def _rescale_inputs(self, inputs, released):
+        """The template's row map on ``(X, targets, groups)``; the user index is unchanged by it."""
+        X_, targets, groups_, users = inputs.data
+        scaled = super()._rescale_inputs(replace(inputs, data=(X_, targets, groups_)), released)
+        return replace(scaled, data=(*scaled.data, users))
+
     def _store_scales(self, plan, released):
         """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""
         super()._store_scales(plan, released)
