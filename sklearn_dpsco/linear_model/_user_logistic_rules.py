@@ -107,7 +107,7 @@ SGD_MAX_HORIZON = 300
 #: 100 steps at eps = 1: within one std on all seven panels); every step is a pass over all kept rows.
 SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 30
 #: Compute cap: ``T n_users m <= SGD_ROW_PASSES`` (``n_users m`` bounds the kept rows), so a fit
-#: makes at most about 3e6 row passes: 15 steps at 200k rows, where the fit then takes about 1.6x
+#: makes at most about 3e6 row passes: 15 steps at 200k rows, where the fit then takes 1.4-2.0x
 #: LogisticRegression's time (benchmarks/results/user_level_speed.md); never below SGD_MIN_STEPS.
 #: Where it binds the noise is small (n_users m >= 1e5) and the momentum rule still covers the
 #: horizon: on 15000 synthetic users (bench_user_speed's model) 10, 20 and 300 steps all reached
