@@ -35,8 +35,8 @@ Methods (m = the panel's public cap on rows per user, the same for every private
 * ``ours scaled auto``: ``data_norm="auto"`` on the scaled encoding (is "auto" worth its budget
   share where the public bound is already known?);
 * ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);
-* ``user_dp_sgd (50 steps)``: user-level DP-SGD with the previous defaults (50 steps, the
-  ``user_clip`` alpha rule);
+* ``user_dp_sgd (50 steps)``: user-level DP-SGD with the earlier defaults (50 plain steps, no
+  momentum, the ``user_clip`` alpha rule);
 * ``item_group``: ours, item-level output perturbation at epsilon / m made user-level by group
   privacy (built-in solver);
 * ``diffprivlib (eps/m)``: diffprivlib LogisticRegression(epsilon / m, data_norm = 1) on the first
@@ -176,7 +176,8 @@ def ours(ds, eps, seed, raw=False, **params):
         warnings.simplefilter("ignore")
         est.fit(X, ds["y"], ds["g"])
     return {"acc": float(est.score(Xt, ds["yt"])), "time": time.perf_counter() - t, "solver": est.solver_,
-            "alpha": float(est.alpha_), "steps": getattr(est, "sgd_iterations_", None)}
+            "alpha": float(est.alpha_), "steps": getattr(est, "sgd_iterations_", None),
+            "momentum": getattr(est, "sgd_momentum_", None)}
 
 
 def reference(ds):
@@ -232,7 +233,7 @@ METHODS = {
     "ours scaled auto": lambda ds, e, s: ours(ds, e, s, data_norm="auto"),
     "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),
     "user_dp_sgd (50 steps)": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd", sgd_iterations=50,
-                                                    alpha=rule_alpha(ds, e)),
+                                                    sgd_momentum=0.0, alpha=rule_alpha(ds, e)),
     "item_group (eps/m)": lambda ds, e, s: ours(ds, e, s, solver="item_group"),
 }
 

@@ -112,12 +112,15 @@ cdef inline void _user_mean_logistic_gradient(const Rows *rows, const double *y,
     if rows.dense != NULL:
         for r in range(k):
             aw[r] = -y[r0 + r] * _expit(-y[r0 + r] * dense_dot(rows.dense + (r0 + r) * p, w, p))
+        # row by row (contiguous, vectorisable over j); each coordinate is still the sum over the
+        # user's rows in order, starting from 0: the same additions as a column-by-column loop
         x = rows.dense + r0 * p
         for j in range(p):
-            z = 0.0
-            for r in range(k):
-                z = z + aw[r] * x[r * p + j]
-            o[j] = z
+            o[j] = 0.0
+        for r in range(k):
+            a = aw[r]
+            for j in range(p):
+                o[j] = o[j] + a * x[r * p + j]
     else:
         for j in range(p):
             o[j] = 0.0

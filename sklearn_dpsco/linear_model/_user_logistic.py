@@ -15,6 +15,7 @@ from .._param_checks import check_groups
 from .._rng import spawn_random_states
 from .._scale_estimation import per_user_reduce
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
+from .._solvers._core._user_data import index_users
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
@@ -23,6 +24,7 @@ from ._user_logistic_rules import (
     SOLVERS,
     choose_plan,
     default_sgd_iterations,
+    default_sgd_momentum,
     default_user_alpha,
     prefers_dp_sgd,
 )
@@ -61,7 +63,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         user-level DP gradient descent (per-user clipped average gradients,
         Gaussian noise at every step; on the secure path each step's sum is
         rounded to a grid and released with exact discrete Gaussian noise,
-        the steps composed in zCDP). ``"item_group"``:
+        the steps composed in zCDP), with Nesterov momentum by default. ``"item_group"``:
         item-level output perturbation made user-level by group privacy.
         ``"auto"``: ``user_dp_sgd`` when ``n_users / u >= 20`` (``u`` the
         expected noise norm per unit of sensitivity, about ``sqrt(d) /
@@ -127,9 +129,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         norm of m independent zero-mean gradients of norm <= R).
     sgd_iterations : int, default=None
         Number of steps of ``user_dp_sgd`` (fixed in advance). ``None``:
-        ``n_users / u`` rounded, within [10, 300] (``u`` as for ``"auto"``,
-        on each one-vs-rest problem's budget share; public facts only); the
-        value used is ``sgd_iterations_``.
+        ``n_users / u`` rounded, within [10, 30], and at most ``max(10,
+        3e6 / (n_users m))`` (a cap on the passes over the rows; ``u`` as for
+        ``"auto"``, on each one-vs-rest problem's budget share; public facts
+        only); the value used is ``sgd_iterations_``.
+    sgd_momentum : float, default=None
+        Nesterov momentum of ``user_dp_sgd``, in [0, 1): the gradient is
+        taken at the look-ahead point ``w_t + beta (w_t - w_{t-1})``. It is
+        post-processing of the released gradient sums (their noise does not
+        depend on it). ``None``: ``1 - T / H`` (0 when ``T >= H``), ``H =
+        min(n_users / u, 300)`` the step count of plain gradient descent
+        under the public rule without a cap, ``T`` the steps run: with
+        momentum ``beta`` a step moves about ``1 / (1 - beta)`` plain steps'
+        distance, so ``T`` steps travel about as far as ``H``. The value used
+        is ``sgd_momentum_``.
     sgd_clip : float, default=None
         Clip level of each user's average gradient; ``None`` is
         ``data_norm / 2``.
@@ -167,6 +180,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         The regularization used (the parameter, or the public default rule).
     sgd_iterations_ : int or None
         The steps of ``user_dp_sgd`` (the parameter or the public rule);
+        ``None`` when another solver ran.
+    sgd_momentum_ : float or None
+        The momentum of ``user_dp_sgd`` (the parameter or the public rule);
         ``None`` when another solver ran.
     data_norm_ : float
         The declared ``data_norm``, or with ``data_norm="auto"`` the released
@@ -239,6 +255,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "beta": [Interval(numbers.Real, 0, 1, closed="neither")],
         "user_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_iterations": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "sgd_momentum": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "sgd_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "sgd_step": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "classes": ["array-like", None],
@@ -261,6 +278,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         beta=0.05,
         user_clip=None,
         sgd_iterations=None,
+        sgd_momentum=None,
         sgd_clip=None,
         sgd_step=None,
         fit_intercept=True,
@@ -286,6 +304,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.beta = beta
         self.user_clip = user_clip
         self.sgd_iterations = sgd_iterations
+        self.sgd_momentum = sgd_momentum
         self.sgd_clip = sgd_clip
         self.sgd_step = sgd_step
         self.fit_intercept = fit_intercept
@@ -306,12 +325,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "mechanism (the deletion test always has an uncovered atom; the others are Gaussian)."
             )
 
-    def _params(self, alpha, data_norm, sgd_iterations):
+    def _params(self, alpha, data_norm, sgd_iterations, sgd_momentum):
         """The public settings every plan builder of the family reads (``alpha``, ``data_norm``,
-        ``sgd_iterations`` resolved)."""
+        ``sgd_iterations``, ``sgd_momentum`` resolved)."""
         names = ("radius", "deletion_test", "beta", "max_exhaustive_solves", "user_clip", "sgd_clip", "sgd_step")
         return {"max_items": self.max_items_per_user, "alpha": alpha, "data_norm": data_norm,
-                "sgd_iterations": sgd_iterations, **{name: getattr(self, name) for name in names}}
+                "sgd_iterations": sgd_iterations, "sgd_momentum": sgd_momentum,
+                **{name: getattr(self, name) for name in names}}
 
     def _alpha(self, solver, n_users, n_coef, budget, data_norm):
         """The parameter, else the public rule on this problem's budget share (a share of it for DP-GD)."""
@@ -325,7 +345,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         """The parameter, else the public step rule on this problem's budget share."""
         if self.sgd_iterations is not None:
             return int(self.sgd_iterations)
-        return default_sgd_iterations(n_users, n_coef, budget.epsilon, budget.delta)
+        return default_sgd_iterations(n_users, self.max_items_per_user, n_coef, budget.epsilon, budget.delta)
+
+    def _sgd_momentum(self, n_users, n_coef, budget, sgd_iterations):
+        """The parameter, else the public momentum rule for ``sgd_iterations`` steps on this budget share."""
+        if self.sgd_momentum is not None:
+            return float(self.sgd_momentum)
+        return default_sgd_momentum(n_users, n_coef, budget.epsilon, budget.delta, sgd_iterations)
 
     def _intercept_column(self):
         """Value of the virtual intercept column (0 without intercept); public."""
@@ -342,10 +368,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             )
         alpha = self._alpha(solver, n_users, n_coef, budget, data_norm)
         sgd_iterations = self._sgd_iterations(n_users, n_coef, budget)
-        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations))
-        # the step count is a setting of user_dp_sgd only (None for the other solvers)
-        attributes = {"alpha_": alpha, "data_norm_": data_norm,
-                      "sgd_iterations_": sgd_iterations if solver == "user_dp_sgd" else None}
+        sgd_momentum = self._sgd_momentum(n_users, n_coef, budget, sgd_iterations)
+        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations, sgd_momentum))
+        # the step count and momentum are settings of user_dp_sgd only (None for the other solvers)
+        sgd = solver == "user_dp_sgd"
+        attributes = {"alpha_": alpha, "data_norm_": data_norm, "sgd_iterations_": sgd_iterations if sgd else None,
+                      "sgd_momentum_": sgd_momentum if sgd else None}
         return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius,
                        intercept_scaling=self._intercept_column(), attributes=attributes)
 
@@ -389,6 +417,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     def _scale_units(self, released):
         return released["data_norm"], 1.0, 0.0
 
+    def _rescale_inputs(self, inputs, released):
+        """The template's row map on ``(X, targets, groups)``; the user index is unchanged by it."""
+        X_, targets, groups_, users = inputs.data
+        scaled = super()._rescale_inputs(replace(inputs, data=(X_, targets, groups_)), released)
+        return replace(scaled, data=(*scaled.data, users))
+
     def _store_scales(self, plan, released):
         """The unit-scale settings in the data's units: ``w = w' / c``, so ``alpha = alpha' c^2``."""
         super()._store_scales(plan, released)
@@ -413,18 +447,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
         classes = self._resolve_classes(y_)
         targets = self._ovr_targets(y_, classes)
-        n_users = int(np.unique(groups_).size)
+        users = index_users(groups_)  # the one sort of the rows by user, reused by _draw_problems
+        n_users = users.n_users
         n_coef = X_.shape[1] + (1 if self.fit_intercept else 0)
-        return FitInputs(n_users, n_coef, len(targets), (X_, targets, groups_),
+        return FitInputs(n_users, n_coef, len(targets), (X_, targets, groups_, users),
                          public={"classes": classes, "n_users": n_users})
 
     def _draw_problems(self, inputs, plan, rng):
         """The users' kept rows (item selection from its own state), one problem per target."""
-        X_, targets, groups_ = inputs.data
+        X_, targets, groups_, users = inputs.data
         states = spawn_random_states(rng, len(targets) + 1)
         data = make_user_data(
             X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=plan.attributes["data_norm_"],
             intercept_scaling=plan.intercept_scaling, item_selection=self.item_selection, random_state=states[-1],
+            users=users,
         )
         # one-vs-rest problems share the users' kept rows
         inner_jobs = self.n_jobs if len(targets) == 1 else 1

@@ -11,9 +11,10 @@ import math
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 
-__all__ = ["AUTO_CANDIDATES", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_STEPS", "SGD_MIN_STEPS", "SOLVERS",
+__all__ = ["AUTO_CANDIDATES", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
+           "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
            "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "default_sgd_iterations",
-           "default_user_alpha", "prefers_dp_sgd", "users_per_noise"]
+           "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("user_logistic")
@@ -97,11 +98,21 @@ def default_user_alpha(n_users, m, d, data_norm, epsilon, delta):
 #: factors 0.5, 0.7, 1, 1.5, 2 over seven panels, 221..5000 users; 1 and 1.5 tied, 0.7 lost 0.025
 #: on the 2050-user panel and 0.03-0.06 on the 400-user ones, 2 lost 0.02-0.03 on the latter.
 SGD_STEPS_PER_USER_NOISE = 1.0
-#: Bounds of the step rule: below 10 steps gradient descent does not leave the origin's
-#: neighbourhood; every step is a pass over all kept rows, so the fit time grows linearly in T
-#: (200k rows, 20k users, d = 20: 0.3 s per step before compiled user sums), while from 100 to 400
-#: steps the 5000-user synthetic panel did not move and the 4288-user panel gained 0.013.
-SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 300
+#: Horizon cap of the step rule: plain gradient descent (no momentum) would take ``H = min(n_users /
+#: u, SGD_MAX_HORIZON)`` steps; from 100 to 400 plain steps the 5000-user synthetic panel did not move
+#: and the 4288-user panel gained 0.013 (benchmarks/results/panels.md).
+SGD_MAX_HORIZON = 300
+#: Bounds of the steps actually run: below 10 steps gradient descent does not leave the origin's
+#: neighbourhood; above 30, with the momentum rule covering the horizon, no panel gained (30, 50,
+#: 100 steps at eps = 1: within one std on all seven panels); every step is a pass over all kept rows.
+SGD_MIN_STEPS, SGD_MAX_STEPS = 10, 30
+#: Compute cap: ``T n_users m <= SGD_ROW_PASSES`` (``n_users m`` bounds the kept rows), so a fit
+#: makes at most about 3e6 row passes: 15 steps at 200k rows, where the fit then takes 1.4-2.0x
+#: LogisticRegression's time (benchmarks/results/user_level_speed.md); never below SGD_MIN_STEPS.
+#: Where it binds the noise is small (n_users m >= 1e5) and the momentum rule still covers the
+#: horizon: on 15000 synthetic users (bench_user_speed's model) 10, 20 and 300 steps all reached
+#: LogisticRegression's test accuracy.
+SGD_ROW_PASSES = 3.0e6
 #: ``alpha`` of ``user_dp_sgd`` under the default: this share of :func:`default_user_alpha`. The
 #: output-perturbation rule's ridge pulls the iterate towards 0, where panels scaled by public
 #: ranges (rows far inside the bound) need large coefficients: 1x lost 0.12 accuracy on the
@@ -120,10 +131,35 @@ def users_per_noise(n_users, d, epsilon, delta):
     return max(n_users, 1) / expected_noise_norm(1.0, max(int(d), 1), epsilon, delta)
 
 
-def default_sgd_iterations(n_users, d, epsilon, delta):
-    """Default number of ``user_dp_sgd`` steps from public facts: ``n_users / u`` within [10, 300]."""
-    steps = round(SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta))
-    return int(min(max(steps, SGD_MIN_STEPS), SGD_MAX_STEPS))
+def sgd_horizon(n_users, d, epsilon, delta):
+    """``H = min(n_users / u, SGD_MAX_HORIZON)``: the steps of plain gradient descent under the rule."""
+    return min(SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta), SGD_MAX_HORIZON)
+
+
+def default_sgd_iterations(n_users, m, d, epsilon, delta):
+    """Default number of ``user_dp_sgd`` steps from public facts.
+
+    ``round(H)`` within [10, 30] (``H`` from :func:`sgd_horizon`), and at most
+    ``max(10, SGD_ROW_PASSES / (n_users m))``. Increasing in ``n_users`` up to
+    the caps, non-increasing in ``m``.
+    """
+    steps = min(max(round(sgd_horizon(n_users, d, epsilon, delta)), SGD_MIN_STEPS), SGD_MAX_STEPS)
+    compute_cap = max(int(SGD_ROW_PASSES // (max(n_users, 1) * max(m, 1))), SGD_MIN_STEPS)
+    return int(min(steps, compute_cap))
+
+
+def default_sgd_momentum(n_users, d, epsilon, delta, iterations):
+    """Default Nesterov momentum of ``user_dp_sgd`` for ``iterations`` steps: ``max(0, 1 - T / H)``.
+
+    Public facts only. With momentum ``beta`` a run of steps moves about ``1 /
+    (1 - beta)`` times as far as plain steps (and its noise, a sum of the same
+    releases, grows alike), so ``T`` steps at ``beta = 1 - T / H`` travel the
+    horizon ``H`` of plain gradient descent (:func:`sgd_horizon`) with
+    ``H / T`` times fewer passes over the rows and less noise per step (the
+    zCDP share of each of ``T`` releases is ``1 / T``).
+    """
+    horizon = sgd_horizon(n_users, d, epsilon, delta)
+    return float(max(0.0, 1.0 - int(iterations) / horizon))
 
 
 def prefers_dp_sgd(n_users, d, epsilon, delta):

@@ -10,7 +10,7 @@ from sklearn_dpsco._mechanisms._calibrate import expected_noise_norm
 from sklearn_dpsco.linear_model import _hinge_rules as hinge
 
 PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
-                "row_bound", "noise", "n_features"}
+                "row_bound", "noise", "n_features", "iterations"}
 
 
 @pytest.mark.parametrize("rule", [hinge.default_alpha])
@@ -84,18 +84,33 @@ def test_user_estimator_uses_the_rule():
 
 
 def test_user_sgd_rules_public_monotone_and_bounded():
-    for f in (user.default_sgd_iterations, user.prefers_dp_sgd, user.users_per_noise):
+    for f in (user.default_sgd_iterations, user.default_sgd_momentum, user.sgd_horizon, user.prefers_dp_sgd,
+              user.users_per_noise):
         assert set(inspect.signature(f).parameters) <= PUBLIC_NAMES
     T = user.default_sgd_iterations
     for d in (4, 11, 31):
-        steps = [T(int(n), d, 1.0, 1e-6) for n in np.geomspace(1, 1e8, 30)]
-        assert all(x <= y for x, y in zip(steps, steps[1:])), "more users, never fewer steps"
+        steps = [T(int(n), 1, d, 1.0, 1e-6) for n in np.geomspace(1, 1e5, 30)]
+        assert all(x <= y for x, y in zip(steps, steps[1:])), "more users, never fewer steps (below the compute cap)"
         assert steps[0] == user.SGD_MIN_STEPS and steps[-1] == user.SGD_MAX_STEPS
-        steps = [T(2000, d, e, 1e-6) for e in np.geomspace(0.05, 20, 25)]
+        steps = [T(2000, 5, d, e, 1e-6) for e in np.geomspace(0.05, 20, 25)]
         assert all(x <= y for x, y in zip(steps, steps[1:])), "more budget, never fewer steps"
-    # the rule is n_users / u rounded: 2050 users at d = 11, epsilon = 1 (the PSID panel) take 146 steps
+        # the compute cap: T n m <= SGD_ROW_PASSES, never below the floor
+        for n, m in ((20000, 10), (4288, 5), (10**6, 10)):
+            t = T(n, m, d, 8.0, 1e-6)
+            assert t == max(min(user.SGD_MAX_STEPS, int(user.SGD_ROW_PASSES // (n * m))), user.SGD_MIN_STEPS)
+    assert T(20000, 10, 21, 1.0, 1e-6) == 15  # benchmarks/bench_user_speed.py: 200k rows
+    # below the caps the rule is n_users / u rounded: 221 users at d = 10, epsilon = 1 take 17 steps
+    u = expected_noise_norm(1.0, 10, 1.0, 1e-6)
+    assert T(221, 24, 10, 1.0, 1e-6) == round(221 / u) == 17
     u = expected_noise_norm(1.0, 11, 1.0, 1e-6)
-    assert T(2050, 11, 1.0, 1e-6) == round(2050 / u) == 146
+    # the momentum covers the horizon H = min(n / u, 300): T / (1 - beta) = H, and 0 once T >= H
+    H = user.sgd_horizon(2050, 11, 1.0, 1e-6)
+    assert H == pytest.approx(2050 / u) and user.sgd_horizon(10**7, 11, 1.0, 1e-6) == user.SGD_MAX_HORIZON
+    beta = user.default_sgd_momentum(2050, 11, 1.0, 1e-6, 30)
+    assert 30 / (1 - beta) == pytest.approx(H)
+    assert user.default_sgd_momentum(2050, 11, 1.0, 1e-6, 300) == 0.0
+    betas = [user.default_sgd_momentum(int(n), 11, 1.0, 1e-6, 20) for n in np.geomspace(10, 1e6, 20)]
+    assert all(0.0 <= x <= y < 1.0 for x, y in zip(betas, betas[1:])), "more users, never less momentum"
     assert user.prefers_dp_sgd(4288, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(200, 11, 1.0, 1e-6)
     n_star = math.ceil(user.SGD_AUTO_MIN_STEPS * u)  # the first user count the rule prefers DP-GD at
     assert user.prefers_dp_sgd(n_star, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(n_star - 1, 11, 1.0, 1e-6)
@@ -114,8 +129,9 @@ def test_user_default_dp_sgd_event_and_spend():
     acc = BudgetAccountant(epsilon=10, delta=1e-3)
     est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, accountant=acc)
     est.fit(X, y, g)
-    steps = user.default_sgd_iterations(400, 4, 1.0, 1e-6)
+    steps = user.default_sgd_iterations(400, 5, 4, 1.0, 1e-6)
     assert est.solver_ == "user_dp_sgd" and est.sgd_iterations_ == steps
+    assert est.sgd_momentum_ == user.default_sgd_momentum(400, 4, 1.0, 1e-6, steps)
     assert est.alpha_ == pytest.approx(user.SGD_ALPHA_SHARE * user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent) and event.count == steps

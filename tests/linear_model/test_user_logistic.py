@@ -244,7 +244,7 @@ def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
     est.fit(X, y, g)
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent)
-    assert event.count == est.sgd_iterations_ == default_sgd_iterations(60, 5, 1.0, 1e-6)
+    assert event.count == est.sgd_iterations_ == default_sgd_iterations(60, 10, 5, 1.0, 1e-6)
     assert est.epsilon_spent_ <= 1.0 and est.delta_spent_ <= 1e-6
     assert len(acc.ledger) == 1
 

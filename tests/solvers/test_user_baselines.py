@@ -74,11 +74,12 @@ def test_dp_sgd_clipping_makes_the_sum_sensitivity_exactly_2c():
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize("mutant", [None, "half_noise", "no_clip", "noise_once"])
+@pytest.mark.parametrize("mutant", [None, "momentum", "half_noise", "no_clip", "noise_once"])
 def test_dp_sgd_final_iterate_audit(mutant):
+    # "momentum" is not a mutant: Nesterov momentum post-processes the same releases
     eps, delta, n, T = 1.0, 1e-5, 20, 10
     plan = dp_sgd_plan(n, 1, epsilon=eps, delta=delta, iterations=T, clip=0.5, step=0.5, lam=0.0, radius=1e6,
-                       gradient_error=0.0, noise="float")
+                       gradient_error=0.0, noise="float", momentum=0.9 if mutant == "momentum" else 0.0)
     if mutant == "half_noise":
         plan = dataclasses.replace(plan, sigma=plan.sigma / 2)
     if mutant == "no_clip":  # noise planned for C = 0.5, gradients of norm 1 not clipped
@@ -94,7 +95,48 @@ def test_dp_sgd_final_iterate_audit(mutant):
     centre_a, centre_b = runs[0].mean(axis=0), runs[1].mean(axis=0)
     a, b = project_on(runs[0], centre_a, centre_b), project_on(runs[1], centre_a, centre_b)
     res = audit_gaussian_dp(a, b, eps, delta)
-    assert res.violation is (mutant is not None), res
+    assert res.violation is (mutant not in (None, "momentum")), res
+
+
+@pytest.mark.parametrize("noise", ["float", "secure"])
+def test_dp_sgd_momentum_does_not_change_the_releases(noise):
+    """Momentum is post-processing: same sigma, mechanism and event as plain DP-GD with the same T."""
+    kw = dict(epsilon=1.0, delta=1e-6, iterations=20, clip=0.5, step=0.5, lam=0.01, radius=5.0, gradient_error=1e-12,
+              noise=noise)
+    plain, fast = dp_sgd_plan(100, 3, **kw), dp_sgd_plan(100, 3, momentum=0.9, **kw)
+    assert fast.momentum == 0.9 and plain.momentum == 0.0
+    assert fast.sigma == plain.sigma and fast.mechanism == plain.mechanism and fast.event == plain.event
+    for bad in (-0.1, 1.0, 1.5):
+        with pytest.raises(ValueError, match="momentum"):
+            dp_sgd_plan(100, 3, momentum=bad, **kw)
+
+
+def test_dp_sgd_momentum_takes_gradients_inside_the_radius():
+    """The look-ahead point is projected: every point a gradient is taken at has norm <= radius, the
+    assumption of the float error bound of the users' gradients (user_mean_gradient_error)."""
+    n, p, radius = 20, 2, 0.3
+    plan = dp_sgd_plan(n, p, epsilon=1.0, delta=1e-6, iterations=15, clip=0.5, step=0.5, lam=0.0, radius=radius,
+                       gradient_error=0.0, noise="secure", momentum=0.95)
+    grads = _linear_users(n, p, False)
+    seen = []
+
+    def clipped_sum(W):
+        seen.append(np.linalg.norm(W, axis=1).max())
+        return clipped_gradient_sum(grads(W), plan.clip)
+
+    w = run_dp_sgd(grads, plan, np.random.default_rng(0), clipped_sum=clipped_sum)
+    assert len(seen) == 15 and max(seen) <= radius * (1 + 1e-12) and np.linalg.norm(w) <= radius * (1 + 1e-12)
+    # without the projection of the look-ahead point the iterates at the boundary would overshoot it
+    assert max(seen) > 0.99 * radius
+    # momentum 0 is plain projected DP-GD: the same iterates as the loop without look-ahead
+    plain = dataclasses.replace(plan, momentum=0.0)
+    a = run_dp_sgd(grads, plain, np.random.default_rng(1))
+    W, rng = np.zeros((1, p)), np.random.default_rng(1)
+    for _ in range(plain.iterations):
+        noisy = plain.mechanism.draw(rng, 1).release(clipped_gradient_sum(grads(W), plain.clip))
+        W = W - plain.step * (noisy / n + plain.lam * W)
+        W = W * np.minimum(1.0, radius / np.maximum(np.linalg.norm(W, axis=1, keepdims=True), 1e-300))
+    np.testing.assert_array_equal(a, W[0])
 
 
 # --------------------------------------------------------------------------- item level + group privacy

@@ -4,7 +4,7 @@
 estimator's public settings): ``max_items`` (the per-user cap m),
 ``data_norm``, ``alpha``, ``radius``, ``deletion_test``, ``beta``,
 ``max_exhaustive_solves``, ``user_clip``, ``sgd_iterations``,
-``sgd_clip``, ``sgd_step``.
+``sgd_clip``, ``sgd_step``, ``sgd_momentum``.
 """
 
 import math
@@ -86,8 +86,9 @@ def user_dp_sgd(n, d, budget, params):
     error = user_mean_gradient_error(norm, params["max_items"], d, params["radius"])
     schedule = dp_sgd_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, iterations=params["sgd_iterations"],
                            clip=clip, step=step, lam=params["alpha"], radius=params["radius"], gradient_error=error,
-                           noise=budget.noise)
-    info = {"iterations": schedule.iterations, "clip": schedule.clip, "step": schedule.step, "sigma": schedule.sigma}
+                           noise=budget.noise, momentum=params.get("sgd_momentum") or 0.0)
+    info = {"iterations": schedule.iterations, "clip": schedule.clip, "step": schedule.step, "sigma": schedule.sigma,
+            "momentum": schedule.momentum}
     return SchedulePlan(schedule, _run_dp_sgd, info)
 
 

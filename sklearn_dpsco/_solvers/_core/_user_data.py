@@ -4,7 +4,9 @@ The privacy unit of a user-level fit is one *user*: all rows sharing a value
 of ``groups``. :func:`make_user_data` turns validated ``(X, y, groups)`` into a
 :class:`UserData`:
 
-* rows are stably sorted by user, so a user's rows stay in input order;
+* rows are stably sorted by user, so a user's rows stay in input order
+  (one stable sort of the identifiers, :func:`index_users`, which also
+  counts the users; rows that arrive sorted by user are not moved);
 * every user keeps at most ``max_items`` rows, chosen by a data-independent
   rule — the first ``max_items`` rows in input order, or a uniformly random
   subset drawn from a random state that is independent of the data. Nothing
@@ -30,7 +32,52 @@ import scipy.sparse as sp
 
 from ..._fast._users import group_sums
 
-__all__ = ["UserData", "group_gradient_sums", "group_gradient_sums_reference", "make_user_data"]
+__all__ = ["UserData", "UserIndex", "group_gradient_sums", "group_gradient_sums_reference", "index_users",
+           "make_user_data"]
+
+
+@dataclass(frozen=True)
+class UserIndex:
+    """The rows grouped by user: one stable sort of the identifiers.
+
+    Attributes
+    ----------
+    order : ndarray of shape (n_rows,) or None
+        Row indices sorted by user, a user's rows in input order; ``None`` when
+        the rows already are (the identity).
+    counts : ndarray of shape (n_users,)
+        Rows per user, users in increasing identifier order.
+    """
+
+    order: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def n_users(self):
+        return int(self.counts.size)
+
+
+def index_users(groups):
+    """Group rows by user id with one stable sort (none when ``groups`` is already non-decreasing).
+
+    The users are the distinct values of ``groups`` (as ``np.unique`` counts
+    them: equal values, one user), in increasing order.
+    """
+    groups = np.asarray(groups).ravel()
+    n = groups.size
+    if n == 0:
+        return UserIndex(None, np.zeros(0, dtype=np.intp))
+    try:
+        presorted = bool(np.all(groups[1:] >= groups[:-1]))
+    except TypeError:  # identifiers comparable for sorting only
+        presorted = False
+    order = None
+    if not presorted:
+        order = np.argsort(groups, kind="stable")  # rows of a user stay in input order
+        groups = groups[order]
+    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    counts = np.diff(np.concatenate(([0], starts, [n]))).astype(np.intp)
+    return UserIndex(order, counts)
 
 
 @dataclass
@@ -131,7 +178,7 @@ def group_gradient_sums_reference(X, coef_rows, indptr):
 
 
 def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0, item_selection="first",
-                   random_state=None):
+                   random_state=None, users=None):
     """Group, cap, augment and scale rows (see the module docstring).
 
     Parameters
@@ -152,22 +199,28 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
         Which rows a user keeps when it has more than ``max_items``.
     random_state : int or None
         Seed for ``"random"`` selection (drawn up front by the caller, independent of the data).
+    users : UserIndex, optional
+        :func:`index_users` of ``groups``, if the caller already has it.
 
     Returns
     -------
     UserData
     """
     n_rows = X.shape[0]
-    _, user_of_row = np.unique(groups, return_inverse=True)
-    user_of_row = user_of_row.ravel()
-    order = np.argsort(user_of_row, kind="stable")  # rows of a user stay in input order
-    counts = np.bincount(user_of_row)
+    users = index_users(groups) if users is None else users
+    counts = users.counts
+    order = np.arange(n_rows) if users.order is None else users.order
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     if item_selection == "first":
-        rank = np.arange(n_rows) - np.repeat(starts, counts)
-        keep = order[rank < max_items]
+        if counts.size == 0 or counts.max() <= max_items:
+            keep = order  # every row is kept
+        else:
+            rank = np.arange(n_rows) - np.repeat(starts, counts)
+            keep = order[rank < max_items]
     elif item_selection == "random":
         rng = np.random.default_rng(random_state)
+        user_of_row = np.empty(n_rows, dtype=np.intp)
+        user_of_row[order] = np.repeat(np.arange(counts.size), counts)
         # a random priority per row, independent of the data: a user keeps its
         # max_items rows of lowest priority, a uniformly random subset.
         by_priority = np.lexsort((rng.random(n_rows), user_of_row))
@@ -179,18 +232,20 @@ def make_user_data(X, y, groups, *, max_items, data_norm, intercept_scaling=0.0,
         raise ValueError(f"item_selection must be 'first' or 'random', got {item_selection!r}.")
     kept_counts = np.minimum(counts, max_items)
     indptr = np.concatenate(([0], np.cumsum(kept_counts))).astype(np.intp)
+    # every row kept and already in user order: copy X as it is instead of gathering it
+    rows = slice(None) if users.order is None and keep.size == n_rows else keep
 
     if sp.issparse(X):
-        Xk = X[keep]
+        Xk = X[rows]
         if intercept_scaling > 0:
             col = np.full((Xk.shape[0], 1), float(intercept_scaling))
             Xk = sp.hstack([Xk, sp.csr_matrix(col)], format="csr")
     elif intercept_scaling > 0:  # kept rows and the intercept column written once into one array
         Xk = np.empty((keep.size, X.shape[1] + 1), dtype=np.float64)
-        Xk[:, :-1] = X[keep]
+        Xk[:, :-1] = X[rows]
         Xk[:, -1] = float(intercept_scaling)
     else:
-        Xk = X[keep]
+        Xk = np.array(X[rows], dtype=np.float64, order="C")  # a fresh array: scaled in place below
     if sp.issparse(Xk):
         Xk = sp.csr_matrix(Xk, dtype=np.float64)
         norms = np.sqrt(np.asarray(Xk.multiply(Xk).sum(axis=1)).ravel())

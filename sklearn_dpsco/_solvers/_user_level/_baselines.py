@@ -3,9 +3,13 @@
 ``user_dp_sgd`` — user-level DP gradient descent (full batch of users per
 step): each user's *average* gradient is clipped to norm C, the clipped
 vectors are summed, noise is added to the sum, and a projected step is
-taken. Replacing one user moves the sum by at most 2C. T, C, the step and
-the ridge are public; the number of steps is fixed in advance. Two noise
-paths:
+taken. Replacing one user moves the sum by at most 2C. T, C, the step, the
+ridge and the momentum are public; the number of steps is fixed in advance.
+With momentum ``beta > 0`` the gradient is taken at the look-ahead point
+``Pi(w_t + beta (w_t - w_{t-1}))`` (Nesterov's form): the iterates and the
+look-ahead points are functions of earlier releases only, so momentum is
+post-processing and the mechanism (the released sums, their sensitivity and
+noise) is the one of plain DP-GD with the same T. Two noise paths:
 
 * ``noise="secure"`` (the default): every step releases its sum through a
   :class:`~sklearn_dpsco._mechanisms.GaussianMechanism` — the sum is rounded
@@ -80,7 +84,9 @@ class DPSGDPlan:
 
     ``sigma`` is the per-step noise std (``mechanism.sigma`` on the secure
     path); ``mechanism`` the secure per-step :class:`GaussianMechanism`
-    (``None`` on the float path).
+    (``None`` on the float path); ``momentum`` the public Nesterov
+    coefficient in [0, 1) (0: plain projected DP-GD). The event does not
+    read ``momentum``.
     """
 
     n_users: int
@@ -92,6 +98,7 @@ class DPSGDPlan:
     radius: float
     sigma: float
     mechanism: GaussianMechanism = None
+    momentum: float = 0.0
 
     @property
     def noise(self):
@@ -107,8 +114,11 @@ class DPSGDPlan:
 
 
 def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam, radius, gradient_error,
-                noise=DEFAULT_NOISE):
+                noise=DEFAULT_NOISE, momentum=0.0):
     """Public plan of user-level DP-GD; one noise scale for every step.
+
+    ``momentum`` (public, in [0, 1)) changes only how the iterates are formed
+    from the released sums, not the releases: the noise scale does not read it.
 
     ``gradient_error`` is a public bound on the float64 error of each user's
     computed gradient (:func:`user_mean_gradient_error` for the logistic
@@ -126,6 +136,9 @@ def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam,
     gradient_error = check_nonnegative(gradient_error, "gradient_error")
     if lam < 0:
         raise ValueError(f"lam must be >= 0, got {lam}.")
+    momentum = float(momentum)
+    if not 0.0 <= momentum < 1.0:
+        raise ValueError(f"momentum must be in [0, 1), got {momentum}.")
     T = int(iterations)
     if T < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}.")
@@ -135,11 +148,12 @@ def dp_sgd_plan(n_users, n_coef, *, epsilon, delta, iterations, clip, step, lam,
         # release of it on a 1/T zCDP share (doc/privacy/user_level.rst, "user_dp_sgd on the secure path").
         sensitivity = clipped_sum_sensitivity(clip, n_users, n_coef, gradient_error)
         mechanism = dp_gd_step_mechanism(sensitivity, T, Budget(epsilon, delta, noise), n_coef)
-        return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, mechanism.sigma, mechanism)
+        return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, mechanism.sigma, mechanism,
+                         momentum)
     # why: each step adds N(0, sigma^2) to a sum of sensitivity 2C (replace one user); T steps
     # are exactly sqrt(T) 2C / sigma -Gaussian DP, which must not exceed mu(epsilon, delta).
     sigma = dp_gd_sigma(2.0 * clip, T, epsilon, delta)
-    return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, sigma)
+    return DPSGDPlan(int(n_users), int(n_coef), T, clip, step, float(lam), radius, sigma, None, momentum)
 
 
 def user_mean_gradient_error(data_norm, max_items, n_coef, radius):
@@ -254,16 +268,25 @@ def run_dp_sgd(user_gradients, plan, rng, *, w0=None, size=None, clipped_sum=Non
     p = plan.n_coef
     chains = 1 if size is None else int(size)
     W = np.tile(np.zeros(p) if w0 is None else np.asarray(w0, dtype=float), (chains, 1))
+    W_prev = W
     for _ in range(plan.iterations):
+        # the point where the gradient is taken: the iterate, or with momentum the projected
+        # look-ahead point; either is a function of earlier releases only (post-processing), and
+        # of norm <= radius, as the float error bound of the users' gradients assumes
+        V = W if plan.momentum == 0.0 else _project(W + plan.momentum * (W - W_prev), plan.radius)
         if clipped_sum is None:
-            G = clipped_gradient_sum(user_gradients(W), plan.clip)  # (chains, p), sensitivity 2C (+ rounding)
+            G = clipped_gradient_sum(user_gradients(V), plan.clip)  # (chains, p), sensitivity 2C (+ rounding)
         else:
-            G = clipped_sum(W)  # the same sum, fused
+            G = clipped_sum(V)  # the same sum, fused
         noisy = _step_draw(plan, rng, chains).release(G)  # secure: G rounded to the grid, integer noise added
-        W = W - plan.step * (noisy / plan.n_users + plan.lam * W)
-        norms = np.linalg.norm(W, axis=1, keepdims=True)
-        W = W * np.minimum(1.0, plan.radius / np.maximum(norms, 1e-300))  # projection onto B(0, radius)
+        W_prev, W = W, _project(V - plan.step * (noisy / plan.n_users + plan.lam * V), plan.radius)
     return W[0] if size is None else W
+
+
+def _project(W, radius):
+    """Each row of ``W`` projected onto the ball B(0, radius)."""
+    norms = np.linalg.norm(W, axis=1, keepdims=True)
+    return W * np.minimum(1.0, radius / np.maximum(norms, 1e-300))
 
 
 # --------------------------------------------------------------------------- item-level + group privacy
