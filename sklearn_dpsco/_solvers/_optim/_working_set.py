@@ -54,9 +54,11 @@ PROBE_EPOCHS = 3
 #: costs a check round.
 SCREEN_SHRINK = 64.0
 #: The reduced problem is solved to this fraction of the full problem's target distance.
-REDUCED_TARGET = 0.1
-#: Budget of one reduced solve, in its own passes (its rows are few and stay in cache).
-REDUCED_EPOCHS = 2000
+REDUCED_TARGET = 0.5
+#: Budget of one reduced solve, in its own passes (its rows are few and stay in cache). Its result
+#: is only a start: a reduced solve that does not certify (e.g. its own rounding floor is above
+#: the target while screened rows sit on the wrong side) hands on its dual point all the same.
+REDUCED_EPOCHS = 300
 #: Rounds of reduced solve and check before the full ascent takes over.
 MAX_ROUNDS = 6
 #: A working set above this fraction of the rows is not worth extracting: the full ascent continues.
@@ -129,7 +131,8 @@ def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distan
 
     ``probe`` is a ``certified_erm`` result on the full block (its ``w``,
     ``distance_bound`` and ``dual_coef``). Returns ``probe.dual_coef`` when
-    screening does not apply (non-finite bound, working set too large).
+    screening does not apply (non-finite bound, working set above
+    ``MAX_WORKING_FRACTION`` of the rows, at the start or after a check).
     """
     name = "hinge" if loss.is_classification else "absolute"
     n = stop - start
@@ -152,7 +155,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distan
     for _ in range(MAX_ROUNDS):
         index = np.flatnonzero(in_set)
         if index.size > MAX_WORKING_FRACTION * n:
-            return beta
+            return probe.dual_coef  # too many rows near (or on the wrong side of) their kink
         beta = np.where(in_set, beta, bound)
         # the screened rows' linear losses shift the centre (their terms of v = (1/n) sum s_i beta_i x_i)
         w_b = w0 + rows.rmatvec(np.where(in_set, 0.0, sw * beta) / (lam * n), start, stop)
