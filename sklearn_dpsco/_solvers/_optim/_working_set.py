@@ -42,13 +42,15 @@ import numpy as np
 from ..._fast._erm import certified_erm
 from ..._fast._objective import Objective
 from ..._fast._rows import RowData
+from .._core._data import GLMData
 
 __all__ = ["KINKED_LOSSES", "certified_kinked_erm"]
 
 #: Losses solved on a working set (piecewise linear with one kink).
 KINKED_LOSSES = ("hinge", "absolute")
-#: Passes of the cold ascent before the rows are screened.
-PROBE_EPOCHS = 3
+#: Passes of the cold ascent before the rows are screened: first none (the certificate at
+#: ``beta = 0`` often screens well when ``lam`` is large), then a few more if that working set overflows.
+PROBE_EPOCHS = (0, 3)
 #: Rows within ``||x_i|| D / SCREEN_SHRINK`` of their kink form the working set: the proven bound
 #: ``D`` after the probe is typically 20-40x the true distance, and a row screened wrongly only
 #: costs a check round.
@@ -61,6 +63,8 @@ REDUCED_TARGET = 0.5
 REDUCED_EPOCHS = 300
 #: Rounds of reduced solve and check before the full ascent takes over.
 MAX_ROUNDS = 6
+#: Working sets of at least this many rows are solved on a working set of their own.
+NESTED_MIN_ROWS = 1000
 #: A working set above this fraction of the rows is not worth extracting: the full ascent continues.
 MAX_WORKING_FRACTION = 0.5
 
@@ -87,7 +91,7 @@ def _reduced_rows(data, index):
 
 
 def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target_distance, max_epochs,
-                         ball_center=None, ball_radius=None):
+                         ball_center=None, ball_radius=None, dual_start=None, nested=True):
     """``certified_erm`` for a hinge or absolute loss, started from a working-set solution.
 
     Parameters
@@ -105,6 +109,10 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     max_epochs : int
         Public budget of the certified ascent, in passes (the probe's included).
     ball_center, ball_radius : optional public constraint set.
+    dual_start : ndarray of shape (stop - start,), optional
+        Where the ascent starts (zeros when None).
+    nested : bool, default=True
+        Whether a large working set is itself solved on a working set (one level).
 
     Returns
     -------
@@ -115,24 +123,30 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     y, sw = data.y, data.sample_weight
     stop = data.n_samples if stop is None else stop
     ball = dict(ball_center=ball_center, ball_radius=ball_radius)
-    probe = min(PROBE_EPOCHS, max_epochs)
-    res = certified_erm(rows, y, loss, lam, w0, clip=clip, sample_weight=sw, start=start, stop=stop,
-                        target_distance=target_distance, max_epochs=probe, **ball)
-    if res.certified or probe >= max_epochs:
-        return res
-    beta = working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, res, ball)
+    fit = dict(clip=clip, sample_weight=sw, start=start, stop=stop, target_distance=target_distance)
+    # the certificate at beta = 0 (w = Pi_B(w0)), then after a few passes: screen at the first that allows it
+    res, used, beta = None, 0, None
+    for probe in PROBE_EPOCHS:
+        probe = min(probe, max_epochs - used)
+        start_beta = dual_start if res is None else res.dual_coef
+        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta, **fit, **ball)
+        used += res.n_epochs
+        if res.certified or used >= max_epochs:
+            return res
+        beta = working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, res, ball, nested)
+        if beta is not None:
+            break
     # the certificate: the same duality gap over every row, whatever the start
-    return certified_erm(rows, y, loss, lam, w0, clip=clip, sample_weight=sw, start=start, stop=stop,
-                         target_distance=target_distance, max_epochs=max_epochs - probe, dual_start=beta, **ball)
+    return certified_erm(rows, y, loss, lam, w0, max_epochs=max_epochs - used,
+                         dual_start=res.dual_coef if beta is None else beta, **fit, **ball)
 
-
-def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, probe, ball):
+def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, probe, ball, nested=False):
     """Dual point for rows [start, stop): screened rows at their side's bound, the working set solved.
 
     ``probe`` is a ``certified_erm`` result on the full block (its ``w``,
-    ``distance_bound`` and ``dual_coef``). Returns ``probe.dual_coef`` when
-    screening does not apply (non-finite bound, working set above
-    ``MAX_WORKING_FRACTION`` of the rows, at the start or after a check).
+    ``distance_bound`` and ``dual_coef``). Returns None when screening does
+    not apply (non-finite bound, working set above ``MAX_WORKING_FRACTION``
+    of the rows, at the start or after a check).
     """
     name = "hinge" if loss.is_classification else "absolute"
     n = stop - start
@@ -140,7 +154,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distan
     sw = np.ones(n) if data.sample_weight is None else data.sample_weight[start:stop]
     D = probe.distance_bound
     if not np.isfinite(D):
-        return probe.dual_coef
+        return None
     norms = rows.row_norms()[start:stop]
     e = _kink_residual(name, rows.matvec(probe.w, start, stop), y)
     side = np.sign(e)
@@ -155,16 +169,23 @@ def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distan
     for _ in range(MAX_ROUNDS):
         index = np.flatnonzero(in_set)
         if index.size > MAX_WORKING_FRACTION * n:
-            return probe.dual_coef  # too many rows near (or on the wrong side of) their kink
+            return None  # too many rows near (or on the wrong side of) their kink
         beta = np.where(in_set, beta, bound)
         # the screened rows' linear losses shift the centre (their terms of v = (1/n) sum s_i beta_i x_i)
         w_b = w0 + rows.rmatvec(np.where(in_set, 0.0, sw * beta) / (lam * n), start, stop)
         sub_sw = None if data.sample_weight is None else np.ascontiguousarray(sw[index])
-        sub = certified_erm(
-            _reduced_rows(data, start + index), np.ascontiguousarray(y[index]), loss, lam * n / index.size, w_b,
-            clip=clip, sample_weight=sub_sw, target_distance=REDUCED_TARGET * target_distance,
-            max_epochs=REDUCED_EPOCHS, dual_start=beta[index], **ball,
-        )
+        sub_rows, sub_y = _reduced_rows(data, start + index), np.ascontiguousarray(y[index])
+        sub_fit = dict(clip=clip, target_distance=REDUCED_TARGET * target_distance, max_epochs=REDUCED_EPOCHS,
+                       dual_start=beta[index], ball_center=ball.get("ball_center"),
+                       ball_radius=ball.get("ball_radius"))
+        if nested and index.size >= NESTED_MIN_ROWS:
+            # a large working set is itself solved on a working set (one level deep)
+            sub = certified_kinked_erm(
+                GLMData(data.X[start + index], sub_y, sub_sw, data.intercept_scaling), sub_rows, loss,
+                lam * n / index.size, w_b, start=0, stop=index.size, nested=False, **sub_fit,
+            )
+        else:
+            sub = certified_erm(sub_rows, sub_y, loss, lam * n / index.size, w_b, sample_weight=sub_sw, **sub_fit)
         beta[index] = sub.dual_coef
         # a screened row on the wrong side of its kink at the reduced solution joins the working set
         wrong = ~in_set & (sw > 0) & (side * _kink_residual(name, rows.matvec(sub.w, start, stop), y) < 0)
