@@ -8,9 +8,9 @@ in ``{0, c_i}``; absolute: ``beta_i = +-c_i``; ``c_i = min(1, k_i)``). The
 cold dual ascent spends most of its passes finding out which side each row
 is on. :func:`certified_kinked_erm` finds that out on a small problem:
 
-1. *probe*: a few passes of the certified ascent from zero
-   (``certified_erm(..., max_epochs=PROBE_EPOCHS)``) give a point ``w`` and
-   its proven distance bound ``D``;
+1. *probe*: the certificate at ``beta = 0`` (no pass), and if the working
+   set it gives overflows, the certificate after 3 passes of the ascent
+   (``PROBE_EPOCHS``), give a point ``w`` and its proven distance bound ``D``;
 2. *screen*: the rows whose kink residual ``e_i`` (hinge: ``y_i z_i - 1``,
    absolute: ``z_i - y_i``, ``z_i = <x_i, w>``) exceeds
    ``||x_i|| D / SCREEN_SHRINK`` in magnitude get the bound dual value of
@@ -20,7 +20,8 @@ is on. :func:`certified_kinked_erm` finds that out on a small problem:
    and the problem on ``U`` alone, ``(1/|U|) sum_U s_i psi_i +
    (lam n / |U|)/2 ||w - w_B||^2`` (the same problem restricted, scaled by
    ``n / |U|``), goes to the same certified solver, whose rows are few and
-   stay in cache;
+   stay in cache (a working set of ``NESTED_MIN_ROWS`` or more rows is
+   itself solved this way, one level deep);
 4. *check*: a screened row whose residual at the reduced solution has the
    wrong sign for its fixed dual value joins ``U`` and step 3 runs again
    (at most ``MAX_ROUNDS`` times).
