@@ -297,42 +297,56 @@ cdef class RowData:
             return self._sq_array.copy()
         return self._norm_array.copy()
 
-    def matvec(self, w):
-        """Return ``X_aug @ w`` (``X_aug`` includes the intercept column).
+    def _range(self, start, stop):
+        stop = self.n_samples if stop is None else int(stop)
+        if not (0 <= start <= stop <= self.n_samples):
+            raise ValueError(f"need 0 <= start <= stop <= n_samples={self.n_samples}, got [{start}, {stop})")
+        return int(start), stop
+
+    def matvec(self, w, start=0, stop=None):
+        """Return ``X_aug[start:stop] @ w`` (``X_aug`` includes the intercept column).
 
         Parameters
         ----------
         w : array-like of shape (n_features,)
+        start, stop : int, default=0, None
+            Row range (``stop=None``: n_samples).
 
         Returns
         -------
-        z : ndarray of shape (n_samples,)
+        z : ndarray of shape (stop - start,)
         """
         cdef const double[::1] wv = self._vector(w, self.n_features, "w")
-        out = np.zeros(self.n_samples, dtype=np.float64)
+        cdef Py_ssize_t lo, hi
+        lo, hi = self._range(start, stop)
+        out = np.zeros(hi - lo, dtype=np.float64)
         cdef double[::1] ov = out
-        if self.n_samples > 0 and self.n_features > 0:
+        if hi > lo and self.n_features > 0:
             with nogil:
-                self.block_matvec(0, self.n_samples, &wv[0], &ov[0])
+                self.block_matvec(lo, hi, &wv[0], &ov[0])
         return out
 
-    def rmatvec(self, a):
-        """Return ``X_aug.T @ a``.
+    def rmatvec(self, a, start=0, stop=None):
+        """Return ``X_aug[start:stop].T @ a``.
 
         Parameters
         ----------
-        a : array-like of shape (n_samples,)
+        a : array-like of shape (stop - start,)
+        start, stop : int, default=0, None
+            Row range (``stop=None``: n_samples).
 
         Returns
         -------
         g : ndarray of shape (n_features,)
         """
-        cdef const double[::1] av = self._vector(a, self.n_samples, "a")
+        cdef Py_ssize_t lo, hi
+        lo, hi = self._range(start, stop)
+        cdef const double[::1] av = self._vector(a, hi - lo, "a")
         out = np.zeros(self.n_features, dtype=np.float64)
         cdef double[::1] ov = out
-        if self.n_samples > 0 and self.n_features > 0:
+        if hi > lo and self.n_features > 0:
             with nogil:
-                self.block_rmatvec(0, self.n_samples, &av[0], &ov[0])
+                self.block_rmatvec(lo, hi, &av[0], &ov[0])
         return out
 
     def toarray(self):

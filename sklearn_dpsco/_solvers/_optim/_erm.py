@@ -19,13 +19,14 @@ from ..._fast._rows import RowData
 from .._core._data import GLMData, safe_row_norms
 from ._reference_erm import reference_certified_erm
 from ._warm_start import dual_start
+from ._working_set import KINKED_LOSSES, certified_kinked_erm
 
 __all__ = ["CertificationError", "MAX_EPOCHS", "solve_certified"]
 
 #: Public work budget of the certified solver, in passes over the rows.
 MAX_EPOCHS = 2000
-#: Losses whose solves start from a Newton guess (``_warm_start.dual_start``); the others start
-#: from zero (see that module for why).
+#: Losses whose solves start from a Newton guess (``_warm_start.dual_start``); hinge and absolute
+#: start from a working-set solution (``_working_set``); the others start from zero.
 WARM_LOSSES = ("squared",)
 
 
@@ -186,15 +187,23 @@ def solve_certified(data, loss, lam, w0, *, clip, target_distance, start=0, stop
         )
     else:
         center, radius = (None, None) if ball is None else ball
-        # speed only: the ascent starts at the dual point of a BLAS Newton solve; the certificate
-        # below is the same duality gap whatever the start (doc/privacy/output_perturbation.rst)
-        beta0 = dual_start(data, loss.name, lam, w0, clip, target_distance, start, stop) if loss.name in WARM_LOSSES \
-            else None
-        res = certified_erm(
-            _rows(data), data.y, compiled, lam, w0, clip=clip, sample_weight=data.sample_weight, start=start,
-            stop=stop, target_distance=target_distance, max_epochs=MAX_EPOCHS, ball_center=center,
-            ball_radius=radius, dual_start=beta0,
-        )
+        if loss.name in KINKED_LOSSES:
+            # speed only: the ascent starts at a working-set solution; the certificate is the same
+            # duality gap whatever the start (doc/privacy/output_perturbation.rst, "Warm starts")
+            res = certified_kinked_erm(
+                data, _rows(data), compiled, lam, w0, clip=clip, start=start, stop=stop,
+                target_distance=target_distance, max_epochs=MAX_EPOCHS, ball_center=center, ball_radius=radius,
+            )
+        else:
+            # speed only: the ascent starts at the dual point of a BLAS Newton solve; the certificate
+            # below is the same duality gap whatever the start (doc/privacy/output_perturbation.rst)
+            beta0 = dual_start(data, loss.name, lam, w0, clip, target_distance, start, stop) \
+                if loss.name in WARM_LOSSES else None
+            res = certified_erm(
+                _rows(data), data.y, compiled, lam, w0, clip=clip, sample_weight=data.sample_weight, start=start,
+                stop=stop, target_distance=target_distance, max_epochs=MAX_EPOCHS, ball_center=center,
+                ball_radius=radius, dual_start=beta0,
+            )
     if not res.certified:
         # The message carries public quantities only: the achieved bound depends on the data.
         raise CertificationError(

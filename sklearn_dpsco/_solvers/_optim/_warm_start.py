@@ -10,10 +10,11 @@ primal find with full-batch BLAS work: this module computes such a guess
 ends when the set of rows in the quadratic part stops changing, at the exact
 minimizer, and the solver then certifies without a pass.
 
-Non-smooth losses (absolute, hinge) start from zero: a Newton continuation on
-the loss smoothed at a shrinking width, with an exact polish on the kink
-pattern, was measured slower than the ascent it replaced (the kink pattern
-settles only at widths near 1e-5).
+Non-smooth losses get no Newton start: a Newton continuation on the loss
+smoothed at a shrinking width, with an exact polish on the kink pattern, was
+measured slower than the ascent it replaced (the kink pattern settles only at
+widths near 1e-5). Hinge and absolute solves start from a working-set
+solution instead (``_working_set.py``).
 
 Privacy is untouched: the start only changes where the ascent begins, and the
 solver certifies the released point by the same duality gap whatever the

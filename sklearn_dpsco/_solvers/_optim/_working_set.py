@@ -1,0 +1,197 @@
+"""Certified solves of kinked losses (hinge, absolute) on a working set of rows (speed only, never privacy).
+
+The minimizer of ``(1/n) sum_i s_i psi_i(<x_i, w>) + lam/2 ||w - w0||^2``
+with a piecewise-linear ``psi_i`` has only about ``d`` rows exactly at their
+kink; every other row sits on one side of it, where its loss is linear and
+its dual variable ``beta_i`` is at a bound of its box (hinge: ``beta_i y_i``
+in ``{0, c_i}``; absolute: ``beta_i = +-c_i``; ``c_i = min(1, k_i)``). The
+cold dual ascent spends most of its passes finding out which side each row
+is on. :func:`certified_kinked_erm` finds that out on a small problem:
+
+1. *probe*: the certificate at ``beta = 0`` (no pass), and if the working
+   set it gives overflows, the certificate after 3 passes of the ascent
+   (``PROBE_EPOCHS``), give a point ``w`` and its proven distance bound ``D``;
+2. *screen*: the rows whose kink residual ``e_i`` (hinge: ``y_i z_i - 1``,
+   absolute: ``z_i - y_i``, ``z_i = <x_i, w>``) exceeds
+   ``||x_i|| D / SCREEN_SHRINK`` in magnitude get the bound dual value of
+   their side; the others form the working set ``U``;
+3. *reduced solve*: with the screened rows fixed, their (linear) losses move
+   the centre to ``w_B = w0 + (1/(lam n)) sum_{i not in U} s_i beta_i x_i``,
+   and the problem on ``U`` alone, ``(1/|U|) sum_U s_i psi_i +
+   (lam n / |U|)/2 ||w - w_B||^2`` (the same problem restricted, scaled by
+   ``n / |U|``), goes to the same certified solver, whose rows are few and
+   stay in cache (a working set of ``NESTED_MIN_ROWS`` or more rows is
+   itself solved this way, one level deep);
+4. *check*: a screened row whose residual at the reduced solution has the
+   wrong sign for its fixed dual value joins ``U`` and step 3 runs again
+   (at most ``MAX_ROUNDS`` times).
+
+The assembled dual point then only *starts* the full certified solve
+(``certified_erm(..., dual_start=beta)``): its duality gap is computed from
+scratch over every row and compared with the public target exactly as for a
+cold start. When the guess is right the full solve certifies without a pass;
+when it is wrong (a row screened to the wrong side, rounds exhausted) the
+ascent continues from the assembled point until it certifies, or refuses
+within its public budget (doc/privacy/output_perturbation.rst, "Warm starts").
+
+Every step is deterministic (compiled row loops, no BLAS), so the released
+point does not depend on thread settings.
+"""
+
+import numpy as np
+
+from ..._fast._erm import certified_erm
+from ..._fast._objective import Objective
+from ..._fast._rows import RowData
+from .._core._data import GLMData
+
+__all__ = ["KINKED_LOSSES", "certified_kinked_erm"]
+
+#: Losses solved on a working set (piecewise linear with one kink).
+KINKED_LOSSES = ("hinge", "absolute")
+#: Passes of the cold ascent before the rows are screened: first none (the certificate at
+#: ``beta = 0`` often screens well when ``lam`` is large), then a few more if that working set overflows.
+PROBE_EPOCHS = (0, 3)
+#: Rows within ``||x_i|| D / SCREEN_SHRINK`` of their kink form the working set: the proven bound
+#: ``D`` after the probe is typically 20-40x the true distance, and a row screened wrongly only
+#: costs a check round.
+SCREEN_SHRINK = 64.0
+#: The reduced problem is solved to this fraction of the full problem's target distance.
+REDUCED_TARGET = 0.5
+#: Budget of one reduced solve, in its own passes (its rows are few and stay in cache). Its result
+#: is only a start: a reduced solve that does not certify (e.g. its own rounding floor is above
+#: the target while screened rows sit on the wrong side) hands on its dual point all the same.
+REDUCED_EPOCHS = 300
+#: Rounds of reduced solve and check before the full ascent takes over.
+MAX_ROUNDS = 6
+#: Working sets of at least this many rows are solved on a working set of their own.
+NESTED_MIN_ROWS = 1000
+#: A working set above this fraction of the rows is not worth extracting: the full ascent continues.
+MAX_WORKING_FRACTION = 0.5
+
+
+def _kink_residual(loss_name, z, y):
+    """Signed distance to the kink: hinge ``y z - 1``, absolute ``z - y``."""
+    return y * z - 1.0 if loss_name == "hinge" else z - y
+
+
+def _bound_dual(loss_name, side, cap, y):
+    """The dual value of a row strictly on ``side`` (sign of its kink residual) of the kink."""
+    if loss_name == "hinge":
+        # margin below 1: the hinge's slope -y (times c_i) is active, beta_i = c_i y_i; above: 0
+        return np.where(side < 0, cap * y, 0.0)
+    # residual below 0: slope -c_i, beta_i = c_i; above: slope c_i, beta_i = -c_i
+    return np.where(side < 0, cap, -cap)
+
+
+def _reduced_rows(data, index):
+    """RowData of the rows ``index`` of ``data`` (dense or CSR), with the same intercept column."""
+    X = data.X[index]
+    X = X if hasattr(X, "tocsr") else np.ascontiguousarray(X)
+    return RowData(X, intercept_scaling=data.intercept_scaling)
+
+
+def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target_distance, max_epochs,
+                         ball_center=None, ball_radius=None, dual_start=None, nested=True):
+    """``certified_erm`` for a hinge or absolute loss, started from a working-set solution.
+
+    Parameters
+    ----------
+    data : GLMData
+        The rows (``rows`` is its RowData).
+    rows : RowData
+    loss : Loss
+        Compiled ``Hinge`` or ``Absolute``.
+    lam, w0, clip : the problem's regularisation, centre and Lipschitz level.
+    start, stop : int
+        Block of rows.
+    target_distance : float
+        Public accuracy target of the certificate.
+    max_epochs : int
+        Public budget of the certified ascent, in passes (the probe's included).
+    ball_center, ball_radius : optional public constraint set.
+    dual_start : ndarray of shape (stop - start,), optional
+        Where the ascent starts (zeros when None).
+    nested : bool, default=True
+        Whether a large working set is itself solved on a working set (one level).
+
+    Returns
+    -------
+    ERMResult
+        The result of the final ``certified_erm`` call: its ``distance_bound``
+        is the same deterministic certificate as for a cold start.
+    """
+    y, sw = data.y, data.sample_weight
+    stop = data.n_samples if stop is None else stop
+    ball = dict(ball_center=ball_center, ball_radius=ball_radius)
+    fit = dict(clip=clip, sample_weight=sw, start=start, stop=stop, target_distance=target_distance)
+    # the certificate at beta = 0 (w = Pi_B(w0)), then after a few passes: screen at the first that allows it
+    res, used, beta = None, 0, None
+    for probe in PROBE_EPOCHS:
+        probe = min(probe, max_epochs - used)
+        start_beta = dual_start if res is None else res.dual_coef
+        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta, **fit, **ball)
+        used += res.n_epochs
+        if res.certified or used >= max_epochs:
+            return res
+        beta = working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, res, ball, nested)
+        if beta is not None:
+            break
+    # the certificate: the same duality gap over every row, whatever the start
+    return certified_erm(rows, y, loss, lam, w0, max_epochs=max_epochs - used,
+                         dual_start=res.dual_coef if beta is None else beta, **fit, **ball)
+
+def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, probe, ball, nested=False):
+    """Dual point for rows [start, stop): screened rows at their side's bound, the working set solved.
+
+    ``probe`` is a ``certified_erm`` result on the full block (its ``w``,
+    ``distance_bound`` and ``dual_coef``). Returns None when screening does
+    not apply (non-finite bound, working set above ``MAX_WORKING_FRACTION``
+    of the rows, at the start or after a check).
+    """
+    name = "hinge" if loss.is_classification else "absolute"
+    n = stop - start
+    y = data.y[start:stop]
+    sw = np.ones(n) if data.sample_weight is None else data.sample_weight[start:stop]
+    D = probe.distance_bound
+    if not np.isfinite(D):
+        return None
+    norms = rows.row_norms()[start:stop]
+    e = _kink_residual(name, rows.matvec(probe.w, start, stop), y)
+    side = np.sign(e)
+    in_set = (np.abs(e) <= norms * (D / SCREEN_SHRINK)) & (sw > 0)
+    if not in_set.any():
+        in_set[np.argmin(np.where(sw > 0, np.abs(e) / np.maximum(norms, 1e-300), np.inf))] = True
+    # the kernel's own extension levels (rounded down, _objective.row_k): bound values inside its box
+    cap = np.minimum(Objective(rows, data.y, loss, lam, w0, clip, data.sample_weight, start, stop).k_values(), 1.0)
+    bound = _bound_dual(name, side, cap, y)
+    beta = probe.dual_coef.copy()
+    w0 = np.asarray(w0, dtype=float)
+    for _ in range(MAX_ROUNDS):
+        index = np.flatnonzero(in_set)
+        if index.size > MAX_WORKING_FRACTION * n:
+            return None  # too many rows near (or on the wrong side of) their kink
+        beta = np.where(in_set, beta, bound)
+        # the screened rows' linear losses shift the centre (their terms of v = (1/n) sum s_i beta_i x_i)
+        w_b = w0 + rows.rmatvec(np.where(in_set, 0.0, sw * beta) / (lam * n), start, stop)
+        sub_sw = None if data.sample_weight is None else np.ascontiguousarray(sw[index])
+        sub_rows, sub_y = _reduced_rows(data, start + index), np.ascontiguousarray(y[index])
+        sub_fit = dict(clip=clip, target_distance=REDUCED_TARGET * target_distance, max_epochs=REDUCED_EPOCHS,
+                       dual_start=beta[index], ball_center=ball.get("ball_center"),
+                       ball_radius=ball.get("ball_radius"))
+        if nested and index.size >= NESTED_MIN_ROWS:
+            # a large working set is itself solved on a working set (one level deep)
+            sub = certified_kinked_erm(
+                GLMData(data.X[start + index], sub_y, sub_sw, data.intercept_scaling), sub_rows, loss,
+                lam * n / index.size, w_b, start=0, stop=index.size, nested=False, **sub_fit,
+            )
+        else:
+            sub = certified_erm(sub_rows, sub_y, loss, lam * n / index.size, w_b, sample_weight=sub_sw, **sub_fit)
+        beta[index] = sub.dual_coef
+        # a screened row on the wrong side of its kink at the reduced solution joins the working set
+        wrong = ~in_set & (sw > 0) & (side * _kink_residual(name, rows.matvec(sub.w, start, stop), y) < 0)
+        if not wrong.any():
+            break
+        in_set |= wrong
+    return beta
+

@@ -1,0 +1,186 @@
+"""Working-set solves of kinked losses: the start changes where the ascent begins, never what is certified.
+
+``certified_kinked_erm`` (``_solvers/_optim/_working_set.py``) must end at a
+point whose duality-gap certificate passes, within its proven distance of the
+exact minimizer (checked against a cold solve to a much tighter target), for
+hinge and absolute losses with and without intercept, weights, sparse rows
+and a ball; when the screening guesses wrong sides, the check rounds or the
+full ascent must repair it.
+"""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpsco._fast._erm import certified_erm
+from sklearn_dpsco._fast._losses import Absolute, Hinge
+from sklearn_dpsco._fast._rows import RowData
+from sklearn_dpsco._solvers._core._data import GLMData
+from sklearn_dpsco._solvers._core._losses import get_loss
+from sklearn_dpsco._solvers._optim import _working_set
+from sklearn_dpsco._solvers._optim._erm import solve_certified
+from sklearn_dpsco._solvers._optim._working_set import certified_kinked_erm
+
+
+#: The cold reference solve's target (the float floor of these instances is near 1e-5).
+REFERENCE_TARGET = 2e-5
+
+
+def _instance(seed, n=3000, d=5, classification=False, intercept=0.0, weights=False, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.3] = 0.0
+        X = sp.csr_matrix(X)
+    w = rng.normal(size=d)
+    z = X @ w
+    if classification:
+        y = np.where(z + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    else:
+        y = z + 0.3 * rng.normal(size=n)
+    sw = rng.uniform(0, 1, size=n) if weights else None
+    if weights:
+        sw[::7] = 0.0  # rows the objective ignores
+    return GLMData(X, y, sw, intercept)
+
+
+def _solve(data, loss, lam, target, w0=None, ball=None, start=0, stop=None, ref_target=REFERENCE_TARGET):
+    rows = RowData(data.X, data.intercept_scaling)
+    w0 = np.zeros(data.n_features) if w0 is None else w0
+    c, R = (None, None) if ball is None else ball
+    res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=start, stop=stop, target_distance=target,
+                               max_epochs=2000, ball_center=c, ball_radius=R)
+    cold = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, sample_weight=data.sample_weight, start=start,
+                         stop=stop, target_distance=ref_target, max_epochs=5000, ball_center=c, ball_radius=R)
+    assert cold.certified
+    return res, cold
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+@pytest.mark.parametrize("intercept", [0.0, 1.0])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_working_set_solve_is_certified_near_the_minimizer(loss, intercept, weights, sparse):
+    data = _instance(0, classification=loss.is_classification, intercept=intercept, weights=weights, sparse=sparse)
+    lam, target = 1e-3, 1e-4
+    res, cold = _solve(data, loss, lam, target)
+    assert res.certified and res.distance_bound <= target
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_working_set_solve_with_ball_and_block(loss):
+    data = _instance(1, n=4000, classification=loss.is_classification, intercept=1.0)
+    w0 = np.full(data.n_features, 0.1)
+    for radius in (0.05, 100.0):  # active and inactive constraint
+        res, cold = _solve(data, loss, 1e-3, 1e-4, w0=w0, ball=(w0, radius), start=500, stop=3500, ref_target=1e-4)
+        assert res.certified
+        assert np.linalg.norm(res.w - w0) <= radius
+        assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_right_pattern_certifies_without_a_pass(loss):
+    data = _instance(2, classification=loss.is_classification, intercept=1.0)
+    rows = RowData(data.X, 1.0)
+    lam, target = 1e-3, 5e-5
+    w0 = np.zeros(data.n_features)
+    probe = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, target_distance=target,
+                          max_epochs=max(_working_set.PROBE_EPOCHS))
+    assert not probe.certified, "the instance must need more than the probe"
+    res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=0, stop=None, target_distance=target,
+                               max_epochs=2000)
+    # the assembled dual point is optimal: the certificate passes at once, over every row
+    assert res.certified and res.n_epochs == 0
+
+
+def test_a_wrong_screening_is_repaired_by_the_check_rounds(monkeypatch):
+    # a tiny working set puts many rows near their kink on the side seen at the probe's point
+    monkeypatch.setattr(_working_set, "SCREEN_SHRINK", 1e6)
+    monkeypatch.setattr(_working_set, "MAX_ROUNDS", 50)
+    sizes = []
+    real = _working_set.certified_erm
+
+    def spy(rows, y, *args, **kwargs):
+        sizes.append(y.shape[0])
+        return real(rows, y, *args, **kwargs)
+
+    monkeypatch.setattr(_working_set, "certified_erm", spy)
+    data = _instance(3, classification=True)
+    res, cold = _solve(data, Hinge(), 1e-3, 5e-5)
+    # probe, several reduced solves on a growing working set, then the final certificate without a pass
+    assert len(sizes) >= 4 and sizes[1] < sizes[2]
+    assert res.certified and res.n_epochs == 0
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_an_overflowing_working_set_falls_back_to_the_probe(loss, monkeypatch):
+    monkeypatch.setattr(_working_set, "MAX_WORKING_FRACTION", 0.0)
+    data = _instance(3, classification=loss.is_classification)
+    rows = RowData(data.X)
+    w0 = np.zeros(data.n_features)
+    probe = certified_erm(rows, data.y, loss, 1e-3, w0, clip=0.5, target_distance=5e-5, max_epochs=3)
+    assert _working_set.working_set_dual(data, rows, loss, 1e-3, w0, 0.5, 0, data.n_samples, 5e-5, probe, {}) is None
+    res, cold = _solve(data, loss, 1e-3, 5e-5)
+    assert res.certified and res.n_epochs > 0
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_a_wrong_start_falls_back_to_the_full_ascent(loss, monkeypatch):
+    # every screened row on the wrong side, and no check round to repair it: the ascent does the work
+    monkeypatch.setattr(_working_set, "MAX_ROUNDS", 1)
+    flip = _working_set._bound_dual
+    monkeypatch.setattr(_working_set, "_bound_dual", lambda name, side, cap, y: flip(name, -side, cap, y))
+    data = _instance(4, classification=loss.is_classification, weights=True)
+    res, cold = _solve(data, loss, 1e-3, 5e-5)
+    assert res.certified and res.n_epochs > 0
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+def test_a_probe_that_certifies_is_returned_as_is():
+    data = _instance(5)
+    res, _ = _solve(data, Absolute(), 1.0, 1.0)
+    assert res.certified and res.n_epochs == 0
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_nested_working_sets_certify_the_same_minimizer(loss, monkeypatch):
+    # every working set is solved on a working set of its own
+    monkeypatch.setattr(_working_set, "NESTED_MIN_ROWS", 1)
+    data = _instance(8, n=6000, classification=loss.is_classification, intercept=1.0, weights=True)
+    res, cold = _solve(data, loss, 3e-4, 1e-4, ref_target=1e-4)
+    assert res.certified
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("name", ["hinge", "absolute"])
+def test_solve_certified_routes_kinked_losses_to_the_working_set(name, monkeypatch):
+    calls = []
+    real = _working_set.certified_kinked_erm
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["target_distance"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("sklearn_dpsco._solvers._optim._erm.certified_kinked_erm", spy)
+    data = _instance(6, classification=name == "hinge", intercept=1.0)
+    res = solve_certified(data, get_loss(name), 1e-3, np.zeros(data.n_features), clip=0.5, target_distance=1e-4)
+    assert calls == [1e-4] and res.distance_bound <= 1e-4
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, 2.0])
+def test_rowdata_products_on_a_row_range(sparse, intercept):
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 4))
+    Xa = np.hstack([X, np.full((30, 1), intercept)]) if intercept > 0 else X
+    rows = RowData(sp.csr_matrix(X) if sparse else X, intercept)
+    w, a = rng.normal(size=Xa.shape[1]), rng.normal(size=12)
+    np.testing.assert_allclose(rows.matvec(w, 5, 17), Xa[5:17] @ w, rtol=1e-13)
+    np.testing.assert_allclose(rows.rmatvec(a, 5, 17), Xa[5:17].T @ a, rtol=1e-13)
+    np.testing.assert_allclose(rows.matvec(w), Xa @ w, rtol=1e-13)
+    with pytest.raises(ValueError, match="start <= stop"):
+        rows.matvec(w, 20, 10)
+    with pytest.raises(ValueError, match="shape"):
+        rows.rmatvec(a, 0, 30)
