@@ -32,7 +32,10 @@ Pure DP (our addition; Wang's paper is (epsilon, delta) only): Laplace on
     theta   = (A^ + ridge I)^-1 b^
 
 with ``bound_E`` a high-probability bound on the operator norm of the noise
-matrix. Argument and tests: doc/privacy/adassp.rst.
+matrix. With ``select=True`` (small ``n epsilon / d``; public rule in
+:mod:`._adassp_selection`) a fourth, pure-DP release on a share of the budget
+chooses among several ridge levels and the intercept-only model by their
+clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 """
 
 import math
@@ -42,11 +45,12 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .._budget import Budget
+from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._calibrate import laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
+from ._adassp_selection import LOSS_FRACTION, SELECTION_SHARE, RidgeSelection, ridge_candidates
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
 
@@ -94,14 +98,21 @@ class AdaSSPPlan:
     bound_E: float
     event: object
     info: dict = field(default_factory=dict)
+    #: The private choice among ridge levels (:class:`RidgeSelection`), or None.
+    selection: object = None
 
     @property
     def x2(self):
         return self.row_bound**2 + self.intercept_scaling**2
 
 
-def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE):
-    """Plan an AdaSSP release from public inputs (``d`` counts the intercept column)."""
+def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE,
+                select=False):
+    """Plan an AdaSSP release from public inputs (``d`` counts the intercept column).
+
+    ``select=True`` carves ``SELECTION_SHARE`` of epsilon (pure DP) off the
+    budget for the private choice of the ridge (:mod:`._adassp_selection`).
+    """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     row_bound = check_positive(row_bound, "row_bound")
     label_bound = check_positive(label_bound, "label_bound")
@@ -114,6 +125,11 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
     budget = Budget(epsilon, delta, noise)
+    selection = None
+    if select:
+        # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
+        select_budget, budget = split_scale_share(budget, SELECTION_SHARE)
+        selection = RidgeSelection(select_budget.epsilon, noise)
     b_min, b_A, b_b = budget.split(_SHARES_PURE if budget.pure else _SHARES_GAUSSIAN)
     mech_A = mechanism_for(sens_A, b_A, D)
     mech_b = mechanism_for(sens_b, b_b, d)
@@ -123,12 +139,15 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     else:
         mech_min = mechanism_for(sens_min, b_min, 1)
         t_min = mech_min.sigma * math.sqrt(2.0 * math.log(1.0 / _RIDGE_BETA))
-    event = ComposedEvent((mech_min.event, mech_A.event, mech_b.event))
+    events = (mech_min.event, mech_A.event, mech_b.event)
+    event = ComposedEvent(events if selection is None else events + (selection.event,))
     return AdaSSPPlan(
         d=d, row_bound=row_bound, label_bound=label_bound, intercept_scaling=intercept_scaling,
         mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=noise_operator_norm_bound(mech_A, d, _RIDGE_BETA),
         event=event,
-        info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b)},
+        info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
+              "ridge_selection": selection is not None},
+        selection=selection,
     )
 
 
@@ -148,6 +167,12 @@ def _clipped_block(X, y, w, plan):
     yc = np.clip(y, -plan.label_bound, plan.label_bound)
     sw = np.ones(X.shape[0]) if w is None else w
     return Xc, yc, sw
+
+
+def _selection_block(plan, X, y, w):
+    """The clipped block and the loss clip ``L = B^2`` of the ridge choice (runs where the block is)."""
+    Xc, yc, sw = _clipped_block(X, y, w, plan)
+    return Xc, yc, sw, LOSS_FRACTION * plan.label_bound**2
 
 
 def _block_statistics(X, y, w, plan):
@@ -188,4 +213,9 @@ def run_adassp(source, plan, rng, *, statistics=None):
     floor = max(plan.bound_E, 1e-12)
     evals = np.where(evals < floor * 1e-3, floor, evals)
     theta = evecs @ ((evecs.T @ b_hat) / evals)
+    if plan.selection is not None:
+        # the candidates are post-processing of the releases; only the choice reads the rows again
+        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0)
+        utilities = plan.selection.utilities(source, partial(_selection_block, plan), [t for _, t in candidates])
+        theta = candidates[plan.selection.select(utilities, rng)][1]
     return theta, ridge

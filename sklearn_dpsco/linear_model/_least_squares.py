@@ -319,7 +319,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                     f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
             names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
             params = {name: getattr(self, name) for name in names}
-            params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s)
+            # AdaSSP's private ridge choice reads the rows a second time: not from a one-pass stream
+            params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s,
+                          ridge_selection=not streaming)
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)

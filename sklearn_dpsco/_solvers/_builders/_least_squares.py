@@ -3,7 +3,8 @@
 ``params`` (resolved by the estimator from public facts): ``clip``,
 ``row_bound``, ``label_bound``, ``radius``, ``intercept_scaling`` (the
 value s of the intercept column, 0 without one), ``steps``,
-``smoothness``, ``growth``, ``moment``, ``moment_order``.
+``smoothness``, ``growth``, ``moment``, ``moment_order``; optional
+``ridge_selection`` (AdaSSP's private ridge choice, default False).
 """
 
 import math
@@ -11,6 +12,7 @@ from dataclasses import replace
 from functools import partial
 
 from .._adassp import adassp_plan, run_adassp
+from .._adassp_selection import selection_applies
 from .._core._cluster import ClusterRows
 from .._core._plan import SchedulePlan, SolverSpec
 from .._core._row_source import ArraySource, DaskSource, RowSource
@@ -77,10 +79,17 @@ def _run_adassp(problem, schedule, rng):
 
 
 def adassp(n, d, budget, params):
-    """Sufficient-statistics perturbation with adaptive ridge (Wang 2018)."""
+    """Sufficient-statistics perturbation with adaptive ridge (Wang 2018).
+
+    ``params["ridge_selection"]`` (the estimator's; False for a one-pass
+    stream, which cannot read the rows a second time) turns on the private
+    choice of the ridge when ``n epsilon / d`` is small (public rule,
+    :func:`~sklearn_dpsco._solvers._adassp_selection.selection_applies`).
+    """
+    select = params.get("ridge_selection", False) and selection_applies(n, d, budget.epsilon)
     schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
                            label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
-                           noise=budget.noise)
+                           noise=budget.noise, select=select)
     return SchedulePlan(schedule, _run_adassp, map_reduce=True)
 
 

@@ -1,0 +1,166 @@
+"""Private choice among AdaSSP's ridge levels and the intercept-only model (doc/privacy/adassp.rst).
+
+AdaSSP's adaptive ridge ``bound_E - lambda~`` is a worst-case rule: on
+small ``n epsilon / d`` it can under-regularize (a noisy ``A^`` inverts
+into a model worse than predicting the label centre) or over-regularize
+(shrinking towards 0 instead of towards the label mean when the labels are
+not centred). Every candidate below is post-processing of the released
+``A^``, ``b^`` and public constants:
+
+* AdaSSP's own model (the adaptive ridge) and the zero model (the label
+  centre of an "auto" label bound);
+* with an intercept column, the intercept-only model ``b^_s / A^_ss`` (the
+  noisy label mean) and ``(A^ + f bound_E P)^-1 b^`` with ``P = I`` minus
+  the intercept's diagonal entry (the intercept not shrunk).
+
+One candidate is released by the exponential mechanism's
+permute-and-flip form over the utilities ``u_c = -sum_i q_c(i)``, with
+``q_c(i) = floor(QUANT w_i min(r_c(i)^2, L) / L)`` an integer in
+``[0, QUANT]`` and ``r_c(i) = y~_i - <theta_c, x~_i>`` on the CLIPPED row
+and label (the statistics' own per-row map), ``L = LOSS_FRACTION B^2``. Replacing one row
+changes every ``u_c`` by at most ``QUANT`` (Lemma in adassp.rst, "Private
+ridge choice"), so gaps ``epsilon_sel (u* - u_c) / (2 QUANT)`` give an
+``epsilon_sel``-DP choice for ANY candidate set fixed before the scores
+are read; the candidates depend on the data only through the earlier
+releases (adaptive basic composition). The utilities are exact integers
+and the gaps exact rationals, so the secure path samples the exact law
+(:mod:`sklearn_dpsco._mechanisms._selection`).
+"""
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import partial
+
+import numpy as np
+
+from .._mechanisms._quantile import DEFAULT_SELECTION, _dyadic_at_most
+from .._mechanisms._selection import select_exact, select_float
+from ..accounting import PureDPEvent
+
+__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "QUANT", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE",
+           "RidgeSelection", "ridge_candidates", "selection_applies"]
+
+#: Fraction of AdaSSP's epsilon spent on the choice (utility only; any share is private). On
+#: Wages (2.9k rows, d = 11, 8 noise seeds, benchmarks/results/adassp_selection.md) 0.1 beat 0.15
+#: and 0.25: the statistics lose little, and the choice only has to tell a harmful model apart.
+SELECTION_SHARE = 0.1
+#: The choice runs when ``m = n epsilon / d`` is below this (public): above it the adaptive ridge is
+#: within noise of the best level (benchmarks/results/rules.md, AdaSSP regret 0.007 up to m = 5000).
+SELECTION_BELOW = 5000.0
+#: ... and only when ``n epsilon_sel`` reaches this many rows: a candidate worse than the best by
+#: ``t`` rows' worth of clipped loss (``t L``) is chosen with probability at most ``exp(-epsilon_sel
+#: t / 2)`` against it, so below ~100 the choice is close to uniform and a noisy intercept-only
+#: candidate costs more than the guard gains (diabetes, 309 rows: R^2 -0.26 -> -3.3 at epsilon 0.5).
+SELECTION_MIN_RANKS = 100.0
+#: Multiples of the noise bound ``bound_E`` offered with the intercept not shrunk.
+FREE_INTERCEPT_FACTORS = (1.0,)
+#: The loss clip ``L = LOSS_FRACTION B^2``: residuals above B / 2 count as B / 2.
+LOSS_FRACTION = 0.25
+#: Integer resolution of one row's clipped loss: every per-row term is an integer in [0, QUANT].
+QUANT = 1 << 20
+
+
+def _solve_pd(M, b):
+    """``M^-1 b`` for a symmetric ``M``, or None unless ``M`` is positive definite (post-processing)."""
+    evals, evecs = np.linalg.eigh(M)
+    if not np.all(np.isfinite(evals)) or evals[0] <= 1e-12 * max(1.0, abs(evals[-1])):
+        return None
+    return evecs @ ((evecs.T @ b) / evals)
+
+
+def ridge_candidates(A_hat, b_hat, adaptive_theta, bound_E, intercept):
+    """``[(name, theta)]``: the public candidates built from the releases (post-processing only).
+
+    ``adaptive_theta`` (AdaSSP's own model) comes first, then the zero model
+    (the label centre of an "auto" label bound, 0 otherwise); with an
+    intercept column (``intercept``: the last coordinate), the noisy label
+    mean ``b^_s / A^_ss`` alone and the ridge ``f bound_E`` on every
+    coordinate but the intercept's (labels not centred: a declared bound).
+    """
+    d = A_hat.shape[0]
+    out = [("adaptive", adaptive_theta), ("zero", np.zeros(d))]
+    if intercept:
+        if A_hat[-1, -1] > 0:
+            mean_only = np.zeros(d)
+            mean_only[-1] = b_hat[-1] / A_hat[-1, -1]
+            out.append(("intercept_only", mean_only))
+        free = np.ones(d)
+        free[-1] = 0.0
+        for f in FREE_INTERCEPT_FACTORS:
+            theta = _solve_pd(A_hat + f * bound_E * np.diag(free), b_hat)
+            if theta is not None:
+                out.append((f"ridge_free_intercept_{f:g}", theta))
+    return out
+
+
+def _block_losses(thetas, clip_block, X, y, w):
+    """Integer per-candidate sums of one block's quantized clipped losses (runs where the block is)."""
+    Xc, yc, sw, loss_bound = clip_block(X, y, w)
+    r2 = (yc[:, None] - Xc @ thetas.T) ** 2
+    # a non-finite residual (an extreme candidate) is read as the largest loss: still in [0, L]
+    r2 = np.nan_to_num(r2, nan=loss_bound, posinf=loss_bound)
+    terms = np.minimum(r2, loss_bound) * np.clip(sw, 0.0, 1.0)[:, None]
+    # why: each row's term is an integer in [0, QUANT], so a replaced row moves each sum by <= QUANT
+    q = np.clip(np.floor(terms * (QUANT / loss_bound)), 0, QUANT).astype(np.int64)
+    return q.sum(axis=0)
+
+
+def _add(acc, block):
+    return acc + block
+
+
+@dataclass(frozen=True)
+class RidgeSelection:
+    """The ``epsilon``-DP choice of one candidate model by its clipped squared loss on the rows.
+
+    Parameters
+    ----------
+    epsilon : float
+        The choice's budget (pure DP).
+    noise : {"secure", "float"}
+        ``"secure"``: exact rational gaps and exact coins.
+    method : {"permute_and_flip", "exponential"}, default=DEFAULT_SELECTION
+    """
+
+    epsilon: float
+    noise: str
+    method: str = DEFAULT_SELECTION
+
+    @property
+    def event(self):
+        return PureDPEvent(self.epsilon)
+
+    def utilities(self, source, clip_block, thetas):
+        """``u_c = -sum_i q_c(i)`` (Python ints) of the candidate rows ``thetas`` over the source's rows."""
+        thetas = np.asarray(thetas, dtype=float)
+        init = np.zeros(thetas.shape[0], dtype=np.int64)
+        totals = source.fold_blocks(partial(_block_losses, thetas, clip_block), _add, init)
+        return [-int(t) for t in totals]
+
+    def gaps(self, utilities):
+        """``epsilon (u* - u_c) / (2 QUANT)`` as exact ``(numerator, denominator)``."""
+        best = max(utilities)
+        # why: every utility moves by at most QUANT when one row is replaced (module docstring), so
+        # weights exp(epsilon u / (2 QUANT)) are epsilon-DP (doc/privacy/adassp.rst, "Private ridge choice")
+        scale = _dyadic_at_most(self.epsilon) / (2 * QUANT)
+        out = []
+        for u in utilities:
+            g = scale * Fraction(best - u)
+            out.append((g.numerator, g.denominator))
+        return out
+
+    def select(self, utilities, rng, size=None):
+        """The chosen index (or ``size`` independent choices)."""
+        gaps = self.gaps(utilities)
+        if self.noise == "secure":
+            return select_exact(rng, gaps, self.method, size)
+        return select_float(rng, gaps, self.method, size)
+
+
+def selection_applies(n, d, epsilon):
+    """Public rule: choose privately when ``m = n epsilon / d < SELECTION_BELOW`` and ``n epsilon
+    SELECTION_SHARE >= SELECTION_MIN_RANKS`` (``epsilon``: AdaSSP's budget)."""
+    if not math.isfinite(epsilon):
+        return False
+    return n * epsilon / max(d, 1) < SELECTION_BELOW and n * epsilon * SELECTION_SHARE >= SELECTION_MIN_RANKS
