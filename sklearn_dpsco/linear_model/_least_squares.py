@@ -146,7 +146,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     * ``"adassp"`` — sufficient-statistics perturbation with adaptive ridge
       (Wang 2018): rows clipped to R, labels to B; pure or approximate DP
-      (adassp.rst).
+      (adassp.rst). At small ``n epsilon / d`` (public rule) 10 % of its
+      epsilon privately chooses between its model, the label centre, the
+      noisy label mean and a ridge that leaves the intercept unshrunk, by
+      clipped squared loss on the rows (adassp.rst, "Private ridge choice";
+      not in :meth:`fit_stream`).
     * ``"snowball"`` — one pass of projected noisy SGD with growing batches
       (Feldman, Koren, Talwar 2020, Thms 3.1/3.5/3.6); approximate DP only,
       through its Renyi-DP bound; linear time; can fit from chunks
