@@ -45,6 +45,7 @@ from ..._param_checks import check_delta, check_epsilon, check_positive
 from ...accounting import ParallelComposedEvent
 from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
 from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
+from .._noisy_sgd._secure_pnsgd import secure_snowball_schedule
 from .._core._row_source import split_rows
 
 __all__ = ["InterpolationSGDSchedule", "epoch_rows", "interpolation_sgd_schedule", "run_interpolation_sgd"]
@@ -78,6 +79,10 @@ class InterpolationSGDSchedule:
 
 
 def _inner_schedule(inner, m, d, epsilon, delta, settings, steps, noise):
+    if inner == "snowball" and noise == "secure":
+        # every batch sum released by a discrete Gaussian (doc/privacy/snowball_sgd.rst, "Secure path")
+        rho_for_budget(epsilon, delta)
+        return secure_snowball_schedule(m, d, epsilon=epsilon, delta=delta, settings=settings, steps=steps)
     if inner == "snowball":
         return snowball_schedule(m, d, rho=rho_for_budget(epsilon, delta), settings=settings, steps=steps)
     return phased_sgd_schedule(m, d, epsilon=epsilon, delta=delta, settings=settings, noise=noise)
