@@ -103,33 +103,43 @@ def clipped_row_gradients(X, y, sample_weight, W, settings):
     cover the float64 sum.
     """
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-    norms = np.linalg.norm(Xd, axis=1)
     R, s, C = settings.row_bound, settings.intercept_scaling, settings.clip
-    with np.errstate(divide="ignore"):
-        scale = np.where(norms > R, R / norms, 1.0)
-    Xc = Xd * scale[:, None]
+    # R / max(||x||, R) is exactly 1 for rows within the bound, R / ||x|| above it
+    Xc = Xd * (R / np.maximum(np.sqrt(np.einsum("ij,ij->i", Xd, Xd)), R))[:, None]
     if s > 0:
-        Xc = np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
-    xn = np.linalg.norm(Xc, axis=1)
-    with np.errstate(divide="ignore"):
-        K = np.where(xn > 0, C / xn, 0.0)
-    r = W @ Xc.T - y  # (..., b)
-    a = np.clip(r, -K, K)
+        Xc = np.concatenate((Xc, np.full((Xc.shape[0], 1), s)), axis=1)
+    # a zero row has K = inf and gradient clip(r) * 0 = 0
+    xn = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
+    with np.errstate(over="ignore"):
+        K = np.divide(C, xn, out=np.full_like(xn, np.inf), where=xn > 0)
+    a = np.clip(W @ Xc.T - y, -K, K)  # (..., b)
     if sample_weight is not None:
         a = a * sample_weight
     G = a[..., None] * Xc  # (..., b, d)
-    gn = np.linalg.norm(G, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return G * np.where(gn > C, C / gn, 1.0)
+    # C / max(||g||, C) = min(1, C / ||g||): exactly 1 unless the rounding pushed ||g|| above C
+    return G * (C / np.maximum(np.sqrt(np.einsum("...j,...j->...", G, G)), C))[..., None]
+
+
+#: Steps whose noise is drawn in one call (the sampler is vectorised; fixed so results do not
+#: depend on how the rows are cut into blocks).
+_DRAW_STEPS = 256
+
+
+def _step_draws(mechanism, rng, n_steps, runs, shape):
+    """One NoiseDraw per step, in step order, drawn ``_DRAW_STEPS`` steps at a time."""
+    for start in range(0, n_steps, _DRAW_STEPS):
+        k = min(_DRAW_STEPS, n_steps - start)
+        yield from mechanism.draw(rng, k * runs).split(k, shape)
 
 
 def run_secure_pnsgd(source, schedule, rng, *, w0=None, center=None, n_runs=None):
     """Run a secure :class:`~._pnsgd.PNSGDSchedule` over a row source; return the last iterate.
 
     Step t: the rows of batch t (possibly spanning blocks) give their clipped gradients at the
-    current iterate; their sum is released by ``schedule.mechanism`` (noise drawn from ``rng``
-    in step order) and ``w <- Pi(w - eta_t released / B_t)``. The sum is formed once the batch is
-    complete, over the batch's rows in order, so the result does not depend on the block size.
+    current iterate; their sum is released by ``schedule.mechanism`` and ``w <- Pi(w - eta_t
+    released / B_t)``. The sum is formed once the batch is complete, over the batch's rows in order.
+    The noise is drawn in step order, ``_DRAW_STEPS`` steps at a time (one integer vector per step,
+    ``NoiseDraw.split``), fixed by the step index, so the result does not depend on the block size.
     ``n_runs`` runs that many independent copies (audits; shape ``(n_runs, d)``).
     """
     settings, mechanism = schedule.settings, schedule.mechanism
@@ -140,7 +150,9 @@ def run_secure_pnsgd(source, schedule, rng, *, w0=None, center=None, n_runs=None
     start = center if w0 is None else w0
     W = np.array(np.broadcast_to(np.zeros(d) if start is None else start, shape), dtype=np.float64)
     batches, etas = schedule.batch_sizes, schedule.steps
+    runs = 1 if n_runs is None else int(n_runs)
     t, terms, filled, seen = 0, [], 0, 0
+    draws = _step_draws(mechanism, rng, schedule.n_steps, runs, shape)
     for X, y, sw in source.blocks():
         rows = X.shape[0]
         if seen + rows > schedule.n:
@@ -154,7 +166,7 @@ def run_secure_pnsgd(source, schedule, rng, *, w0=None, center=None, n_runs=None
             p += take
             if filled == batches[t]:
                 total = np.concatenate(terms, axis=-2).sum(axis=-2)  # the batch's float64 sum, in row order
-                noisy = mechanism.draw(rng, n_runs).release(total)  # grid-rounded sum + exact integer noise
+                noisy = next(draws).release(total)  # grid-rounded sum + exact integer noise
                 W = _project(W - etas[t] * (noisy / batches[t]), settings.radius, center)
                 t, terms, filled = t + 1, [], 0
         seen += rows
