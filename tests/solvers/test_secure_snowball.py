@@ -242,3 +242,17 @@ def test_interpolation_stages_are_secure_runs_at_the_full_budget():
     assert got_eps <= eps and got_delta <= delta
     assert all(st.noise == "float" for st in interpolation_sgd_schedule(
         20000, 6, epsilon=eps, delta=delta, settings=SETTINGS, noise="float").stages)
+
+
+def test_noise_draw_split_keeps_the_release_contract():
+    mech = one_pass_step_mechanism(2.0, Budget(1.0, 1e-5, "secure"), 3)
+    whole = mech.draw(np.random.default_rng(0), 4 * 5)
+    parts = whole.split(4, (5, 3))
+    assert len(parts) == 4 and all(p.shape == (5, 3) for p in parts)
+    centre = np.array([0.1234567, -7.5, 3.0])
+    out = np.stack([p.release(centre) for p in parts])  # each part: centre rounded to the grid + integer noise
+    units = out / mech.grid
+    np.testing.assert_array_equal(units, np.rint(units))
+    assert np.unique(out.reshape(-1, 3), axis=0).shape[0] == 20  # fresh noise in every part and row
+    with pytest.raises(ValueError):
+        whole.split(3, (5, 3))
