@@ -256,3 +256,32 @@ def test_noise_draw_split_keeps_the_release_contract():
     assert np.unique(out.reshape(-1, 3), axis=0).shape[0] == 20  # fresh noise in every part and row
     with pytest.raises(ValueError):
         whole.split(3, (5, 3))
+
+
+@pytest.mark.statistical
+def test_interpolation_last_epoch_canary_audit_with_level_mutant():
+    """The last epoch of a real secure interpolation plan (Lipschitz level C 2^-(T-1)), one step:
+    passes; the stage with its rows extended at the previous level 2 L_T (the level not applied) and
+    the half-noise stage are flagged."""
+    from sklearn_dpsco._solvers._interpolation._accd_sgd import interpolation_sgd_schedule
+
+    eps, delta, n_draws = 1.0, 1e-5, 100_000
+    settings = SGDSettings(clip=1.0, row_bound=1.0, intercept_scaling=0.0, radius=1e6)
+    B = _schedule(n=10_000, d=1, eps=eps, delta=delta, settings=settings).info["batch"]
+    plan = interpolation_sgd_schedule(40 * B, 1, epsilon=eps, delta=delta, settings=settings, n_epoch_rows=B,
+                                      smoothness=1e-9, noise="secure")
+    stage, level = plan.stages[-1], plan.lipschitz[-1]
+    assert plan.info["epochs"] >= 10 and stage.n_steps == 1 and stage.n == B
+    assert stage.settings.clip == level == 2.0 ** -(plan.info["epochs"] - 1)
+    eta = stage.steps[0]
+    centre_a, centre_b = np.array([eta * level / B]), np.array([-eta * level / B])
+
+    def audit(sched, seed):
+        a = _canary_runs(sched, 1e6, n_draws, seed)
+        b = _canary_runs(sched, -1e6, n_draws, seed + 1)
+        return audit_gaussian_dp(project_on(a, centre_a, centre_b), project_on(b, centre_a, centre_b), eps, delta)
+
+    assert not audit(stage, 10).violation
+    assert audit(replace(stage, settings=replace(stage.settings, clip=2 * level)), 12).violation
+    half = one_pass_step_mechanism(0.5 * stage.mechanism.sensitivity, Budget(eps, delta, "secure"), 1)
+    assert audit(replace(stage, mechanism=half), 14).violation
