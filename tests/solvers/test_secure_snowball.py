@@ -24,8 +24,7 @@ from sklearn_dpsco._mechanisms._calibrate import clipped_sum_sensitivity, one_pa
 from sklearn_dpsco._mechanisms._grid import l2_grid_sensitivity_squared, round_to_grid
 from sklearn_dpsco._solvers._core._row_source import ArraySource
 from sklearn_dpsco._solvers._core._sgd_settings import SGDSettings
-from sklearn_dpsco._solvers._noisy_sgd._pnsgd import run_pnsgd
-from sklearn_dpsco._solvers._noisy_sgd._secure_pnsgd import clipped_row_gradients, secure_snowball_schedule
+from sklearn_dpsco._solvers._noisy_sgd._secure_pnsgd import clipped_row_gradients, run_snowball, secure_snowball_schedule
 from sklearn_dpsco.accounting import ZCDPEvent, epsilon_delta, zcdp_rho
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.testing import audit_gaussian_dp, project_on
@@ -131,13 +130,13 @@ def test_run_does_not_depend_on_blocks_and_repeats_with_the_seed():
     n, p = 1500, 5
     X, y = _data(n, p)
     s = _schedule(n, p + 1)
-    runs = [run_pnsgd(ArraySource(X, y, block_rows=b), s, np.random.default_rng(3)) for b in (7, 64, 5000)]
+    runs = [run_snowball(ArraySource(X, y, block_rows=b), s, np.random.default_rng(3)) for b in (7, 64, 5000)]
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[0], runs[2])
     Xs = sp.csr_matrix(np.where(np.abs(X) < 0.1, 0.0, X))
-    dense = run_pnsgd(ArraySource(Xs.toarray(), y, block_rows=33), s, np.random.default_rng(3))
-    np.testing.assert_array_equal(dense, run_pnsgd(ArraySource(Xs, y, block_rows=50), s, np.random.default_rng(3)))
-    assert not np.array_equal(runs[0], run_pnsgd(ArraySource(X, y), s, np.random.default_rng(4)))
+    dense = run_snowball(ArraySource(Xs.toarray(), y, block_rows=33), s, np.random.default_rng(3))
+    np.testing.assert_array_equal(dense, run_snowball(ArraySource(Xs, y, block_rows=50), s, np.random.default_rng(3)))
+    assert not np.array_equal(runs[0], run_snowball(ArraySource(X, y), s, np.random.default_rng(4)))
 
 
 def test_one_step_is_the_grid_release_of_the_batch_sum():
@@ -145,7 +144,7 @@ def test_one_step_is_the_grid_release_of_the_batch_sum():
     s = _schedule(n=5, d=2, settings=settings)
     assert s.n_steps == 1
     X, y = _data(5, 2, seed=2)
-    W = run_pnsgd(ArraySource(X, y), s, np.random.default_rng(5), n_runs=50)
+    W = run_snowball(ArraySource(X, y), s, np.random.default_rng(5), n_runs=50)
     released = -W * 5 / s.steps[0]  # w_1 = 0 - eta (release / B)
     gamma = s.mechanism.grid
     np.testing.assert_allclose(released / gamma, np.rint(released / gamma), rtol=0, atol=1e-6)
@@ -177,7 +176,7 @@ def _canary_runs(schedule, label, n_runs, seed):
     X[0, 0] = 1.0
     y = np.zeros(schedule.n)
     y[0] = label
-    return run_pnsgd(ArraySource(X, y), schedule, np.random.default_rng(seed), n_runs=n_runs)
+    return run_snowball(ArraySource(X, y), schedule, np.random.default_rng(seed), n_runs=n_runs)
 
 
 @pytest.mark.statistical

@@ -22,7 +22,7 @@ from .._localization._phases import phased_erm_schedule, run_phases
 from .._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
 from .._noisy_sgd._phased_sgd import PhasedSGDRun, phased_sgd_schedule, run_phased_sgd
 from .._noisy_sgd._pnsgd import PNSGDRun, rho_for_budget, run_pnsgd, snowball_schedule
-from .._noisy_sgd._secure_pnsgd import secure_snowball_schedule
+from .._noisy_sgd._secure_pnsgd import run_snowball, secure_snowball_schedule
 
 __all__ = ["SOLVERS", "snowball_fits"]
 
@@ -89,7 +89,7 @@ def _run_pnsgd(problem, schedule, rng):
     if getattr(schedule, "mechanism", None) is not None:  # a path releasing every batch sum
         if isinstance(problem.data, ClusterRows):  # the in-memory run, on one worker
             return problem.data.on_one_worker(partial(_in_memory, _run_pnsgd, problem, schedule, rng))
-        return run_pnsgd(_source(problem, rng, permute=True), schedule, rng)
+        return run_snowball(_source(problem, rng, permute=True), schedule, rng)
     d = _raw_features(problem.data) + (1 if schedule.settings.intercept_scaling > 0 else 0)
     w = _on_cluster(problem, rng, partial(_pnsgd_run, schedule, d))
     return run_pnsgd(_source(problem, rng, permute=True), schedule, rng) if w is None else w

@@ -44,8 +44,8 @@ from ..._mechanisms._calibrate import rate_dimension_term
 from ..._param_checks import check_delta, check_epsilon, check_positive
 from ...accounting import ParallelComposedEvent
 from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
-from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
-from .._noisy_sgd._secure_pnsgd import secure_snowball_schedule
+from .._noisy_sgd._pnsgd import rho_for_budget, snowball_schedule
+from .._noisy_sgd._secure_pnsgd import run_snowball, secure_snowball_schedule
 from .._core._row_source import split_rows
 
 __all__ = ["InterpolationSGDSchedule", "epoch_rows", "interpolation_sgd_schedule", "run_interpolation_sgd"]
@@ -145,7 +145,7 @@ def run_interpolation_sgd(source, schedule, rng):
     parts, done = split_rows(source, rows)
     x = None
     for part, stage in zip(parts, schedule.stages):
-        run = run_pnsgd if schedule.inner == "snowball" else run_phased_sgd
+        run = run_snowball if schedule.inner == "snowball" else run_phased_sgd
         x = run(part, stage, rng, center=x)
     done()
     return x

@@ -413,10 +413,8 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
     from .._optim._sgd_kernels import pnsgd_chunk
     from .._optim._sgd_reference import PNSGDState
 
-    if schedule.mechanism is not None:  # secure path: every batch sum released (doc/privacy/snowball_sgd.rst)
-        from ._secure_pnsgd import run_secure_pnsgd
-
-        return run_secure_pnsgd(source, schedule, rng, w0=w0, center=center, n_runs=n_runs)
+    if schedule.mechanism is not None:
+        raise ValueError("a secure schedule releases every batch sum: run it with _secure_pnsgd.run_snowball.")
 
     kernel = pnsgd_chunk if kernel is None else kernel
     settings = schedule.settings

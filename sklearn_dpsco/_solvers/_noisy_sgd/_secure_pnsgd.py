@@ -28,9 +28,16 @@ import scipy.sparse as sp
 from ..._budget import Budget
 from ..._mechanisms._calibrate import clipped_sum_sensitivity, one_pass_step_mechanism
 from .._optim._sgd_reference import _project
-from ._pnsgd import PNSGDSchedule, _as_runs, _step_segments
+from ._pnsgd import PNSGDSchedule, _as_runs, _step_segments, run_pnsgd
 
-__all__ = ["clipped_row_gradients", "run_secure_pnsgd", "secure_snowball_schedule"]
+__all__ = ["clipped_row_gradients", "run_secure_pnsgd", "run_snowball", "secure_snowball_schedule"]
+
+
+def run_snowball(source, schedule, rng, **kwargs):
+    """Run a Snowball-SGD schedule on its own noise path: secure (``schedule.mechanism``) or float."""
+    if schedule.mechanism is not None:
+        return run_secure_pnsgd(source, schedule, rng, **kwargs)
+    return run_pnsgd(source, schedule, rng, **kwargs)
 
 
 def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn"):
