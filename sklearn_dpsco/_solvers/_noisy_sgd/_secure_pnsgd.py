@@ -30,7 +30,10 @@ from ..._mechanisms._calibrate import clipped_sum_sensitivity, one_pass_step_mec
 from .._optim._sgd_reference import _project
 from ._pnsgd import PNSGDSchedule, _as_runs, _step_segments, run_pnsgd
 
-__all__ = ["clipped_row_gradients", "run_secure_pnsgd", "run_snowball", "secure_snowball_schedule"]
+__all__ = ["clipped_row_gradients", "row_gradient_error", "run_secure_pnsgd", "run_snowball",
+           "secure_snowball_schedule"]
+
+_U = 2.0**-53  # unit roundoff of float64
 
 
 def run_snowball(source, schedule, rng, **kwargs):
@@ -40,7 +43,21 @@ def run_snowball(source, schedule, rng, **kwargs):
     return run_pnsgd(source, schedule, rng, **kwargs)
 
 
-def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn"):
+def row_gradient_error(settings, d, iterate_bound):
+    """Public bound on the float64 error of one :func:`clipped_row_gradients` vector before its norm clip.
+
+    Against the exact Huber gradient of the exactly clipped row at the same iterate ``w`` with
+    ``||w|| <= iterate_bound``: the row scaling and ``||x~||`` err relatively by <= gamma_{2d+8}
+    (``||x~|| <= sqrt(beta)``), ``<w, x~>`` by <= gamma_{2d+8} ``||w|| sqrt(beta)``, the subtraction and
+    the clip to ``[-K, K]`` by <= 2 u K, ``K`` relatively by <= gamma_{2d+8}, and the products by u
+    each; with ``K ||x~|| = C`` that is <= ``2 gamma_{2d+8} (||w|| beta + 2 C)``, doubled for slack.
+    """
+    k = 2 * int(d) + 8
+    gamma = k * _U / (1.0 - k * _U)
+    return 4.0 * gamma * (float(iterate_bound) * settings.smoothness + 2.0 * settings.clip)
+
+
+def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn", iterate_bound=None):
     """Public plan of secure Snowball-SGD on ``n`` rows of ``d`` coefficients (intercept column included).
 
     Parameters
@@ -55,6 +72,10 @@ def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn"):
     steps : {"jnn", "constant"}, default="jnn"
         Step sizes of :func:`~._pnsgd.snowball_schedule` on the secure
         schedule's T steps (``D = 2 radius``, ``L = C``), capped at ``2/beta``.
+    iterate_bound : float, optional
+        Public bound on the norm of every iterate (the domain ball's centre
+        norm plus its radius); default ``settings.radius`` (centre 0). It
+        sizes the float error of the per-row gradients.
 
     Returns
     -------
@@ -69,17 +90,18 @@ def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn"):
     L, D = settings.lipschitz, settings.diameter
     if not math.isfinite(D):
         raise ValueError("Snowball-SGD needs a finite domain radius (its step size is D / (L sqrt(2T))).")
+    iterate_bound = settings.radius if iterate_bound is None else float(iterate_bound)
     budget = Budget(epsilon, delta, "secure")
     # provisional batch from the exact sensitivity 2C (utility only), then the mechanism for the
     # largest batch actually used (its float bound grows with the number of terms)
     B = _batch_size(one_pass_step_mechanism(2.0 * L, budget, d).sigma, L, d, n)
     T = max(1, n // B)
     largest = n - (T - 1) * B
-    # why: a step's release is the float64 sum of at most `largest` per-row gradients, each norm-clipped
-    # to C (exactly a no-op: the Huber gradient has norm <= C) and computed by the same deterministic
-    # code from the row and the public iterate, so term_error = 0; replacing one row moves it by
-    # <= 2C plus every rounding (doc/privacy/snowball_sgd.rst, "Secure path").
-    sensitivity = clipped_sum_sensitivity(L, largest, d, 0.0)
+    # why: a step's release is the float64 sum of at most `largest` per-row gradients, each within
+    # row_gradient_error of its exact value at the (common, earlier-released) iterate and norm-clipped
+    # to C (exactly a no-op: the Huber gradient has norm <= C); replacing one row moves it by <= 2C plus
+    # every rounding (doc/privacy/snowball_sgd.rst, "Secure path").
+    sensitivity = clipped_sum_sensitivity(L, largest, d, row_gradient_error(settings, d, iterate_bound))
     mechanism = one_pass_step_mechanism(sensitivity, budget, d)
     etas = np.concatenate([np.full(m, eta) for m, eta in _step_segments(T, steps, D, L, settings.max_step)])
     batches = np.full(T, B, dtype=np.int64)
@@ -92,7 +114,8 @@ def secure_snowball_schedule(n, d, *, epsilon, delta, settings, steps="jnn"):
         run_lengths=lengths, run_batches=run_batches, run_steps=run_steps, sigma=mechanism.sigma / B,
         settings=settings, rho=rho, rho_actual=rho, event=mechanism.event, mechanism=mechanism,
         info={"algorithm": "snowball_sgd", "noise": "secure", "steps": steps, "T": T, "batch": B,
-              "max_batch": largest, "sigma": mechanism.sigma / B, "step_sensitivity": sensitivity},
+              "max_batch": largest, "sigma": mechanism.sigma / B, "step_sensitivity": sensitivity,
+              "iterate_bound": iterate_bound},
     )
 
 
