@@ -50,6 +50,7 @@ __all__ = [
     "mechanism_for",
     "noise_norm_quantile",
     "noise_operator_norm_bound",
+    "one_pass_step_mechanism",
     "quantile_mechanism_for",
     "rate_dimension_term",
     "truncated_level_for",
@@ -192,6 +193,28 @@ def dp_gd_step_mechanism(sensitivity, iterations, budget, dimension):
             "cannot be calibrated. Use fewer iterations or a larger epsilon. Nothing was spent."
         )
     return GaussianMechanism(sensitivity, share.epsilon, budget.delta, dimension, noise="secure")
+
+
+def one_pass_step_mechanism(sensitivity, budget, dimension):
+    """The secure per-step release of one-pass noisy SGD on disjoint batches (secure Snowball-SGD).
+
+    Every step releases its batch's gradient sum through one
+    :class:`GaussianMechanism` at the FULL budget (``noise="secure"``: grid-rounded
+    sum, exact discrete Gaussian). The fit's event is ``mechanism.event``.
+
+    Raises
+    ------
+    ValueError
+        If ``budget`` is not on the secure path or has ``delta == 0``.
+    """
+    if budget.noise != "secure" or budget.delta == 0:
+        raise ValueError("one_pass_step_mechanism is the secure Gaussian path: it needs noise='secure' and delta > 0.")
+    # why: each row is read in exactly one step (disjoint batches in a data-independent order), so for
+    # neighbours differing in one row every other step's release has the same conditional law given the
+    # earlier releases; the zCDP chain rule (Bun and Steinke 2016, Lemma 2.3) sums to that one step's
+    # S2 / 2N <= zcdp_rho(epsilon, delta): every step may use the full budget (parallel composition,
+    # doc/privacy/snowball_sgd.rst "Secure path"; doc/privacy/secure_noise.rst "Gaussian").
+    return GaussianMechanism(sensitivity, budget.epsilon, budget.delta, dimension, noise="secure")
 
 
 def dp_gd_sigma(sensitivity, iterations, epsilon, delta):

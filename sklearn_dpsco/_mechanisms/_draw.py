@@ -52,6 +52,15 @@ class NoiseDraw:
         k = _sn.round_to_grid(value, self._grid, self.shape)
         return _sn.scale_back(k, self._units, self._grid)
 
+    def split(self, parts, shape):
+        """The draw cut into ``parts`` consecutive draws of ``shape`` each (one per step of a solver).
+
+        The integer units stay integer and on the same grid: every part is released by its own
+        :meth:`release`, like a draw of its own.
+        """
+        units = self._units.reshape((int(parts),) + tuple(shape))
+        return [NoiseDraw(u, self._grid) for u in units]
+
     def __repr__(self):
         return f"NoiseDraw(shape={self.shape}, grid={self._grid!r})"
 

@@ -6,9 +6,10 @@ step on the float path. User-level DP-GD's secure path releases every step
 through a :class:`~sklearn_dpsco._mechanisms.GaussianMechanism` instead
 (:func:`~sklearn_dpsco._mechanisms._calibrate.dp_gd_step_mechanism`).
 PNSGD / Snowball-SGD's accounting (amplification by iteration) is for
-continuous Gaussians on an unreleased internal state: it has no secure path,
-and the estimators refuse it under ``noise="secure"``
-(doc/privacy/snowball_sgd.rst, "No secure path").
+continuous Gaussians on an unreleased internal state; on ``noise="secure"``
+they release every batch sum through a GaussianMechanism instead
+(:func:`~sklearn_dpsco._mechanisms._calibrate.one_pass_step_mechanism`;
+doc/privacy/snowball_sgd.rst, "Secure path").
 """
 
 from dataclasses import dataclass

@@ -106,10 +106,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     noise : {"secure", "float"}, default="secure"
         Noise sampling path (doc/privacy/secure_noise.rst): ``"secure"`` exact
         integer noise on a grid (Gaussians calibrated through zCDP), ``"float"``
-        the textbook floating-point samplers. ``"snowball"`` (and
-        ``"interpolation"`` with ``delta > 0``, which runs Snowball inside) add
-        floating-point Gaussian noise at every step and have no secure path:
-        they are refused under ``"secure"`` and ``solver="auto"`` skips them.
+        the textbook floating-point samplers. On ``"secure"``, ``"snowball"``
+        (and ``"interpolation"`` with ``delta > 0``, which runs Snowball
+        inside) release every batch's gradient sum through a discrete Gaussian
+        at the full budget (disjoint batches: parallel composition in zCDP),
+        with constant batches instead of growing ones (snowball_sgd.rst,
+        "Secure path").
     verbose : int, default=0
 
     Attributes
@@ -155,7 +157,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       (Feldman, Koren, Talwar 2020, Thms 3.1/3.5/3.6); approximate DP only,
       through its Renyi-DP bound; linear time; can fit from chunks
       (:meth:`fit_stream`). Rows clipped to R make every step map
-      non-expansive (step <= 2/(R^2 + s^2)) (snowball_sgd.rst).
+      non-expansive (step <= 2/(R^2 + s^2)) (snowball_sgd.rst). On
+      ``noise="secure"`` every batch sum is released exactly instead.
     * ``"phased_sgd"`` — FKT Phased-SGD: one-pass SGD per phase, average
       iterate released with noise of sensitivity 2 C eta_i; pure or
       approximate (phased_sgd.rst).
@@ -173,7 +176,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     ``solver="auto"`` (public facts only; ``m = n epsilon / d``, d with the
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
-    row bound is declared and its schedule fits in n rows; else AdaSSP when ``m < 500``
+    row bound is declared and its schedule fits in n rows (secure Snowball is not chosen: it did
+    not measurably win, benchmarks/results/rules.md "Secure Snowball"); else AdaSSP when ``m < 500``
     (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, with a row bound declared and
     ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,

@@ -48,7 +48,7 @@ EXTENSION_SOLVERS = solver_names("least_squares", needs_row_bound=False)
 #: Wages, Computers); mean regret to the best solver 0.053 (the former threshold 75: 0.201, six
 #: negative-R^2 picks in 32 cells).
 ADASSP_BELOW_PURE = 500.0
-#: Approximate DP (secure noise, so no Snowball) with a row bound: AdaSSP's Gaussian
+#: Approximate DP (secure noise: secure Snowball measured and not chosen) with a row bound: AdaSSP's Gaussian
 #: statistics stayed within 0.05 of the best solver in every cell up to m = 5000 (mean regret 0.007).
 ADASSP_BELOW_APPROX = 5000.0
 #: With a row bound, from this m on AdaSSP ties or beats Phased-ERM (pure and approximate DP) at
@@ -89,9 +89,12 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
 
     Snowball-SGD when ``delta > 0``, ``noise="float"``, a row bound is
     given and its schedule fits in n rows (best R^2 whenever it runs,
-    linear time; float noise only, so never under the default
-    ``noise="secure"``); otherwise :func:`table_solver`. Without a row bound
-    only the extension solvers qualify (lowy, phased_erm).
+    linear time); otherwise :func:`table_solver`. Snowball's secure path
+    (constant batches, no amplification by iteration) beat the table's pick
+    only in scattered cells next to larger losses, so under the default
+    ``noise="secure"`` auto does not pick it (benchmarks/results/rules.md,
+    "Secure Snowball"). Without a row bound only the extension solvers
+    qualify (lowy, phased_erm).
     """
     if row_bound is not None and delta > 0 and noise == "float" and snowball_fits(
             n_samples, n_features, Budget(epsilon, delta, noise), row_bound):

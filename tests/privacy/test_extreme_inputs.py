@@ -127,8 +127,8 @@ def test_hinge_without_intercept():
 @pytest.mark.parametrize("noise", NOISES)
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 def test_linear(solver, noise, delta):
-    # snowball (and interpolation with delta > 0) are refused under noise="secure", and snowball at
-    # delta = 0: public refusals, checked to be identical on the neighbouring data
+    # snowball at delta = 0 is refused (approximate DP only): a public refusal, checked to be
+    # identical on the neighbouring data
     X, y = _base(1500, 3, classification=False)
     _check(lambda: DPLinearRegressor(epsilon=1.0, delta=delta, solver=solver, noise=noise), X, y,
            classification=False)

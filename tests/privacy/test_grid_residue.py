@@ -232,9 +232,7 @@ USER = ("user_clip", "item_group", "sc_output_pert", "phased_erm", "phased_sco",
         "sc_sco_two_step", "user_dp_sgd")
 
 FLOAT_ONLY = {
-    ("DPLinearRegressor", "snowball", 0.0): "float-only (Gaussian noise at every step); approximate DP only",
-    ("DPLinearRegressor", "snowball", 1e-5): "float-only (Gaussian noise at every step)",
-    ("DPLinearRegressor", "interpolation", 1e-5): "float-only with delta > 0 (runs Snowball inside)",
+    ("DPLinearRegressor", "snowball", 0.0): "approximate DP only (delta = 0 is refused on both noise paths)",
 }
 
 POWER = {
@@ -258,6 +256,8 @@ POWER = {
     ("DPLinearRegressor", "lowy", 0.0): NO_POWER_POST.format("stage averaging / ball projection"),
     ("DPLinearRegressor", "lowy", 1e-5): NO_POWER_POST.format("stage averaging / ball projection"),
     ("DPLinearRegressor", "interpolation", 0.0): NO_POWER_LAPLACE,
+    ("DPLinearRegressor", "snowball", 1e-5): NO_POWER_POST.format("steps -(eta / B) release, projection"),
+    ("DPLinearRegressor", "interpolation", 1e-5): NO_POWER_POST.format("steps -(eta / B) release, projection"),
     ("DPLinearRegressor", "interpolation_ald", 0.0): NO_POWER_LAPLACE,
     # the noisy phase output is projected onto the intersection of the localization balls when it
     # lands outside (about 1 run in 40 here), which moves it off the grid: "grid" would flake

@@ -24,6 +24,7 @@ from .._localization._phases import phased_erm_schedule, run_phases
 from .._lowy import lowy_clip, lowy_lam1, pop_localize_plan, run_pop_localize
 from .._noisy_sgd._phased_sgd import PhasedSGDRun, phased_sgd_schedule, run_phased_sgd
 from .._noisy_sgd._pnsgd import PNSGDRun, rho_for_budget, run_pnsgd, snowball_schedule
+from .._noisy_sgd._secure_pnsgd import run_snowball, secure_snowball_schedule
 
 __all__ = ["SOLVERS", "snowball_fits"]
 
@@ -97,7 +98,7 @@ def _run_pnsgd(problem, schedule, rng):
     if getattr(schedule, "mechanism", None) is not None:  # a path releasing every batch sum
         if isinstance(problem.data, ClusterRows):  # the in-memory run, on one worker
             return problem.data.on_one_worker(partial(_in_memory, _run_pnsgd, problem, schedule, rng))
-        return run_pnsgd(_source(problem, rng, permute=True), schedule, rng)
+        return run_snowball(_source(problem, rng, permute=True), schedule, rng)
     d = _raw_features(problem.data) + (1 if schedule.settings.intercept_scaling > 0 else 0)
     w = _on_cluster(problem, rng, partial(_pnsgd_run, schedule, d))
     return run_pnsgd(_source(problem, rng, permute=True), schedule, rng) if w is None else w
@@ -108,7 +109,16 @@ def _pnsgd_run(schedule, d, rng):
 
 
 def snowball(n, d, budget, params):
-    """One pass of projected noisy SGD with growing batches (FKT 2020, Thms 3.1/3.5/3.6)."""
+    """One pass of projected noisy SGD with growing batches (FKT 2020, Thms 3.1/3.5/3.6).
+
+    On ``noise="secure"`` every batch sum is released by a discrete Gaussian
+    (constant batches, parallel composition; doc/privacy/snowball_sgd.rst, "Secure path").
+    """
+    if budget.noise == "secure":
+        rho_for_budget(budget.epsilon, budget.delta)  # the same refusal of delta = 0 on both paths
+        schedule = secure_snowball_schedule(n, d, epsilon=budget.epsilon, delta=budget.delta,
+                                            settings=_sgd_settings(params), steps=params["steps"])
+        return SchedulePlan(schedule, _run_pnsgd)
     rho = rho_for_budget(budget.epsilon, budget.delta)
     schedule = snowball_schedule(n, d, rho=rho, settings=_sgd_settings(params), steps=params["steps"])
     return SchedulePlan(schedule, _run_pnsgd, map_reduce=True)
@@ -215,10 +225,9 @@ def phased_erm(n, d, budget, params):
     return SchedulePlan(schedule, _run_phases)
 
 
-_FLOAT = ("float",)
 SOLVERS = (
     # traits["intercept_fraction"]: the default intercept column s as a fraction of the row bound R
-    SolverSpec("snowball", snowball, "squared", one_pass=True, needs_row_bound=True, noise=_FLOAT,
+    SolverSpec("snowball", snowball, "squared", one_pass=True, needs_row_bound=True,
                traits={"intercept_fraction": 1.0}),
     SolverSpec("phased_sgd", phased_sgd, "squared", one_pass=True, needs_row_bound=True,
                traits={"intercept_fraction": 1.0}),
@@ -226,8 +235,7 @@ SOLVERS = (
     # the intercept well determined; 1/4 costs 6% (benchmarks/results/linear.md)
     SolverSpec("adassp", adassp, "squared", one_pass=True, needs_row_bound=True,
                traits={"intercept_fraction": 0.25}),
-    # with delta > 0 the inner solver is Snowball-SGD: float Gaussian noise at every step
-    SolverSpec("interpolation", interpolation, "squared", one_pass=True, needs_row_bound=True, approx_noise=_FLOAT,
+    SolverSpec("interpolation", interpolation, "squared", one_pass=True, needs_row_bound=True,
                traits={"intercept_fraction": 1.0}),
     SolverSpec("phased_erm", phased_erm, "squared"),
     SolverSpec("lowy", lowy, "squared"),

@@ -44,7 +44,8 @@ from ..._mechanisms._calibrate import rate_dimension_term
 from ..._param_checks import check_delta, check_epsilon, check_positive
 from ...accounting import ParallelComposedEvent
 from .._noisy_sgd._phased_sgd import phased_sgd_schedule, run_phased_sgd
-from .._noisy_sgd._pnsgd import rho_for_budget, run_pnsgd, snowball_schedule
+from .._noisy_sgd._pnsgd import rho_for_budget, snowball_schedule
+from .._noisy_sgd._secure_pnsgd import run_snowball, secure_snowball_schedule
 from .._core._row_source import split_rows
 
 __all__ = ["InterpolationSGDSchedule", "epoch_rows", "interpolation_sgd_schedule", "run_interpolation_sgd"]
@@ -77,7 +78,12 @@ class InterpolationSGDSchedule:
         return sum(self.info["stage_rows"])
 
 
-def _inner_schedule(inner, m, d, epsilon, delta, settings, steps, noise):
+def _inner_schedule(inner, m, d, epsilon, delta, settings, steps, noise, iterate_bound):
+    if inner == "snowball" and noise == "secure":
+        # every batch sum released by a discrete Gaussian (doc/privacy/snowball_sgd.rst, "Secure path")
+        rho_for_budget(epsilon, delta)
+        return secure_snowball_schedule(m, d, epsilon=epsilon, delta=delta, settings=settings, steps=steps,
+                                        iterate_bound=iterate_bound)
     if inner == "snowball":
         return snowball_schedule(m, d, rho=rho_for_budget(epsilon, delta), settings=settings, steps=steps)
     return phased_sgd_schedule(m, d, epsilon=epsilon, delta=delta, settings=settings, noise=noise)
@@ -117,8 +123,9 @@ def interpolation_sgd_schedule(n, d, *, epsilon, delta, settings, smoothness=Non
         radii = [settings.radius] + [min(settings.radius, L / (2.0 * H)) for L in clips[1:]]
         try:
             stages = tuple(
+                # stage i's iterates lie in B(x_i, r_i) with ||x_i|| <= r_0 + ... + r_{i-1}
                 _inner_schedule(inner, rows[i], d, epsilon, delta, replace(settings, clip=clips[i], radius=radii[i]),
-                                steps, noise)
+                                steps, noise, sum(radii[: i + 1]))
                 for i in range(len(rows))
             )
             break
@@ -140,7 +147,7 @@ def run_interpolation_sgd(source, schedule, rng):
     parts, done = split_rows(source, rows)
     x = None
     for part, stage in zip(parts, schedule.stages):
-        run = run_pnsgd if schedule.inner == "snowball" else run_phased_sgd
+        run = run_snowball if schedule.inner == "snowball" else run_phased_sgd
         x = run(part, stage, rng, center=x)
     done()
     return x

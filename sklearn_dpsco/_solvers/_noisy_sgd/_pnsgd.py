@@ -109,7 +109,10 @@ class PNSGDSchedule:
     ``batch_sizes`` / ``steps`` expand it to per-step arrays (tests, small
     problems). ``sigma`` is the gradient noise std per coordinate;
     ``rho_actual`` is Thm 3.1 on this schedule, ``rho`` the target it is
-    within; ``event`` the zCDP event of the target.
+    within; ``event`` the zCDP event of the target. ``mechanism`` is set on
+    the secure path (:mod:`._secure_pnsgd`): every batch sum is released
+    through it, ``sigma`` is then the noise std on the batch mean and
+    ``rho`` the mechanism's zCDP in FKT's convention.
     """
 
     run_lengths: np.ndarray
@@ -121,6 +124,11 @@ class PNSGDSchedule:
     rho_actual: float
     event: object
     info: dict = field(default_factory=dict)
+    mechanism: object = None
+
+    @property
+    def noise(self):
+        return "float" if self.mechanism is None else "secure"
 
     @property
     def n(self):
@@ -404,6 +412,9 @@ def run_pnsgd(source, schedule, rng, *, w0=None, center=None, kernel=None, n_run
     """
     from .._optim._sgd_kernels import pnsgd_chunk
     from .._optim._sgd_reference import PNSGDState
+
+    if schedule.mechanism is not None:
+        raise ValueError("a secure schedule releases every batch sum: run it with _secure_pnsgd.run_snowball.")
 
     kernel = pnsgd_chunk if kernel is None else kernel
     settings = schedule.settings
