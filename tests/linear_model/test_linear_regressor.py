@@ -135,19 +135,21 @@ def test_public_attributes_do_not_depend_on_the_data(solver):
     Xa, ya = rng.uniform(-1, 1, (n, p)), rng.uniform(-1, 1, n)
     Xb, yb = 1e6 * rng.standard_t(1, (n, p)), 1e9 * rng.standard_t(1, n)
     delta = 1e-6 if solver in ("snowball", "interpolation") else 0.0
-    kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=_noise(solver, delta),
-              row_bound=1.0, label_bound=1.0)  # declared: no private estimate
-    a = DPLinearRegressor(**kw).fit(Xa, ya)
-    b = DPLinearRegressor(**kw).fit(Xb, yb)
-    private = {"coef_", "intercept_"}
-    assert set(vars(a)) == set(vars(b))
-    for key in set(vars(a)) - private:
-        va, vb = getattr(a, key), getattr(b, key)
-        if isinstance(va, np.ndarray):
-            np.testing.assert_array_equal(va, vb)
-        else:
-            assert va == vb, key
-    assert not np.array_equal(a.coef_, b.coef_)
+    # both noise paths where the solver has two (Snowball's secure path: tests/solvers/test_secure_snowball.py)
+    for noise in sorted({_noise(solver, delta), "secure"}):
+        kw = dict(epsilon=1.0, delta=delta, solver=solver, random_state=1, radius=2.0, noise=noise,
+                  row_bound=1.0, label_bound=1.0)  # declared: no private estimate
+        a = DPLinearRegressor(**kw).fit(Xa, ya)
+        b = DPLinearRegressor(**kw).fit(Xb, yb)
+        private = {"coef_", "intercept_"}
+        assert set(vars(a)) == set(vars(b))
+        for key in set(vars(a)) - private:
+            va, vb = getattr(a, key), getattr(b, key)
+            if isinstance(va, np.ndarray):
+                np.testing.assert_array_equal(va, vb)
+            else:
+                assert va == vb, (noise, key)
+        assert not np.array_equal(a.coef_, b.coef_)
 
 
 # ----------------------------------------------------------------------------- bad input (T0)
