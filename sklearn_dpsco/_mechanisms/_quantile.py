@@ -180,7 +180,8 @@ class QuantileMechanism:
         # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
         # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
         scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
-        return [((scale * (best - ut)).numerator, (scale * (best - ut)).denominator) for ut in u]
+        gaps = [scale * (best - ut) for ut in u]
+        return [(g.numerator, g.denominator) for g in gaps]
 
     def pmf(self, values):
         """The law of the released grid index (float64; for tests and benchmarks)."""
