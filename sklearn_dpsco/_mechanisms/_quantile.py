@@ -53,6 +53,16 @@ DEFAULT_SELECTION = "permute_and_flip"
 _EXACT_BITS = 62
 
 
+def _reduced_product(scale, m):
+    """``scale * m`` in lowest terms as ``(numerator, denominator)``, for a Fraction ``scale`` and an int ``m >= 0``.
+
+    The same pair as ``Fraction(scale * m)`` (``scale`` is already reduced, so only
+    ``gcd(m, denominator)`` can cancel), without building a Fraction per candidate.
+    """
+    g = math.gcd(m, scale.denominator)
+    return scale.numerator * (m // g), scale.denominator // g
+
+
 def _dyadic_at_most(value):
     """The float ``value`` as an exact rational, rounded down to a multiple of ``2^-62`` if longer."""
     frac = Fraction(value)
@@ -180,7 +190,7 @@ class QuantileMechanism:
         # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
         # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
         scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
-        return [((scale * (best - ut)).numerator, (scale * (best - ut)).denominator) for ut in u]
+        return [_reduced_product(scale, best - ut) for ut in u]
 
     def pmf(self, values):
         """The law of the released grid index (float64; for tests and benchmarks)."""

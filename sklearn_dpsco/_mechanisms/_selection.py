@@ -41,7 +41,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._fast._discrete import bernoulli_exp
+from .._fast._discrete import bernoulli_exp, bernoulli_exp_table
 
 __all__ = [
     "SELECTION_METHODS",
@@ -126,7 +126,9 @@ def select_exact(rng, gaps, method, size=None):
     if method == "exponential":
         return _finish(_exponential_exact(rng, gaps, n), size)
     if method == "permute_and_flip":
-        coins = np.stack([_coins_exact(rng, g, n) for g in gaps], axis=1)
+        # every candidate's n coins in one compiled call: the same draws, in the same order, as
+        # _coins_exact per candidate (bernoulli_exp_table's contract), without a Python call each
+        coins = bernoulli_exp_table(rng, gaps, n).T.astype(bool)
         return _finish(_first_heads_in_random_order(rng, coins), size)
     raise ValueError(f"method must be one of {SELECTION_METHODS}, got {method!r}.")
 

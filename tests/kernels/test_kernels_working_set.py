@@ -85,7 +85,7 @@ def test_right_pattern_certifies_without_a_pass(loss):
     lam, target = 1e-3, 5e-5
     w0 = np.zeros(data.n_features)
     probe = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, target_distance=target,
-                          max_epochs=max(_working_set.PROBE_EPOCHS))
+                          max_epochs=sum(_working_set.PROBE_EPOCHS))
     assert not probe.certified, "the instance must need more than the probe"
     res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=0, stop=None, target_distance=target,
                                max_epochs=2000)
@@ -184,3 +184,29 @@ def test_rowdata_products_on_a_row_range(sparse, intercept):
         rows.matvec(w, 20, 10)
     with pytest.raises(ValueError, match="shape"):
         rows.rmatvec(a, 0, 30)
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+def test_an_overflowing_screen_probes_again_before_the_full_ascent(loss, monkeypatch):
+    # each probe whose working set overflows gets PROBE_EPOCHS' next few passes and a new screen;
+    # the result is the same certified minimizer whichever probe screens
+    data = _instance(4, classification=loss.is_classification)
+    rows = RowData(data.X, 0.0)
+    lam, target = 1e-3, 5e-5
+    w0 = np.zeros(data.n_features)
+    screen, probes = _working_set.working_set_dual, []
+
+    def overflow_twice(data_, rows_, loss_, lam_, w0_, clip, start, stop, target_distance, probe, ball, nested=False):
+        probes.append(probe.n_epochs)
+        if len(probes) <= 2:
+            return None  # as if the working set were above MAX_WORKING_FRACTION
+        return screen(data_, rows_, loss_, lam_, w0_, clip, start, stop, target_distance, probe, ball, nested)
+
+    monkeypatch.setattr(_working_set, "working_set_dual", overflow_twice)
+    res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=0, stop=None, target_distance=target,
+                               max_epochs=2000, nested=False)
+    # the screen saw the certificate at beta = 0, then after a few passes, then after a few more
+    assert len(probes) == 3 and probes[0] == 0 and min(probes[1:]) >= 3
+    assert res.certified and res.distance_bound <= target
+    cold = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, target_distance=REFERENCE_TARGET, max_epochs=20000)
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound

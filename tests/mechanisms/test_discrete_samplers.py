@@ -77,6 +77,24 @@ def test_samplers_accept_generators_and_bit_generators_and_are_reproducible():
         _discrete.discrete_laplace(np.random.RandomState(0), 1.0, size=3)
 
 
+@pytest.mark.parametrize("count", [0, 1, 7, 130])
+def test_bernoulli_exp_table_is_the_per_gap_calls(count):
+    # the batched table must reproduce, draw for draw, one bernoulli_exp call per gap (a zero gap
+    # reads no bits), and leave the generator where those calls leave it
+    gaps = [(0, 1), (1, 3), (5, 2), (0, 7), (7, 1), (3 * 2**200 + 1, 2**201), (1, 1), (2, 2**63 - 1)]
+    ref_rng, rng = np.random.default_rng(11), np.random.default_rng(11)
+    ref = [np.ones(count, np.uint8) if a == 0 else _discrete.bernoulli_exp(ref_rng, (a, b), size=count)
+           for a, b in gaps]
+    table = _discrete.bernoulli_exp_table(rng, gaps, count)
+    assert table.shape == (len(gaps), count) and table.dtype == np.uint8
+    np.testing.assert_array_equal(table, np.array(ref, dtype=np.uint8).reshape(len(gaps), count))
+    assert ref_rng.integers(2**62) == rng.integers(2**62)
+    with pytest.raises(ValueError):
+        _discrete.bernoulli_exp_table(rng, [(-1, 2)], 3)
+    with pytest.raises(ValueError):
+        _discrete.bernoulli_exp_table(rng, [(1, 0)], 3)
+
+
 def test_os_entropy_drives_the_exact_samplers():
     # smoke test only (unseeded: no statistical assertion)
     g = np.random.Generator(OSEntropyBitGenerator())

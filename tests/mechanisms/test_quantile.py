@@ -335,3 +335,12 @@ def test_data_dependent_grid_mutant_is_flagged():
         k_dp = int((mech.release(dp, rng, size=n) > 4.0).sum())
         lb = epsilon_lower_bound_from_counts(k_dp, n, k_d, n, alpha=ALPHA)
         assert (lb > eps) is flagged, (lb, k_d, k_dp)
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 2), Fraction(3, 8), Fraction(5), Fraction(7, 1024), Fraction(6, 35)])
+def test_reduced_product_is_the_fraction_in_lowest_terms(scale):
+    from sklearn_dpsco._mechanisms._quantile import _reduced_product
+
+    for m in range(0, 600):
+        f = scale * m
+        assert _reduced_product(scale, m) == (f.numerator, f.denominator)
