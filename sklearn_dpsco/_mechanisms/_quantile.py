@@ -27,15 +27,20 @@ is longer, which only adds privacy).
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
 from .._param_checks import check_epsilon
-from ..accounting import PureDPEvent
 from ._paths import DEFAULT_NOISE, check_noise
 from ._scale_grid import ScaleGrid
-from ._selection import SELECTION_METHODS, exponential_pmf, permute_and_flip_pmf, select_exact, select_float
+from ._selection import (
+    SELECTION_METHODS,
+    PureSelection,
+    exponential_pmf,
+    permute_and_flip_pmf,
+    select_exact,
+    select_float,
+)
 
 __all__ = ["DEFAULT_SELECTION", "QuantileMechanism", "UTILITY_SENSITIVITY", "check_scale_values"]
 
@@ -49,10 +54,6 @@ UTILITY_SENSITIVITY = 1
 #: Sheldon 2020); benchmarks/bench_quantiles.py measures both.
 DEFAULT_SELECTION = "permute_and_flip"
 
-#: Denominator bits of the exact rational read from ``epsilon``.
-_EXACT_BITS = 62
-
-
 def _reduced_product(scale, m):
     """``scale * m`` in lowest terms as ``(numerator, denominator)``, for a Fraction ``scale`` and an int ``m >= 0``.
 
@@ -61,14 +62,6 @@ def _reduced_product(scale, m):
     """
     g = math.gcd(m, scale.denominator)
     return scale.numerator * (m // g), scale.denominator // g
-
-
-def _dyadic_at_most(value):
-    """The float ``value`` as an exact rational, rounded down to a multiple of ``2^-62`` if longer."""
-    frac = Fraction(value)
-    if frac.denominator <= 1 << _EXACT_BITS:
-        return frac
-    return Fraction((frac.numerator << _EXACT_BITS) // frac.denominator, 1 << _EXACT_BITS)
 
 
 def check_scale_values(values, grid, name="values"):
@@ -98,7 +91,7 @@ def check_scale_values(values, grid, name="values"):
 
 
 @dataclass(frozen=True)
-class QuantileMechanism:
+class QuantileMechanism(PureSelection):
     """Release a grid point near the ``q``-quantile of a 1-D array, ``epsilon``-DP.
 
     Built by :func:`sklearn_dpsco._mechanisms._calibrate.quantile_mechanism_for`.
@@ -146,15 +139,6 @@ class QuantileMechanism:
         if self.method not in SELECTION_METHODS:
             raise ValueError(f"method must be one of {SELECTION_METHODS}, got {self.method!r}.")
         check_noise(self.noise)
-
-    @property
-    def event(self):
-        return PureDPEvent(self.epsilon)
-
-    @property
-    def exact_epsilon(self):
-        """The rational epsilon of the secure path (``<= epsilon``)."""
-        return _dyadic_at_most(self.epsilon)
 
     def target_rank(self, n):
         """``k = max(1, ceil(q n))`` with ``q n`` in float64 as numpy's ``"inverted_cdf"`` does

@@ -42,9 +42,12 @@ from fractions import Fraction
 import numpy as np
 
 from .._fast._discrete import bernoulli_exp, bernoulli_exp_table
+from ..accounting import PureDPEvent
 
 __all__ = [
     "SELECTION_METHODS",
+    "PureSelection",
+    "dyadic_at_most",
     "exponential_pmf",
     "permute_and_flip_pmf",
     "select_exact",
@@ -52,6 +55,30 @@ __all__ = [
 ]
 
 SELECTION_METHODS = ("exponential", "permute_and_flip")
+
+#: Denominator bits of the exact rational read from ``epsilon``.
+_EXACT_BITS = 62
+
+
+def dyadic_at_most(value):
+    """The float ``value`` as an exact rational, rounded down to a multiple of ``2^-62`` if longer."""
+    frac = Fraction(value)
+    if frac.denominator <= 1 << _EXACT_BITS:
+        return frac
+    return Fraction((frac.numerator << _EXACT_BITS) // frac.denominator, 1 << _EXACT_BITS)
+
+
+class PureSelection:
+    """Mixin of an ``epsilon``-DP selection (a field ``epsilon``): its event and its secure path's epsilon."""
+
+    @property
+    def event(self):
+        return PureDPEvent(self.epsilon)
+
+    @property
+    def exact_epsilon(self):
+        """The rational epsilon of the secure path (``<= epsilon``): the gaps are exact rationals."""
+        return dyadic_at_most(self.epsilon)
 
 
 def _n_draws(size):

@@ -34,9 +34,8 @@ from functools import partial
 
 import numpy as np
 
-from .._mechanisms._quantile import DEFAULT_SELECTION, _dyadic_at_most
-from .._mechanisms._selection import select_exact, select_float
-from ..accounting import PureDPEvent
+from .._mechanisms._quantile import DEFAULT_SELECTION
+from .._mechanisms._selection import PureSelection, select_exact, select_float
 
 __all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "QUANT", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE",
            "RidgeSelection", "ridge_candidates", "selection_applies"]
@@ -111,7 +110,7 @@ def _add(acc, block):
 
 
 @dataclass(frozen=True)
-class RidgeSelection:
+class RidgeSelection(PureSelection):
     """The ``epsilon``-DP choice of one candidate model by its clipped squared loss on the rows.
 
     Parameters
@@ -127,10 +126,6 @@ class RidgeSelection:
     noise: str
     method: str = DEFAULT_SELECTION
 
-    @property
-    def event(self):
-        return PureDPEvent(self.epsilon)
-
     def utilities(self, source, clip_block, thetas):
         """``u_c = -sum_i q_c(i)`` (Python ints) of the candidate rows ``thetas`` over the source's rows."""
         thetas = np.asarray(thetas, dtype=float)
@@ -143,7 +138,7 @@ class RidgeSelection:
         best = max(utilities)
         # why: every utility moves by at most QUANT when one row is replaced (module docstring), so
         # weights exp(epsilon u / (2 QUANT)) are epsilon-DP (doc/privacy/adassp.rst, "Private ridge choice")
-        scale = _dyadic_at_most(self.epsilon) / (2 * QUANT)
+        scale = self.exact_epsilon / (2 * QUANT)
         out = []
         for u in utilities:
             g = scale * Fraction(best - u)

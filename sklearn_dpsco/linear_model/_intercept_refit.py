@@ -32,9 +32,10 @@ from fractions import Fraction
 import numpy as np
 
 from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._quantile import DEFAULT_SELECTION, _dyadic_at_most
+from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import (
     SELECTION_METHODS,
+    PureSelection,
     exponential_pmf,
     permute_and_flip_pmf,
     select_exact,
@@ -42,7 +43,7 @@ from .._mechanisms._selection import (
 )
 from .._param_checks import check_epsilon
 from .._solvers import PrivateFit
-from ..accounting import ComposedEvent, PureDPEvent
+from ..accounting import ComposedEvent
 
 __all__ = ["GRID_POINTS", "WEIGHT_BITS", "InterceptRefit", "InterceptRefitPlan"]
 
@@ -55,7 +56,7 @@ WEIGHT_BITS = 20
 
 
 @dataclass(frozen=True)
-class InterceptRefit:
+class InterceptRefit(PureSelection):
     """Release the decision-threshold shift with the fewest training errors, ``epsilon``-DP.
 
     Parameters
@@ -81,15 +82,6 @@ class InterceptRefit:
             raise ValueError(f"method must be one of {SELECTION_METHODS}, got {self.method!r}.")
         if int(self.grid_points) < 1 or int(self.grid_points) % 2 == 0:
             raise ValueError(f"grid_points must be a positive odd integer, got {self.grid_points!r}.")
-
-    @property
-    def event(self):
-        return PureDPEvent(self.epsilon)
-
-    @property
-    def exact_epsilon(self):
-        """The rational epsilon of the secure path (``<= epsilon``)."""
-        return _dyadic_at_most(self.epsilon)
 
     def grid(self, coef, row_bound):
         """``linspace(-B, B, grid_points)``, ``B = ||coef|| row_bound`` (public: a release and a setting)."""
