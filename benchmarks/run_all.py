@@ -91,6 +91,7 @@ import bench_hinge  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_tuning  # noqa: E402
 import bench_user_level  # noqa: E402
+from _real_datasets import first_m_rows  # noqa: E402
 
 DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
 RESULTS = HERE / "results"
@@ -215,17 +216,6 @@ def real_grouped(name):
                        note="hourly wage above 5 (log wage > log 5) from schooling, experience, union, marriage, "
                             "health, ethnicity, year (NLS panel 1980-87); user = person (8 yearly rows each)")
     raise ValueError(name)
-
-
-def first_m_rows(groups, m):
-    """Indices of the first m rows of every user in data order (the estimator's item_selection='first')."""
-    seen, keep = {}, []
-    for i, g in enumerate(groups):
-        c = seen.get(g, 0)
-        if c < m:
-            keep.append(i)
-        seen[g] = c + 1
-    return np.asarray(keep)
 
 
 # ============================================================================ estimators
