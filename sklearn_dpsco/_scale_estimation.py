@@ -122,7 +122,11 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
     part = _pure(budget).split_equal(len(levels) * len(columns))
     mechanisms = [quantile_mechanism_for(q, part, grid, method) for q in levels]
     rng = check_random_state(random_state)
-    out = np.array([[m.release(col, rng) for col in columns] for m in mechanisms])
+    # every release reads its column only through the grid counts: one sort per column serves all
+    # levels; release_counts is release's law with the same draws in the same order
+    counts = [grid.counts(col) for col in columns]
+    n = X.shape[0]
+    out = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
     return ScaleRelease(out, ComposedEvent(tuple(m.event for m in mechanisms for _ in columns)))
 
 

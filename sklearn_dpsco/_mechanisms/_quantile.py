@@ -158,9 +158,10 @@ class QuantileMechanism(PureSelection):
         integer sums are exact) give the same release as the values whole.
         """
         k = self.target_rank(int(n))
-        counts = [int(c) for c in counts]
-        below = [0] + counts[:-1]  # c(t_{j-1}), with c(t_{-1}) = 0
-        return [-max(lo - (k - 1), k - hi, 0) for lo, hi in zip(below, counts)]
+        counts = np.asarray(counts, dtype=np.int64)
+        below = np.concatenate(([0], counts[:-1]))  # c(t_{j-1}), with c(t_{-1}) = 0
+        # exact in int64 (counts <= n); returned as Python ints
+        return (-np.maximum(np.maximum(below - (k - 1), k - counts), 0)).tolist()
 
     def gaps(self, values):
         """``epsilon (u* - u(t)) / (2 Delta)`` per grid point, as exact ``(numerator, denominator)``.
@@ -174,7 +175,9 @@ class QuantileMechanism(PureSelection):
         # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
         # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
         scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
-        return [_reduced_product(scale, best - ut) for ut in u]
+        # many grid points share a utility (all those beyond the data's range): reduce each value once
+        reduced = {m: _reduced_product(scale, m) for m in {best - ut for ut in u}}
+        return [reduced[best - ut] for ut in u]
 
     def pmf(self, values):
         """The law of the released grid index (float64; for tests and benchmarks)."""
