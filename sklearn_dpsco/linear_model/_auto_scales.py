@@ -275,10 +275,12 @@ def scale_plan(targets, budget, n, scale_share=None):
     return ScalePlan(tuple(targets), scale_budget, share), rest
 
 
-def fit_event(scales, solver_event, n_problems=1):
-    """The event of a whole fit: ``n_problems`` solver runs, after the estimates when ``scales`` is set."""
+def fit_event(scales, solver_event, n_problems=1, columns=None):
+    """The event of a whole fit: ``n_problems`` solver runs, after the estimates when ``scales`` is set,
+    after the column quartiles when ``columns`` (a ``ColumnScalingPlan``) is set."""
     event = solver_event if n_problems == 1 else ComposedEvent(tuple([solver_event] * n_problems))
-    return event if scales is None else ComposedEvent((scales.event, event))
+    event = event if scales is None else ComposedEvent((scales.event, event))
+    return event if columns is None else ComposedEvent((columns.event, event))
 
 
 #: Relative gap to the user's epsilon at which :func:`fill_budget` stops (it never goes above).
@@ -287,7 +289,7 @@ FILL_TOLERANCE = 1e-11
 FILL_MAX_PLANS = 60
 
 
-def fill_budget(build, scales, rest, budget, n_problems=1, composed=False):
+def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, columns=None):
     """The solver's plan at the largest budget whose composition with the estimates is within ``budget``.
 
     Public facts only: ``build(solver_budget)`` plans the solver (no data),
@@ -311,15 +313,16 @@ def fill_budget(build, scales, rest, budget, n_problems=1, composed=False):
     way. The fit never spends more than its budget. ``composed=True``: the
     solver's own event already composes a pure part with an approximate one
     (DPHingeClassifier's intercept refit), so it is filled the same way
-    without estimates.
+    without estimates. ``columns``: the pure column quartiles
+    (``ColumnScalingPlan``) spent before the estimates, composed the same way.
     """
     plan = build(rest)
-    if (scales is None and not composed) or budget.delta == 0:
+    if (scales is None and columns is None and not composed) or budget.delta == 0:
         return plan
     target = budget.epsilon
 
     def certified(p):
-        return epsilon_delta(fit_event(scales, p.event, n_problems), delta=budget.delta)[0]
+        return epsilon_delta(fit_event(scales, p.event, n_problems, columns), delta=budget.delta)[0]
 
     f_rest = certified(plan)
     if f_rest > target:

@@ -52,6 +52,7 @@ from ..accounting import BudgetAccountant, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ._auto_scales import fill_budget, fit_event, scale_plan
 from ._cluster_inputs import cluster_inputs, is_cluster_input
+from ._column_scaling import ColumnScalingPlan, column_scaling_applies
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
 
@@ -118,6 +119,9 @@ class FitPlan:
         ("auto" clip levels and bounds; linear_model/_auto_scales.py), or
         None when every scale is declared. The solver's plan is then built
         at unit scale, so the whole event is known before any data is read.
+    columns : ColumnScalingPlan or None
+        The private column quartiles released first (``column_scaling``;
+        linear_model/_column_scaling.py), or None.
     """
 
     solver: str
@@ -127,6 +131,7 @@ class FitPlan:
     intercept_scaling: float = 0.0
     attributes: dict = field(default_factory=dict)
     scales: Any = None
+    columns: Any = None
 
     @property
     def event(self):
@@ -254,19 +259,65 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if self.verbose:
             print(f"[{type(self).__name__}] private scales: {info}")
 
-    def _scale_plan(self, targets, n_samples):
-        """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public: n, budget, share)."""
-        return scale_plan(targets, self._budget(), n_samples, self.scale_share)
+    def _scale_plan(self, targets, n_samples, columns=None):
+        """``(ScalePlan or None, solver budget)`` for the "auto" ``targets`` (public: n, budget, share).
 
-    def _fill_budget(self, build, scales, rest, n_problems=1):
+        With ``columns`` (a :class:`ColumnScalingPlan`) the estimates and the
+        solver share what the column quartiles leave (``columns.rest``).
+        """
+        budget = self._budget() if columns is None else columns.rest
+        return scale_plan(targets, budget, n_samples, self.scale_share)
+
+    def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):
         """``build(solver_budget)`` at the budget that makes the fit's event certify exactly epsilon.
 
         Public facts only (linear_model/_auto_scales.py, ``fill_budget``):
         ``rest`` itself for pure DP or declared scales; at ``delta > 0`` with
-        "auto" scales the largest solver budget whose composition with the
-        estimates stays within the estimator's (epsilon, delta).
+        "auto" scales (or column quartiles) the largest solver budget whose
+        composition with the estimates stays within the estimator's (epsilon, delta).
         """
-        return fill_budget(build, scales, rest, self._budget(), n_problems)
+        return fill_budget(build, scales, rest, self._budget(), n_problems, columns=columns)
+
+    # -- private column scaling (linear_model/_column_scaling.py) -------------------------------
+    def _declares_scales(self):
+        """True when a scale setting is declared (column_scaling="auto" then stays off); public."""
+        return True
+
+    def _column_plan(self, inputs):
+        """The :class:`ColumnScalingPlan` of this fit, or None (public facts: n, d, epsilon, settings, format)."""
+        setting = getattr(self, "column_scaling", False)
+        if setting is False:
+            return None
+        X = inputs.data[0] if isinstance(inputs.data, tuple) else None
+        dense = (isinstance(X, np.ndarray) and not inputs.public.get("cluster")
+                 and not inputs.plan_options.get("streaming"))
+        if setting is True and not dense:
+            raise ValueError(
+                "column_scaling=True needs dense in-memory rows (centring would densify sparse rows; rows on a "
+                "cluster or in a stream are not rescaled). Use column_scaling='auto' or False. Nothing was spent."
+            )
+        d = inputs.n_coef - (1 if self.fit_intercept else 0)
+        if not column_scaling_applies(setting, inputs.n_samples, d, self.epsilon,
+                                      declared=self._declares_scales(), dense=dense):
+            return None
+        return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept)
+
+    def _store_columns(self, plan, columns):
+        """Fold the released column map into ``coef_`` / ``intercept_`` (post-processing); report it."""
+        if not hasattr(self, "column_scaling"):
+            return
+        if columns is None:
+            self.column_center_ = self.column_scale_ = None
+            return
+        coef, intercept = columns.fold(self.coef_, self.intercept_)
+        self.coef_ = coef
+        self.intercept_ = intercept if np.ndim(intercept) else float(intercept)
+        self.column_center_, self.column_scale_ = columns.centre.copy(), columns.scale.copy()
+        info = plan.columns.info(columns)
+        for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
+            entry.update(info)
+        if self.verbose:
+            print(f"[{type(self).__name__}] private column scaling: {info['column_scaling']}")
 
     # -- budget ----------------------------------------------------------------------------
     def _budget(self):
@@ -359,9 +410,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         saved = dict(self.__dict__)
         try:
             inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
-            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **inputs.plan_options)  # 2
-            # the estimates' pure part first (if any), then the solver's runs
-            event = fit_event(plan.scales, plan.event, inputs.n_problems)
+            columns_plan = self._column_plan(inputs)
+            options = dict(inputs.plan_options)
+            if columns_plan is not None:
+                options["columns"] = columns_plan
+            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
+            # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
+            event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
             self._check_within_budget(event)  # 3
             # the parameter, else the budget block in force, else the ledger bound
             # when this estimator was sent to a worker, else the session default
@@ -369,7 +424,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             accountant.check(event, privacy_unit=self.privacy_unit)
 
             rng = check_random_state(self.random_state)
-            released = None
+            released = columns = None
+            if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
+                columns, column_event = plan.columns.release(inputs.data[0], rng)
+                if column_event != plan.columns.event:
+                    raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
+                X, targets, sample_weight = inputs.data
+                inputs = replace(inputs, data=(np.ascontiguousarray(columns.transform(X)), targets, sample_weight))
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)
                 if scale_event != plan.scales.event:
@@ -388,6 +449,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             self._store_privacy(plan, event, noise_source(rng))
             if released is not None:
                 self._store_scales(plan, released)
+            self._store_columns(plan, columns)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)

@@ -85,6 +85,23 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         Fraction of epsilon spent on the ``"auto"`` clip, in (0, 1); ignored
         when ``clip`` is declared. ``None``: ``min(0.5, max(0.05, 50 /
         (n epsilon)))`` (public facts only).
+    column_scaling : "auto" or bool, default="auto"
+        Rescale the columns privately inside the fit: private quartiles
+        ``q1, q3`` of every column (DPStandardScaler's ``bounds="auto"``
+        releases, on ``min(0.25, max(0.05, 600 n_features / (n epsilon)))``
+        of epsilon), rows mapped to ``(x - (q1 + q3) / 2) / max(q3 - q1, 1)`` before
+        the ``"auto"`` clip and the solver run on the rest, and the map folded
+        back into ``coef_`` and ``intercept_`` (post-processing; no centring
+        without an intercept; doc/privacy/column_scaling.rst). For raw
+        columns in mixed units (a year or an income next to 0/1
+        indicators), where one row-norm clip follows the dominant column.
+        ``"auto"``: only with ``clip="auto"`` and ``intercept_scaling=None``
+        (nothing declared), dense in-memory rows, and ``n epsilon`` large
+        enough for the ``2 n_features`` quartiles (each gets ``n epsilon_i >=
+        50``: about ``n epsilon >= 400 n_features``); public facts only.
+        ``True``: always (dense rows only). ``False``: never.
+        :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
+        after a ``DPStandardScaler``.
     alpha : float, default=None
         Regularization ``alpha`` of ``"output_perturbation"`` (of the first
         phase for the localized solvers). ``None``: ``min(50 clip^2 u / (n d),
@@ -157,7 +174,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         functions of the parameters when ``clip`` is declared; with
         ``clip="auto"``, ``clip_`` is a differentially private release and
         the others follow from it. ``alpha_`` is None for the ALD solvers
-        (their regularization follows their schedule).
+        (their regularization follows their schedule). With column
+        scaling on, ``alpha_``, ``radius_`` and ``intercept_scaling_`` are in
+        the units of the rescaled columns.
+    column_center_, column_scale_ : ndarray of shape (n_features,) or None
+        The released column map (differentially private: functions of the
+        released quartiles), or None when ``column_scaling`` did not run.
     privacy_event_ : PrivacyEvent
         What the fit consumed (all classes).
     epsilon_spent_, delta_spent_ : float
@@ -167,7 +189,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     fit_info_ : list of dict
         Public per-problem information (schedules, block sizes); with
         ``clip="auto"`` also ``scale_estimates``, ``scale_share``,
-        ``scale_epsilon`` and ``scale_rule``.
+        ``scale_epsilon`` and ``scale_rule``; with column scaling
+        ``column_scaling`` (its ``share``, ``epsilon`` and ``n_passthrough``).
 
     See Also
     --------
@@ -188,7 +211,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     With an intercept refit, each problem's event is ``ComposedEvent((solver
     event, PureDPEvent(intercept_share of its epsilon)))`` (doc/privacy/hinge.rst,
     "Private intercept refit"); at ``delta > 0`` it is filled to exactly
-    ``epsilon`` the same way.
+    ``epsilon`` the same way. With column scaling the whole event is
+    ``ComposedEvent((column quartiles' pure event, the event above))``
+    (doc/privacy/column_scaling.rst).
 
     Multiclass problems are fitted one-vs-rest on the same rows: the K
     binary problems compose sequentially, so each gets ``epsilon / K``
@@ -224,6 +249,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "column_scaling": [StrOptions({AUTO}), "boolean"],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
@@ -243,6 +269,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         solver="auto",
         clip=AUTO,
         scale_share=None,
+        column_scaling=AUTO,
         alpha=None,
         radius=None,
         kappa_lower=2.0,
@@ -263,6 +290,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         self.solver = solver
         self.clip = clip
         self.scale_share = scale_share
+        self.column_scaling = column_scaling
         self.alpha = alpha
         self.radius = radius
         self.kappa_lower = kappa_lower
@@ -290,18 +318,23 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         radius = default_radius(clip) if self.radius is None else float(self.radius)
         return scaling, radius
 
-    def _plan(self, n_samples, n_features, n_problems):
+    def _declares_scales(self):
+        return not (is_auto(self.clip) and self.intercept_scaling is None)
+
+    def _plan(self, n_samples, n_features, n_problems, columns=None):
         """Everything the fit will run, from (n, d, number of problems) and parameters.
 
         With ``clip="auto"`` the solver is planned at clip 1 on the rows
         divided by the released ``clip_`` (linear_model/_auto_scales.py): its
         event, like the estimate's, is fixed here, before any data is read.
+        ``columns`` (a ``ColumnScalingPlan``): the rows are first mapped by the
+        released column quartiles, on ``columns.share`` of epsilon.
         """
         d_raw = n_features - (1 if self.fit_intercept else 0)
         targets = []
         if is_auto(self.clip):
             targets.append(ScaleTarget("clip", CLIP_LEVEL, CLIP_MARGIN, lambda data, _: safe_row_norms(data[0])))
-        scales, solver_budget = self._scale_plan(targets, n_samples)
+        scales, solver_budget = self._scale_plan(targets, n_samples, columns)
         if scales is not None:
             clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
         else:
@@ -331,19 +364,19 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                 solver, plan, loss=loss_for(spec), radius=radius,
                 intercept_scaling=scaling if self.fit_intercept else 0.0,
                 attributes={"clip_": clip, "alpha_": alpha, "radius_": radius, "intercept_scaling_": scaling},
-                scales=scales,
+                scales=scales, columns=columns,
             )
 
-        fit_plan = self._fill_budget(build, scales, solver_budget, n_problems)
+        fit_plan = self._fill_budget(build, scales, solver_budget, n_problems, columns)
         if self.verbose:
             print(f"[DPHingeClassifier] plan: {fit_plan.info}")
         return fit_plan
 
-    def _fill_budget(self, build, scales, rest, n_problems=1):
+    def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):
         """As the template's, and at ``delta > 0`` also with a declared clip when the intercept refit's
         pure part composes with the solver's (the folded reading certifies less than their sum)."""
         composed = self.fit_intercept and self.intercept_share != 0
-        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed)
+        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed, columns=columns)
 
     def _intercept_share(self, n_samples, epsilon):
         """The refit's share of one problem's epsilon (0: no refit; public facts only)."""

@@ -69,6 +69,23 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
         ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
         (n epsilon)))`` for ``k`` estimates (public facts only).
+    column_scaling : "auto" or bool, default="auto"
+        Rescale the columns privately inside the fit: private quartiles
+        ``q1, q3`` of every column (DPStandardScaler's ``bounds="auto"``
+        releases, on ``min(0.25, max(0.05, 600 n_features / (n epsilon)))``
+        of epsilon), rows mapped to ``(x - (q1 + q3) / 2) / max(q3 - q1, 1)`` before
+        the ``"auto"`` row bound and the solver run on the rest, and the map
+        folded back into ``coef_`` and ``intercept_`` (post-processing; no
+        centring without an intercept; doc/privacy/column_scaling.rst). For
+        raw columns in mixed units (a year or an income next to 0/1
+        indicators), where one row-norm bound follows the dominant column.
+        ``"auto"``: only with ``row_bound="auto"`` and
+        ``intercept_scaling=None`` (nothing declared), dense in-memory rows,
+        and ``n epsilon`` large enough for the ``2 n_features`` quartiles
+        (each gets ``n epsilon_i >= 50``: about ``n epsilon >= 400
+        n_features``); public facts only. ``True``: always (dense rows only). ``False``:
+        never. :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns
+        ``"auto"`` off after a ``DPStandardScaler``.
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
         the coefficients, the intercept column included).
@@ -132,6 +149,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     label_center_ : float
         The private label median (``label_bound="auto"`` only; 0 without
         an intercept).
+    column_center_, column_scale_ : ndarray of shape (n_features,) or None
+        The released column map (differentially private: functions of the
+        released quartiles), or None when ``column_scaling`` did not run.
+        With it, ``row_bound_`` is in the units of the rescaled columns.
     noise_source_ : str
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -139,7 +160,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     Notes
     -----
     Unit of privacy: one row (``privacy_unit == "row"``; replace-one neighbours; the number of rows n
-    is public). With "auto" bounds the event is ``ComposedEvent((estimates, solver))``,
+    is public). With column scaling the event is ``ComposedEvent((column quartiles, the rest))``
+    (doc/privacy/column_scaling.rst). With "auto" bounds it is ``ComposedEvent((estimates, solver))``,
     planned before any data is read and spent once (doc/privacy/quantiles.rst,
     "Use in the estimators"; at ``delta > 0`` the solver's part is raised until
     the composition certifies exactly ``epsilon``, never more);
@@ -204,6 +226,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "column_scaling": [StrOptions({AUTO}), "boolean"],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "steps": [StrOptions({"jnn", "constant"})],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -223,6 +246,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         row_bound=AUTO,
         label_bound=AUTO,
         scale_share=None,
+        column_scaling=AUTO,
         radius=10.0,
         steps="jnn",
         smoothness=None,
@@ -244,6 +268,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self.row_bound = row_bound
         self.label_bound = label_bound
         self.scale_share = scale_share
+        self.column_scaling = column_scaling
         self.radius = radius
         self.steps = steps
         self.smoothness = smoothness
@@ -300,7 +325,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             )
         return targets
 
-    def _plan(self, n_samples, n_features, n_problems, streaming=False):
+    def _declares_scales(self):
+        return not (is_auto(self.row_bound) and self.intercept_scaling is None)
+
+    def _plan(self, n_samples, n_features, n_problems, streaming=False, columns=None):
         """The solver's plan from public facts; with "auto" bounds, at unit scale on the rescaled data.
 
         An "auto" row bound (label bound) is planned as 1: the rows (labels)
@@ -308,7 +336,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the run, so the solver's event, like the estimates', is fixed here.
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples)
+        scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples, columns)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
 
@@ -332,9 +360,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                           ridge_selection=not streaming)
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
-                           attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales)
+                           attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,
+                           columns=columns)
 
-        return self._fill_budget(build, scales, rest)
+        return self._fill_budget(build, scales, rest, columns=columns)
 
     def _scale_units(self, released):
         return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)

@@ -60,6 +60,21 @@ def _mixed_units(units):
     )
 
 
+def _column_settings(step, earlier):
+    """``{"column_scaling": False}`` for a model with ``column_scaling="auto"`` after a DPStandardScaler.
+
+    The scaler already released the columns' location and spread; the model's own
+    column quartiles would spend a second time on the same information
+    (linear_model/_column_scaling.py). Public: the pipeline's configuration only.
+    """
+    from ._scaler import DPStandardScaler
+
+    value = step.get_params(deep=False).get("column_scaling")
+    if isinstance(value, str) and value == "auto" and any(isinstance(s, DPStandardScaler) for s in earlier):
+        return {"column_scaling": False}
+    return {}
+
+
 def _takes_groups(step):
     try:
         return "groups" in inspect.signature(step.fit).parameters
@@ -68,11 +83,11 @@ def _takes_groups(step):
 
 
 @contextlib.contextmanager
-def _budgeted(step, share, accountant):
-    """Fit ``step`` with ``share`` under an allowance; restore its parameters afterwards."""
-    keys = ("epsilon", "delta", "accountant")
+def _budgeted(step, share, accountant, **settings):
+    """Fit ``step`` with ``share`` under an allowance (and ``settings``); restore its parameters afterwards."""
+    keys = ("epsilon", "delta", "accountant", *settings)
     old = {k: v for k, v in step.get_params(deep=False).items() if k in keys}
-    step.set_params(epsilon=share.epsilon, delta=share.delta, accountant=accountant)
+    step.set_params(epsilon=share.epsilon, delta=share.delta, accountant=accountant, **settings)
     try:
         yield step
     finally:
@@ -364,7 +379,9 @@ class DPPipeline(AccountantMixin, Pipeline):
                 guard = FitAllowance(
                     shares[name].allowance, parent=accountant, label_prefix=f"{label}[{name}] ", delta=self.delta
                 )
-            ctx = _budgeted(step, shares[name], guard) if guard is not None else contextlib.nullcontext(step)
+            settings = _column_settings(step, [s for _, s, _ in classified[:i]]) if is_last else {}
+            ctx = (_budgeted(step, shares[name], guard, **settings) if guard is not None
+                   else contextlib.nullcontext(step))
             with ctx:
                 if not is_last:
                     if hasattr(step, "fit_transform"):

@@ -1,0 +1,186 @@
+"""Private per-column rescaling inside a linear model's fit (doc/privacy/column_scaling.rst).
+
+Raw columns in mixed units (a year or an income next to 0/1 indicators) make
+one global row-norm scale (the "auto" clip or row bound, a median row norm)
+follow the dominant column: the others shrink to noise. With
+``column_scaling`` on, a fit first releases the quartiles ``q1, q3`` of every
+column by :class:`~sklearn_dpsco.preprocessing.DPStandardScaler`'s
+``bounds="auto"`` mechanism (the same ``2 d`` pure-DP quantile selections on
+its signed grid, :func:`private_column_quantiles`; doc/privacy/preprocessing.rst
+and doc/privacy/quantiles.rst) on a public share of the fit's epsilon, maps
+every row by the released affine map ``x -> (x - centre) / scale`` (a public
+per-row map), runs the unchanged fit on the rest of the budget, and folds the
+map back into ``coef_`` and ``intercept_`` (post-processing)::
+
+    centre_j = (q1_j + q3_j) / 2        (0 without an intercept: a shift could not be undone)
+    scale_j  = max(q3_j - q1_j, 1)
+    w_j = w'_j / scale_j,   b = b' - sum_j w_j centre_j
+
+Columns are shrunk, never enlarged (``MIN_COLUMN_SCALE = 1``, the spread of a
+0/1 indicator): the map is folded into a linear model on the raw columns, so
+nothing clips a column at prediction time, and a released spread far below a
+column's values (a quartile between the two atoms of an indicator, anywhere in
+``(0, 1)``) would otherwise multiply its coefficient by the inverse. A column
+whose two released quartiles are both 0 (a rare indicator, a mostly zero
+count) keeps ``centre 0, scale 1``, as the scaler passes it through.
+
+Only public facts decide whether it runs and with what share (n, d, epsilon,
+the declared settings, the input's format): see :func:`column_scaling_applies`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._budget import Budget, split_scale_share
+from .._mechanisms._calibrate import quantile_mechanism_for
+from .._mechanisms._quantile import DEFAULT_SELECTION
+from .._scale_estimation import private_column_quantiles
+from ..accounting import ComposedEvent
+from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
+from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
+
+__all__ = ["COLUMN_RANKS", "COLUMN_SHARE_CAP", "MIN_COLUMN_SCALE", "ColumnScalingPlan", "column_scaling_applies", "default_column_share"]
+
+#: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
+#: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
+#: bare model spends no second statistic (no noisy means or variances: the quartiles are the whole
+#: per-column information used), so 0.25 of epsilon buys the same quartile accuracy and leaves the
+#: model 0.75 (benchmarks/results/defaults_rawcols.md).
+COLUMN_SHARE_CAP = 0.25
+#: Smallest column scale (see the module docstring): a column is divided by its released spread only
+#: when that spread exceeds the 0/1 indicators' one, so the rescaled columns are comparable with them.
+MIN_COLUMN_SCALE = 1.0
+#: ``column_scaling="auto"`` runs when every quartile release gets ``n epsilon_i >= 50`` at the default
+#: share (about ``n epsilon >= 400 d``), the rank budget of the library's median estimates
+#: (``SCALE_RANKS``: below 1e-3 failure by a factor 4). Below it a quartile lands beyond the data's
+#: range too often: on HI (15.6k rows, d = 21, encoding (b)) at epsilon 0.5 (``n epsilon_i = 46``)
+#: accuracy fell from 0.77 to 0.71 on one seed in three; at epsilon 1 (93) it is 0.78 either way,
+#: and Computers at epsilon 1 (61) gains R^2 0.14 -> 0.38 (benchmarks/results/defaults_rawcols.md).
+COLUMN_RANKS = SCALE_RANKS
+
+
+def default_column_share(n, d, epsilon):
+    """``min(0.25, max(0.05, 2 d BOUNDS_RANKS / (n epsilon)))``: the scaler's rank rule, a lower cap."""
+    return min(COLUMN_SHARE_CAP, max(SHARE_FLOOR, len(BOUNDS_LEVELS) * d * BOUNDS_RANKS / (max(n, 1) * epsilon)))
+
+
+def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
+    """Whether a fit rescales its columns privately (public facts only).
+
+    Parameters
+    ----------
+    setting : {"auto", True, False}
+        The estimator's ``column_scaling``.
+    n, d : int
+        Rows and features (without the intercept column).
+    epsilon : float
+        The fit's epsilon.
+    declared : bool
+        True when a scale setting of the estimator is declared (a number
+        for ``clip`` / ``row_bound``, a declared ``intercept_scaling``):
+        "auto" then leaves the fit exactly as before.
+    dense : bool
+        True for in-memory dense rows (sparse rows would be densified by
+        the centring; rows on a cluster or in a stream are left as they are).
+
+    Returns
+    -------
+    bool
+        ``"auto"``: dense rows, nothing declared, and ``n epsilon_i >=
+        COLUMN_RANKS`` for each of the ``2 d`` quartile releases at the
+        default share (about ``n epsilon >= 400 d``). ``True``: dense rows
+        (``fit`` refuses other inputs before spending). ``False``: never.
+    """
+    if setting is False or not dense or d == 0:
+        return False
+    if setting is True:
+        return True
+    per_release = n * default_column_share(n, d, epsilon) * epsilon / (len(BOUNDS_LEVELS) * d)
+    return not declared and per_release >= COLUMN_RANKS
+
+
+@dataclass(frozen=True)
+class ColumnScalingPlan:
+    """The column quartiles of one fit: their budget and event, fixed before any data is read.
+
+    Attributes
+    ----------
+    n_features : int
+    budget : Budget
+        Pure-DP part of the fit's budget (``share * epsilon``), split equally
+        over the ``2 n_features`` quartile releases.
+    rest : Budget
+        What the fit's own plan (scale estimates and solver) gets.
+    share : float
+    centre : bool
+        Centre the columns (only with an intercept).
+    """
+
+    n_features: int
+    budget: Budget
+    rest: Budget
+    share: float
+    centre: bool = True
+
+    @classmethod
+    def build(cls, budget, n, d, centre):
+        """Split ``budget`` (the fit's whole budget) at :func:`default_column_share` (public facts)."""
+        share = default_column_share(n, d, budget.epsilon)
+        scale_budget, rest = split_scale_share(budget, share)
+        return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre))
+
+    @property
+    def event(self):
+        """``ComposedEvent`` of the ``2 d`` pure releases, built as :func:`private_column_quantiles` builds it."""
+        part = self.budget.split_equal(len(BOUNDS_LEVELS) * self.n_features)
+        mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
+        return ComposedEvent(tuple(m.event for m in mechanisms for _ in range(self.n_features)))
+
+    def release(self, X, rng):
+        """``(ColumnScaling, event)``: the released quartiles and the public map they define.
+
+        Reads ``X`` (dense, finite); call only after the budget checks.
+        """
+        quartiles = private_column_quantiles(X, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
+        return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
+
+    def info(self, columns):
+        """Public facts for ``fit_info_``."""
+        return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
+                                   "n_passthrough": int(columns.passthrough.sum())}}
+
+
+@dataclass(frozen=True)
+class ColumnScaling:
+    """The released per-column affine map (a function of the released quartiles only)."""
+
+    quartiles: np.ndarray
+    centre: np.ndarray
+    scale: np.ndarray
+    passthrough: np.ndarray
+
+    @classmethod
+    def from_quartiles(cls, quartiles, centre=True):
+        q1 = np.minimum(quartiles[0], quartiles[1])
+        q3 = np.maximum(quartiles[0], quartiles[1])
+        # why: shrink, never enlarge (MIN_COLUMN_SCALE); with the scaler's floor of one grid step of the larger
+        # end (preprocessing/_scaler.py, _released_bounds), a collapsed pair far from 0 still gives a range
+        step = 2.0 ** (1.0 / BOUNDS_GRID.per_octave) - 1.0
+        spread = np.maximum(np.maximum(q3 - q1, step * np.maximum(np.abs(q1), np.abs(q3))), MIN_COLUMN_SCALE)
+        passthrough = (q1 == 0) & (q3 == 0)
+        mid = (q1 + q3) / 2.0 if centre else np.zeros_like(q1)
+        return cls(np.array([q1, q3]), np.where(passthrough, 0.0, mid), np.where(passthrough, 1.0, spread),
+                   passthrough)
+
+    def transform(self, X):
+        """``(X - centre) / scale`` (a public per-row map)."""
+        return (X - self.centre) * (1.0 / self.scale)
+
+    def fold(self, coef, intercept):
+        """``(coef, intercept)`` of the scaled rows' model in the data's units (post-processing).
+
+        ``<w', (x - c) / s> + b' = <w' / s, x> + b' - <w' / s, c>``.
+        """
+        coef = np.asarray(coef, dtype=float) / self.scale
+        return coef, intercept - coef @ self.centre
