@@ -14,8 +14,10 @@ Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream`
    With "auto" scales the event is ``ComposedEvent((scales' event, solver's
    event))``: the scale estimates' pure-DP part and the solver's part on
    the rest of the budget (``split_scale_share``), both planned here;
-4. draw every random state up front: first the private scale releases, if
-   any (then the rows and labels are divided by them — hook
+4. draw every random state up front: first the private column quartiles,
+   if ``column_scaling`` runs (then the rows are mapped by the released
+   per-column affine map; linear_model/_column_scaling.py), then the private
+   scale releases, if any (then the rows and labels are divided by them — hook
    ``_rescale_inputs``, a public per-row map), then the problems — hook
    ``_draw_problems`` (one-vs-rest problems run through joblib, so results
    never depend on ``n_jobs``), then ``plan.run(problem, rng)`` for each;
@@ -23,7 +25,8 @@ Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream`
    planned event;
 6. ``accountant.spend(event)`` exactly once;
 7. only then store the fitted attributes — hook ``_store_fit`` (and
-   ``_store_scales``, which maps the unit-scale coefficients back).
+   ``_store_scales``, which maps the unit-scale coefficients back, then
+   ``_store_columns``, which folds the column map into them).
 
 Any exception in steps 1-7 leaves the estimator exactly as it was before
 ``fit`` (a refit that fails does not half-overwrite a fitted model) and

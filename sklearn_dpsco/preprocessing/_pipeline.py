@@ -126,6 +126,10 @@ class DPPipeline(AccountantMixin, Pipeline):
         a single private step gets everything. A ``DPStandardScaler(bounds=
         "auto")`` that would release nothing at its share (too few rows for
         its quartiles) gets ``IDLE_WEIGHT = 1e-3`` and the model the rest.
+        A final model with ``column_scaling="auto"`` after a
+        ``DPStandardScaler`` is fitted with ``column_scaling=False`` (restored
+        afterwards): its input is already scaled per column, and its own
+        column quartiles would spend twice (doc/privacy/column_scaling.rst).
     accountant : BudgetAccountant, default=None
         The ledger charged by the steps. None: the budget block in force,
         else the session default.
