@@ -292,12 +292,14 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if setting is False:
             return None
         X = inputs.data[0] if isinstance(inputs.data, tuple) else None
-        dense = (isinstance(X, np.ndarray) and not inputs.public.get("cluster")
-                 and not inputs.plan_options.get("streaming"))
+        if inputs.public.get("cluster"):  # a dask array: dense when its chunks are NumPy arrays (public format)
+            dense = isinstance(getattr(X, "_meta", None), np.ndarray)
+        else:
+            dense = isinstance(X, np.ndarray) and not inputs.plan_options.get("streaming")
         if setting is True and not dense:
             raise ValueError(
-                "column_scaling=True needs dense in-memory rows (centring would densify sparse rows; rows on a "
-                "cluster or in a stream are not rescaled). Use column_scaling='auto' or False. Nothing was spent."
+                "column_scaling=True needs dense rows (centring would densify sparse rows; rows in a stream are "
+                "read once). Use column_scaling='auto' or False. Nothing was spent."
             )
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
         if not column_scaling_applies(setting, inputs.n_samples, d, self.epsilon,
@@ -433,7 +435,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 X, targets, sample_weight = inputs.data
-                inputs = replace(inputs, data=(np.ascontiguousarray(columns.transform(X)), targets, sample_weight))
+                X = columns.transform(X)  # a dask array stays lazy, mapped chunk by chunk on the workers
+                inputs = replace(inputs, data=(np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X,
+                                               targets, sample_weight))
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)
                 if scale_event != plan.scales.event:

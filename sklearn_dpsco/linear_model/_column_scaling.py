@@ -36,6 +36,7 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._scale_estimation import private_column_quantiles
+from .._solvers import is_dask_collection, map_chunks
 from ..accounting import ComposedEvent
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
@@ -81,8 +82,9 @@ def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
         for ``clip`` / ``row_bound``, a declared ``intercept_scaling``):
         "auto" then leaves the fit exactly as before.
     dense : bool
-        True for in-memory dense rows (sparse rows would be densified by
-        the centring; rows on a cluster or in a stream are left as they are).
+        True for dense rows in memory or on a cluster (NumPy chunks); sparse
+        rows would be densified by the centring, rows in a stream are read
+        once.
 
     Returns
     -------
@@ -140,8 +142,20 @@ class ColumnScalingPlan:
     def release(self, X, rng):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
 
-        Reads ``X`` (dense, finite); call only after the budget checks.
+        Reads ``X`` (dense, finite; in memory or a dask array of NumPy chunks); call only
+        after the budget checks.
         """
+        if is_dask_collection(X):
+            # rows on a cluster: each release reads its column only through the grid counts, summed
+            # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
+            parts = map_chunks(_chunk_column_counts, (X,))
+            counts = sum(c for c, _ in parts)
+            n = sum(m for _, m in parts)
+            part = self.budget.split_equal(len(BOUNDS_LEVELS) * self.n_features)
+            mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
+            value = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
+            return ColumnScaling.from_quartiles(value, self.centre), ComposedEvent(
+                tuple(m.event for m in mechanisms for _ in range(self.n_features)))
         quartiles = private_column_quantiles(X, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
         return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
 
@@ -149,6 +163,12 @@ class ColumnScalingPlan:
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum())}}
+
+
+def _chunk_column_counts(X, *rest):
+    """``(grid counts of every column, rows)`` of one row-chunk (runs on its worker)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.stack([BOUNDS_GRID.counts(X[:, j]) for j in range(X.shape[1])]), X.shape[0]
 
 
 @dataclass(frozen=True)

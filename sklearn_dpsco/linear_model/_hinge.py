@@ -96,7 +96,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         columns in mixed units (a year or an income next to 0/1
         indicators), where one row-norm clip follows the dominant column.
         ``"auto"``: only with ``clip="auto"`` and ``intercept_scaling=None``
-        (nothing declared), dense in-memory rows, and ``n epsilon`` large
+        (nothing declared), dense rows (NumPy or Dask chunks), and ``n epsilon`` large
         enough for the ``2 n_features`` quartiles (each gets ``n epsilon_i >=
         50``: about ``n epsilon >= 400 n_features``); public facts only.
         ``True``: always (dense rows only). ``False``: never.

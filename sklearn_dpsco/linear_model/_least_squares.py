@@ -80,7 +80,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         raw columns in mixed units (a year or an income next to 0/1
         indicators), where one row-norm bound follows the dominant column.
         ``"auto"``: only with ``row_bound="auto"`` and
-        ``intercept_scaling=None`` (nothing declared), dense in-memory rows,
+        ``intercept_scaling=None`` (nothing declared), dense rows (NumPy or Dask),
         and ``n epsilon`` large enough for the ``2 n_features`` quartiles
         (each gets ``n epsilon_i >= 50``: about ``n epsilon >= 400
         n_features``); public facts only. ``True``: always (dense rows only). ``False``:
