@@ -238,7 +238,7 @@ def test_t2_intercept_refit_through_fit(eps_t, given_release, audit_report):
         params={"eps_t": eps_t, "D": pair[0], "D'": pair[1]}, n_draws=N_DRAWS, statistic="epsilon",
         claimed=ok.claimed, lower_bound=ok.lower_bound,
         mutants={lab: (res.lower_bound, mutant_loss[lab]) for lab, res in mutants.items()},
-        seconds=time.perf_counter() - t0, note=f"exact threshold-event loss of the pair: {loss:.4g}",
+        seconds=time.perf_counter() - t0, note=f"exact threshold-event loss of the pair: {loss:.4g} (mutants: in brackets)",
     )
     assert not ok.violation, ok
     assert mutants["x0.5"].violation, mutants["x0.5"]
