@@ -34,10 +34,9 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco import BudgetAccountant
-from sklearn_dpsco.linear_model import DPHingeClassifier
-from sklearn_dpsco.linear_model import _hinge
-from sklearn_dpsco.linear_model._intercept_refit import InterceptRefit, InterceptRefitPlan, dyadic_round
 from sklearn_dpsco._solvers import PrivateFit
+from sklearn_dpsco.linear_model import DPHingeClassifier, _hinge
+from sklearn_dpsco.linear_model._intercept_refit import InterceptRefit, InterceptRefitPlan, dyadic_round
 from sklearn_dpsco.testing import audit_release_with_mutants, discrete_pmf_pvalue
 
 #: The solver's release ``w~ = (w~_x, w~_b)`` in the problem's units, the same on both neighbours.
@@ -238,7 +237,8 @@ def test_t2_intercept_refit_through_fit(eps_t, given_release, audit_report):
         params={"eps_t": eps_t, "D": pair[0], "D'": pair[1]}, n_draws=N_DRAWS, statistic="epsilon",
         claimed=ok.claimed, lower_bound=ok.lower_bound,
         mutants={lab: (res.lower_bound, mutant_loss[lab]) for lab, res in mutants.items()},
-        seconds=time.perf_counter() - t0, note=f"exact threshold-event loss of the pair: {loss:.4g} (mutants: in brackets)",
+        seconds=time.perf_counter() - t0,
+        note=f"exact threshold-event loss of the pair: {loss:.4g} (mutants: in brackets)",
     )
     assert not ok.violation, ok
     assert mutants["x0.5"].violation, mutants["x0.5"]
