@@ -169,6 +169,32 @@ def test_event_composes_solver_and_refit():
 
 @pytest.mark.parametrize("noise", ["secure", "float"])
 @pytest.mark.parametrize("clip", [1.0, "auto"])
+@pytest.mark.parametrize("epsilon", [0.7, 1.0, 3.0])
+def test_pure_spend_is_solver_plus_refit(noise, clip, epsilon):
+    """Pure DP: the problem's event is (the solver's event, PureDPEvent(epsilon_t)) with the shares
+    of fit_info_, the whole fit spends epsilon (up to rounding, never above), and the ledger holds
+    exactly that event."""
+    X, y, _, _ = uncentred_family(300, 5, 4)
+    acc = _ledger()
+    est = DPHingeClassifier(epsilon=epsilon, clip=clip, noise=noise, accountant=acc, random_state=0).fit(X, y)
+    info, event = est.fit_info_[0], est.privacy_event_
+    if clip == "auto":  # the clip estimate's pure part first, then the problem's
+        scale, event = event.events
+        assert scale == PureDPEvent(info["scale_epsilon"])
+    solver_event, refit_event = event.events
+    problem_eps = info["epsilon"] + info["intercept_refit_epsilon"]
+    assert refit_event == PureDPEvent(info["intercept_refit_epsilon"])
+    assert info["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, problem_eps) * problem_eps)
+    assert epsilon_delta(solver_event)[0] == pytest.approx(info["epsilon"], rel=1e-12)
+    assert problem_eps + info.get("scale_epsilon", 0.0) == pytest.approx(epsilon, rel=1e-12)
+    assert est.epsilon_spent_ <= epsilon and est.epsilon_spent_ == pytest.approx(epsilon, rel=1e-12)
+    assert est.delta_spent_ == 0.0
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
+    assert acc.total() == (est.epsilon_spent_, 0.0)
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("clip", [1.0, "auto"])
 def test_exact_epsilon_at_delta(noise, clip):
     X, y, _, _ = uncentred_family(400, 4, 1)
     est = DPHingeClassifier(epsilon=1.0, delta=1e-6, clip=clip, noise=noise, accountant=_ledger(),

@@ -4,9 +4,9 @@ T0: the plan (constant batches, the mechanism at the full budget, event = one st
 (epsilon, delta), steps within 2/beta); the step sensitivity is exactly 2C plus the float bound:
 worst-case neighbouring batches (one row replaced, huge rows and labels) give float sums within it
 and rounded sums within S2 grid units, attaining floor((2C / gamma)^2) (half of it would be violated);
-the per-row gradients stay within C; results do not depend on the block size and repeat with the
-seed; a one-step run is the grid release of the batch sum; the estimator (snowball, interpolation
-with delta > 0, fit_stream) runs on noise="secure" with the zCDP event.
+the per-row gradients stay within C; results do not depend on the block size (nor the clipped-rows
+window) and repeat with the seed; a one-step run is the grid release of the batch sum; the estimator
+(snowball, interpolation with delta > 0, fit_stream) runs on noise="secure" with the zCDP event.
 T1: a canary row in the real schedule's only batch (n = B), 1e5 vectorised runs of the real loop,
 Gaussian-DP audit against mu(epsilon, delta): passes; the half-noise and no-Huber-clipping mutants
 are flagged.
@@ -24,6 +24,7 @@ from sklearn_dpsco._mechanisms._calibrate import clipped_sum_sensitivity, one_pa
 from sklearn_dpsco._mechanisms._grid import l2_grid_sensitivity_squared, round_to_grid
 from sklearn_dpsco._solvers._core._row_source import ArraySource
 from sklearn_dpsco._solvers._core._sgd_settings import SGDSettings
+from sklearn_dpsco._solvers._noisy_sgd import _secure_pnsgd
 from sklearn_dpsco._solvers._noisy_sgd._secure_pnsgd import (
     clipped_row_gradients,
     row_gradient_error,
@@ -164,6 +165,22 @@ def test_run_does_not_depend_on_blocks_and_repeats_with_the_seed():
     dense = run_snowball(ArraySource(Xs.toarray(), y, block_rows=33), s, np.random.default_rng(3))
     np.testing.assert_array_equal(dense, run_snowball(ArraySource(Xs, y, block_rows=50), s, np.random.default_rng(3)))
     assert not np.array_equal(runs[0], run_snowball(ArraySource(X, y), s, np.random.default_rng(4)))
+
+
+@pytest.mark.parametrize("window_rows", [1, 13, 700])
+def test_run_does_not_depend_on_the_clipped_rows_window(monkeypatch, window_rows):
+    """The w-free part of the gradients is computed a window of rows at a time (sparse blocks are
+    densified a window at a time): a window of one row and windows across batch boundaries give the
+    floats of the whole block."""
+    n, p = 1500, 5
+    X, y = _data(n, p, seed=4)
+    s = _schedule(n, p + 1)
+    Xs = sp.csr_matrix(np.where(np.abs(X) < 0.1, 0.0, X))
+    ref = run_snowball(ArraySource(Xs, y, block_rows=400), s, np.random.default_rng(3))
+    monkeypatch.setattr(_secure_pnsgd, "_WINDOW_FLOATS", window_rows * (p + 1))
+    for data in (Xs, Xs.toarray()):
+        np.testing.assert_array_equal(ref, run_snowball(ArraySource(data, y, block_rows=400), s,
+                                                        np.random.default_rng(3)))
 
 
 def test_one_step_is_the_grid_release_of_the_batch_sum():

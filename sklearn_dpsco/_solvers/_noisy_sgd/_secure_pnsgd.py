@@ -132,6 +132,16 @@ def clipped_row_gradients(X, y, sample_weight, W, settings):
     exactly a no-op, it makes :func:`~sklearn_dpsco._mechanisms._calibrate.clipped_sum_sensitivity`
     cover the float64 sum.
     """
+    Xc, K = clipped_rows(X, settings)
+    return row_gradients(Xc, K, y, sample_weight, W, settings.clip)
+
+
+def clipped_rows(X, settings):
+    """``(x~, K)`` of :func:`clipped_row_gradients` for every row: the part that does not depend on ``w``.
+
+    Row by row, so computing it once for a block and slicing gives the same floats as computing it on
+    each batch (the loop does the former: a step then only does the products with ``w``).
+    """
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     R, s, C = settings.row_bound, settings.intercept_scaling, settings.clip
     # R / max(||x||, R) is exactly 1 for rows within the bound, R / ||x|| above it
@@ -142,6 +152,11 @@ def clipped_row_gradients(X, y, sample_weight, W, settings):
     xn = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
     with np.errstate(over="ignore"):
         K = np.divide(C, xn, out=np.full_like(xn, np.inf), where=xn > 0)
+    return Xc, K
+
+
+def row_gradients(Xc, K, y, sample_weight, W, C):
+    """The gradients of :func:`clipped_row_gradients` from its :func:`clipped_rows` ``(Xc, K)``."""
     a = np.clip(W @ Xc.T - y, -K, K)  # (..., b)
     if sample_weight is not None:
         a = a * sample_weight
@@ -149,6 +164,9 @@ def clipped_row_gradients(X, y, sample_weight, W, settings):
     # C / max(||g||, C) = min(1, C / ||g||): exactly 1 unless the rounding pushed ||g|| above C
     return G * (C / np.maximum(np.sqrt(np.einsum("...j,...j->...", G, G)), C))[..., None]
 
+
+#: Largest dense copy of clipped rows held at once (values): 16 MB, whatever the block size and d.
+_WINDOW_FLOATS = 1 << 21
 
 #: Steps whose noise is drawn in one call (the sampler is vectorised; fixed so results do not
 #: depend on how the rows are cut into blocks).
@@ -187,18 +205,25 @@ def run_secure_pnsgd(source, schedule, rng, *, w0=None, center=None, n_runs=None
         rows = X.shape[0]
         if seen + rows > schedule.n:
             raise ValueError(f"the data has more rows than the declared n_samples={schedule.n}. Nothing was spent.")
-        p = 0
-        while p < rows:
-            take = min(int(batches[t]) - filled, rows - p)
-            terms.append(clipped_row_gradients(X[p:p + take], y[p:p + take], None if sw is None else sw[p:p + take],
-                                               W, settings))
-            filled += take
-            p += take
-            if filled == batches[t]:
-                total = np.concatenate(terms, axis=-2).sum(axis=-2)  # the batch's float64 sum, in row order
-                noisy = next(draws).release(total)  # grid-rounded sum + exact integer noise
-                W = _project(W - etas[t] * (noisy / batches[t]), settings.radius, center)
-                t, terms, filled = t + 1, [], 0
+        window = max(1, _WINDOW_FLOATS // d)
+        for lo in range(0, rows, window):
+            # the w-free part once per window of rows (row by row: the same floats as per batch), dense
+            # copies of at most _WINDOW_FLOATS values (a sparse block is densified a window at a time)
+            hi = min(rows, lo + window)
+            Xc, K = clipped_rows(X[lo:hi], settings)
+            yw, sww = y[lo:hi], None if sw is None else sw[lo:hi]
+            p = 0
+            while p < hi - lo:
+                take = min(int(batches[t]) - filled, hi - lo - p)
+                terms.append(row_gradients(Xc[p:p + take], K[p:p + take], yw[p:p + take],
+                                           None if sww is None else sww[p:p + take], W, settings.clip))
+                filled += take
+                p += take
+                if filled == batches[t]:
+                    total = np.concatenate(terms, axis=-2).sum(axis=-2)  # the batch's float64 sum, in row order
+                    noisy = next(draws).release(total)  # grid-rounded sum + exact integer noise
+                    W = _project(W - etas[t] * (noisy / batches[t]), settings.radius, center)
+                    t, terms, filled = t + 1, [], 0
         seen += rows
     if seen != schedule.n:
         raise ValueError(f"the data had fewer rows than the declared n_samples={schedule.n}. Nothing was spent.")
