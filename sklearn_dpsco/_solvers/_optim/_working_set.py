@@ -72,12 +72,12 @@ MAX_ROUNDS = 6
 NESTED_MIN_ROWS = 1000
 #: A working set above this fraction of the rows is not worth extracting: the full ascent continues.
 MAX_WORKING_FRACTION = 0.5
-#: Blocks of rows above this many bytes (several times a last-level cache) are visited in a blocked
-#: random order (``certified_erm(blocked_order=True)``): a shuffled pass over a phase of 133k rows x 21
-#: misses the cache at every step (47 ms a pass), a blocked one reads each block of rows from cache
-#: (about 20 ms); on smaller blocks the uniform shuffle's better passes win (measured on the growth
-#: regressor at 2e6 x 20, one thread).
-BLOCKED_ORDER_BYTES = 2**24
+#: Blocks of rows above this many bytes (a last-level cache) are visited in a blocked random order
+#: (``certified_erm(blocked_order=True)``): a shuffled pass over a phase of 133k rows x 21 misses the
+#: cache at every step (47 ms a pass), a blocked one reads each block of rows from cache (about
+#: 20 ms). Below it the uniform shuffle's passes, which screen a little better, are as cheap.
+#: Measured on the growth regressor at 2e6 x 20, one thread (2**24 and 2**22 within the noise).
+BLOCKED_ORDER_BYTES = 2**23
 
 
 def _blocked_order(rows, start, stop):
