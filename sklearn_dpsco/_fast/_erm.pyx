@@ -241,8 +241,12 @@ cdef void _primal_point(const Problem *pb, const Ball *ball, const double *u,
 
 
 cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
-                   Work *wk, Certificate *ct) noexcept nogil:
-    """Exact gap at the current dual point; also resets u (drift) from beta."""
+                   Work *wk, Certificate *ct, bint dual_only=False) noexcept nogil:
+    """Exact gap at the current dual point; also resets u (drift) from beta.
+
+    ``dual_only``: reset u and the dual terms only (the start of an ascent whose
+    start point the caller already knows does not certify); no distance is proven.
+    """
     cdef Py_ssize_t a, idx, i, j, d = pb.d
     cdef double n = <double> (pb.stop - pb.start)
     cdef double inv_n = 1.0 / n if n > 0 else 0.0
@@ -274,6 +278,14 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
     hstar = _h_conj(pb, ball, wk.v, wk.u, &h_abs)
     ct.dual = dual_sum * inv_n - hstar
     ct.dual_sum = dual_sum
+    if dual_only:
+        ct.distance = INFINITY
+        if ball.active:
+            wk.nrm2 = 0.0
+            for j in range(d):
+                t = wk.u[j] - ball.c[j]
+                wk.nrm2 += t * t
+        return
     # primal value at the feasible point w
     _primal_point(pb, ball, wk.u, wk.w)
     for a in range(wk.n_active):
@@ -317,7 +329,7 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
 
 cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
                       double target, Py_ssize_t max_epochs, Work *wk,
-                      Certificate *ct, bint blocked_order) noexcept nogil:
+                      Certificate *ct, bint blocked_order, bint check_start) noexcept nogil:
     """Run SDCA until the certified distance is <= target.
 
     Returns the work done in epochs (coordinate steps / rows, rounded up).
@@ -336,7 +348,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
-    _certify(rows, loss, pb, ball, wk, ct)
+    _certify(rows, loss, pb, ball, wk, ct, not check_start and max_epochs > 0 and wk.n_active > 0)
     if max_epochs == 0 or ct.distance <= target or wk.n_active == 0:
         return 0
     budget = <double> max_epochs * wk.n_active
@@ -432,7 +444,8 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
 def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=None, *,
                   clip=None, sample_weight=None, Py_ssize_t start=0, stop=None,
                   double target_distance, Py_ssize_t max_epochs,
-                  ball_center=None, ball_radius=None, dual_start=None, bint blocked_order=False):
+                  ball_center=None, ball_radius=None, dual_start=None, bint blocked_order=False,
+                  bint check_start=True):
     """Solve regularised ERM with a certified distance to the exact minimiser.
 
     Minimises ``P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) +
@@ -477,6 +490,13 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         in cache (about 2x fewer seconds per pass on a block of rows several
         times the size of the cache). Only the ascent's path changes; the
         certificate is the same duality gap over every row.
+    check_start : bool, default=True
+        Whether to check the certificate at the start point before the first
+        pass. ``False`` (with ``max_epochs > 0``) is for a start point the
+        caller has just seen fail the same check, e.g. the ``dual_coef`` of an
+        uncertified result on the same problem: the ascent then starts without
+        that pass over the rows and takes the same path. The returned
+        certificate is always computed after the last pass.
 
     Returns
     -------
@@ -584,7 +604,8 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     wk.blocks = &blocks_v[0] if blocks.shape[0] > 0 else &dummy_i
     cdef Py_ssize_t n_epochs
     with nogil:
-        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct, blocked_order)
+        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct, blocked_order,
+                         check_start)
     return ERMResult(
         w=w, distance_bound=float(ct.distance),
         certified=bool(ct.distance <= target_distance),

@@ -246,3 +246,26 @@ def test_working_set_uses_the_blocked_order_on_large_blocks_only(monkeypatch):
     assert res.certified and np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
     assert (3000, True) in seen and any(not b for n, b in seen if n < 2000)
     assert all(b == (n >= 2000) for n, b in seen)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+@pytest.mark.parametrize("with_ball", [False, True])
+def test_an_unchecked_start_takes_the_same_path(blocked, with_ball):
+    # check_start=False skips only the certificate at a start known to fail it: same path, same result
+    data = _instance(11, n=3000, classification=True, intercept=1.0, weights=True)
+    rows = RowData(data.X, data.intercept_scaling)
+    c = np.full(data.n_features, 0.1) if with_ball else None
+    fit = dict(clip=0.5, sample_weight=data.sample_weight, target_distance=1e-4, blocked_order=blocked,
+               ball_center=c, ball_radius=0.5 if with_ball else None)
+    probe = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=3, **fit)
+    assert not probe.certified
+    checked = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=50, dual_start=probe.dual_coef, **fit)
+    unchecked = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=50, dual_start=probe.dual_coef,
+                              check_start=False, **fit)
+    assert checked.certified and checked.n_epochs > 0
+    assert np.array_equal(checked.w, unchecked.w) and np.array_equal(checked.dual_coef, unchecked.dual_coef)
+    assert (checked.distance_bound, checked.n_epochs) == (unchecked.distance_bound, unchecked.n_epochs)
+    # with no pass to run, the start is checked whatever the flag
+    zero = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=0, dual_start=probe.dual_coef,
+                         check_start=False, **fit)
+    assert zero.distance_bound == probe.distance_bound

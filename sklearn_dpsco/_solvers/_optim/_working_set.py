@@ -146,7 +146,9 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     for probe in PROBE_EPOCHS:
         probe = min(probe, max_epochs - used)
         start_beta = dual_start if res is None else res.dual_coef
-        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta, **fit, **ball)
+        # a start that is the previous probe's uncertified point is not checked again before the passes
+        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta,
+                            check_start=res is None, **fit, **ball)
         used += res.n_epochs
         if res.certified or used >= max_epochs:
             return res
@@ -155,7 +157,8 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
             break
     # the certificate: the same duality gap over every row, whatever the start
     return certified_erm(rows, y, loss, lam, w0, max_epochs=max_epochs - used,
-                         dual_start=res.dual_coef if beta is None else beta, **fit, **ball)
+                         dual_start=res.dual_coef if beta is None else beta, check_start=beta is not None,
+                         **fit, **ball)
 
 def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, probe, ball, nested=False):
     """Dual point for rows [start, stop): screened rows at their side's bound, the working set solved.
