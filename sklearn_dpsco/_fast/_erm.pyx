@@ -95,6 +95,7 @@ dual_coef : ndarray of shape (stop - start,)
 cdef enum:
     CHECK_EVERY = 10
     SHRINK_AFTER = 2
+    ORDER_BLOCK = 256
 
 
 cdef struct Ball:
@@ -120,6 +121,8 @@ cdef struct Work:
     double *vcomp      # d: compensation terms of v
     double *vabs       # d: sum of |terms| of v, for the rounding margin
     double nrm2        # ||u - c||^2 (ball only), tracked
+    signed char *mark  # n_sub, blocked order only: rows of the visiting set
+    Py_ssize_t *blocks # ceil(n_sub / ORDER_BLOCK), blocked order only
 
 
 cdef struct Certificate:
@@ -156,6 +159,28 @@ cdef void _shuffle(Py_ssize_t *a, Py_ssize_t n, unsigned long long *s) noexcept 
         t = a[i]
         a[i] = a[j]
         a[j] = t
+
+
+cdef void _shuffle_blocked(Work *wk, Py_ssize_t n, Py_ssize_t n_sub, unsigned long long *s) noexcept nogil:
+    # The visiting set order[0:n] in a random order of blocks of ORDER_BLOCK consecutive rows,
+    # shuffled within each block: the rows of a block are read while they are in cache.
+    cdef Py_ssize_t i, b, base, top, first, pos = 0
+    cdef Py_ssize_t n_blocks = (n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK
+    for i in range(n):
+        wk.mark[wk.order[i]] = 1
+    for b in range(n_blocks):
+        wk.blocks[b] = b
+    _shuffle(wk.blocks, n_blocks, s)
+    for b in range(n_blocks):
+        base = wk.blocks[b] * ORDER_BLOCK
+        top = base + ORDER_BLOCK if base + ORDER_BLOCK < n_sub else n_sub
+        first = pos
+        for i in range(base, top):
+            if wk.mark[i]:
+                wk.mark[i] = 0
+                wk.order[pos] = i
+                pos += 1
+        _shuffle(wk.order + first, pos - first, s)
 
 
 cdef double _h_conj(const Problem *pb, const Ball *ball, const double *v,
@@ -216,8 +241,12 @@ cdef void _primal_point(const Problem *pb, const Ball *ball, const double *u,
 
 
 cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
-                   Work *wk, Certificate *ct) noexcept nogil:
-    """Exact gap at the current dual point; also resets u (drift) from beta."""
+                   Work *wk, Certificate *ct, bint dual_only=False) noexcept nogil:
+    """Exact gap at the current dual point; also resets u (drift) from beta.
+
+    ``dual_only``: reset u and the dual terms only (the start of an ascent whose
+    start point the caller already knows does not certify); no distance is proven.
+    """
     cdef Py_ssize_t a, idx, i, j, d = pb.d
     cdef double n = <double> (pb.stop - pb.start)
     cdef double inv_n = 1.0 / n if n > 0 else 0.0
@@ -249,6 +278,14 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
     hstar = _h_conj(pb, ball, wk.v, wk.u, &h_abs)
     ct.dual = dual_sum * inv_n - hstar
     ct.dual_sum = dual_sum
+    if dual_only:
+        ct.distance = INFINITY
+        if ball.active:
+            wk.nrm2 = 0.0
+            for j in range(d):
+                t = wk.u[j] - ball.c[j]
+                wk.nrm2 += t * t
+        return
     # primal value at the feasible point w
     _primal_point(pb, ball, wk.u, wk.w)
     for a in range(wk.n_active):
@@ -292,7 +329,7 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
 
 cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
                       double target, Py_ssize_t max_epochs, Work *wk,
-                      Certificate *ct) noexcept nogil:
+                      Certificate *ct, bint blocked_order, bint check_start) noexcept nogil:
     """Run SDCA until the certified distance is <= target.
 
     Returns the work done in epochs (coordinate steps / rows, rounded up).
@@ -311,14 +348,18 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
-    _certify(rows, loss, pb, ball, wk, ct)
+    _certify(rows, loss, pb, ball, wk, ct, not check_start and max_epochs > 0 and wk.n_active > 0)
     if max_epochs == 0 or ct.distance <= target or wk.n_active == 0:
         return 0
     budget = <double> max_epochs * wk.n_active
     d_est = ct.dual_sum
     n_visit = wk.n_active
     while True:
-        _shuffle(wk.order, n_visit, &rng)
+        if blocked_order and 4 * n_visit >= pb.stop - pb.start:
+            # (a blocked sweep costs O(n_sub); once shrinking leaves few rows, they fit in cache)
+            _shuffle_blocked(wk, n_visit, pb.stop - pb.start, &rng)
+        else:
+            _shuffle(wk.order, n_visit, &rng)
         work += n_visit
         since_check += n_visit
         a = 0
@@ -403,7 +444,8 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
 def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=None, *,
                   clip=None, sample_weight=None, Py_ssize_t start=0, stop=None,
                   double target_distance, Py_ssize_t max_epochs,
-                  ball_center=None, ball_radius=None, dual_start=None):
+                  ball_center=None, ball_radius=None, dual_start=None, bint blocked_order=False,
+                  bint check_start=True):
     """Solve regularised ERM with a certified distance to the exact minimiser.
 
     Minimises ``P(w) = (1/n) sum_{i in [start, stop)} s_i psi_i(<x_i, w>) +
@@ -440,6 +482,21 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         entry outside the conjugate's domain (or not finite) starts at 0.
         It only changes where the ascent starts: the certificate is computed
         from the dual variables exactly as without it.
+    blocked_order : bool, default=False
+        Visit the rows of each pass in a random order of blocks of
+        ``ORDER_BLOCK`` consecutive rows, shuffled within each block, instead
+        of a uniformly shuffled order (while at least a quarter of the rows
+        are visited; shrinking leaves fewer): a block's rows are read while they are
+        in cache (about 2x fewer seconds per pass on a block of rows several
+        times the size of the cache). Only the ascent's path changes; the
+        certificate is the same duality gap over every row.
+    check_start : bool, default=True
+        Whether to check the certificate at the start point before the first
+        pass. ``False`` (with ``max_epochs > 0``) is for a start point the
+        caller has just seen fail the same check, e.g. the ``dual_coef`` of an
+        uncertified result on the same problem: the ascent then starts without
+        that pass over the rows and takes the same path. The returned
+        certificate is always computed after the last pass.
 
     Returns
     -------
@@ -537,9 +594,18 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     wk.vcomp = &vcomp_v[0] if d > 0 else &dummy
     wk.vabs = &vabs_v[0] if d > 0 else &dummy
     wk.nrm2 = 0.0
+    # blocked order: the visiting set's membership marks and the block permutation
+    mark = np.zeros(n_sub if blocked_order else 0, dtype=np.int8)
+    blocks = np.zeros((n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK if blocked_order else 0, dtype=np.intp)
+    cdef signed char[::1] mark_v = mark
+    cdef Py_ssize_t[::1] blocks_v = blocks
+    cdef signed char dummy_c = 0
+    wk.mark = &mark_v[0] if mark.shape[0] > 0 else &dummy_c
+    wk.blocks = &blocks_v[0] if blocks.shape[0] > 0 else &dummy_i
     cdef Py_ssize_t n_epochs
     with nogil:
-        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct)
+        n_epochs = _sdca(rows, loss, pb, &ball, target_distance, max_epochs, &wk, &ct, blocked_order,
+                         check_start)
     return ERMResult(
         w=w, distance_bound=float(ct.distance),
         certified=bool(ct.distance <= target_distance),

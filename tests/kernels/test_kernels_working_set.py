@@ -210,3 +210,62 @@ def test_an_overflowing_screen_probes_again_before_the_full_ascent(loss, monkeyp
     assert res.certified and res.distance_bound <= target
     cold = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, target_distance=REFERENCE_TARGET, max_epochs=20000)
     assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+@pytest.mark.parametrize("weights", [False, True])
+def test_blocked_order_ascent_certifies_the_same_minimizer(loss, weights):
+    # blocks of 256 rows, a last partial block, a row range, zero-weight rows and a ball
+    data = _instance(9, n=3000, classification=loss.is_classification, intercept=1.0, weights=weights)
+    rows = RowData(data.X, data.intercept_scaling)
+    w0 = np.full(data.n_features, 0.05)
+    fit = dict(clip=0.5, sample_weight=data.sample_weight, start=123, stop=2900, max_epochs=5000)
+    for ball in ((None, None), (w0, 0.3)):
+        blocked = certified_erm(rows, data.y, loss, 1e-3, w0, target_distance=1e-4, blocked_order=True,
+                                ball_center=ball[0], ball_radius=ball[1], **fit)
+        shuffled = certified_erm(rows, data.y, loss, 1e-3, w0, target_distance=1e-4,
+                                 ball_center=ball[0], ball_radius=ball[1], **fit)
+        assert blocked.certified and shuffled.certified and blocked.n_epochs > 0
+        assert np.linalg.norm(blocked.w - shuffled.w) <= blocked.distance_bound + shuffled.distance_bound
+
+
+def test_working_set_uses_the_blocked_order_on_large_blocks_only(monkeypatch):
+    seen = []
+    real = _working_set.certified_erm
+
+    def spy(rows, *args, **kwargs):
+        stop = rows.n_samples if kwargs.get("stop") is None else kwargs["stop"]
+        seen.append((stop - kwargs.get("start", 0), kwargs.get("blocked_order", False)))
+        return real(rows, *args, **kwargs)
+
+    monkeypatch.setattr(_working_set, "certified_erm", spy)
+    data = _instance(10, n=3000, intercept=1.0)
+    row_bytes = (data.n_features) * 8
+    monkeypatch.setattr(_working_set, "BLOCKED_ORDER_BYTES", 2000 * row_bytes)
+    res, cold = _solve(data, Absolute(), 3e-4, 1e-4, ref_target=1e-4)
+    assert res.certified and np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+    assert (3000, True) in seen and any(not b for n, b in seen if n < 2000)
+    assert all(b == (n >= 2000) for n, b in seen)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+@pytest.mark.parametrize("with_ball", [False, True])
+def test_an_unchecked_start_takes_the_same_path(blocked, with_ball):
+    # check_start=False skips only the certificate at a start known to fail it: same path, same result
+    data = _instance(11, n=3000, classification=True, intercept=1.0, weights=True)
+    rows = RowData(data.X, data.intercept_scaling)
+    c = np.full(data.n_features, 0.1) if with_ball else None
+    fit = dict(clip=0.5, sample_weight=data.sample_weight, target_distance=1e-4, blocked_order=blocked,
+               ball_center=c, ball_radius=0.5 if with_ball else None)
+    probe = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=3, **fit)
+    assert not probe.certified
+    checked = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=50, dual_start=probe.dual_coef, **fit)
+    unchecked = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=50, dual_start=probe.dual_coef,
+                              check_start=False, **fit)
+    assert checked.certified and checked.n_epochs > 0
+    assert np.array_equal(checked.w, unchecked.w) and np.array_equal(checked.dual_coef, unchecked.dual_coef)
+    assert (checked.distance_bound, checked.n_epochs) == (unchecked.distance_bound, unchecked.n_epochs)
+    # with no pass to run, the start is checked whatever the flag
+    zero = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=0, dual_start=probe.dual_coef,
+                         check_start=False, **fit)
+    assert zero.distance_bound == probe.distance_bound

@@ -72,6 +72,17 @@ MAX_ROUNDS = 6
 NESTED_MIN_ROWS = 1000
 #: A working set above this fraction of the rows is not worth extracting: the full ascent continues.
 MAX_WORKING_FRACTION = 0.5
+#: Blocks of rows above this many bytes (a last-level cache) are visited in a blocked random order
+#: (``certified_erm(blocked_order=True)``): a shuffled pass over a phase of 133k rows x 21 misses the
+#: cache at every step (47 ms a pass), a blocked one reads each block of rows from cache (about
+#: 20 ms). Below it the uniform shuffle's passes, which screen a little better, are as cheap.
+#: Measured on the growth regressor at 2e6 x 20, one thread (2**24 and 2**22 within the noise).
+BLOCKED_ORDER_BYTES = 2**23
+
+
+def _blocked_order(rows, start, stop):
+    """Whether the ascent on rows [start, stop) visits them in blocked order (public: sizes only)."""
+    return (stop - start) * rows.n_features * 8 >= BLOCKED_ORDER_BYTES
 
 
 def _kink_residual(loss_name, z, y):
@@ -128,13 +139,16 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     y, sw = data.y, data.sample_weight
     stop = data.n_samples if stop is None else stop
     ball = dict(ball_center=ball_center, ball_radius=ball_radius)
-    fit = dict(clip=clip, sample_weight=sw, start=start, stop=stop, target_distance=target_distance)
+    fit = dict(clip=clip, sample_weight=sw, start=start, stop=stop, target_distance=target_distance,
+               blocked_order=_blocked_order(rows, start, stop))
     # the certificate at beta = 0 (w = Pi_B(w0)), then after a few passes: screen at the first that allows it
     res, used, beta = None, 0, None
     for probe in PROBE_EPOCHS:
         probe = min(probe, max_epochs - used)
         start_beta = dual_start if res is None else res.dual_coef
-        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta, **fit, **ball)
+        # a start that is the previous probe's uncertified point is not checked again before the passes
+        res = certified_erm(rows, y, loss, lam, w0, max_epochs=probe, dual_start=start_beta,
+                            check_start=res is None, **fit, **ball)
         used += res.n_epochs
         if res.certified or used >= max_epochs:
             return res
@@ -143,7 +157,8 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
             break
     # the certificate: the same duality gap over every row, whatever the start
     return certified_erm(rows, y, loss, lam, w0, max_epochs=max_epochs - used,
-                         dual_start=res.dual_coef if beta is None else beta, **fit, **ball)
+                         dual_start=res.dual_coef if beta is None else beta, check_start=beta is not None,
+                         **fit, **ball)
 
 def working_set_dual(data, rows, loss, lam, w0, clip, start, stop, target_distance, probe, ball, nested=False):
     """Dual point for rows [start, stop): screened rows at their side's bound, the working set solved.
