@@ -28,7 +28,9 @@ loaders, never read off the data), the row divided by sqrt(d): rows have norm <=
 declared bound is ``data_norm = sqrt(2)`` (the intercept column 1 counted); ``raw`` — the raw
 columns (one-hot 0/1 kept) with ``data_norm="auto"``.
 
-Methods (m = the panel's public cap on rows per user, the same for every private model):
+Methods (m = the panel's public cap on rows per user, the same for every private model; every
+``ours`` column with a declared bound fits at a quarter of it, the estimator's rule,
+linear_model/_user_logistic_rules.py ``declared_row_scale``):
 
 * ``LogisticRegression``: scikit-learn defaults on all training rows (scaled encoding);
 * ``majority``: the training majority class;
