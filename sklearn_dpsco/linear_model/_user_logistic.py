@@ -119,7 +119,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``alpha_``.
     radius : float, default=10.0
         Radius of the public domain ball of the coefficients (outputs are
-        projected onto it; the phased solvers localize inside it).
+        projected onto it; the phased solvers localize inside it), in the
+        units of the fitted rows ``X / c`` (see ``data_norm``): in the data's
+        units the coefficients lie within ``radius / c``.
     deletion_test : {"graded", "exhaustive"}, default="graded"
         How the deletion-sensitivity mechanism decides which point to release.
         ``"graded"``: polynomial, proven test (two certified solves).
