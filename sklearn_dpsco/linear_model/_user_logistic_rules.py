@@ -11,9 +11,9 @@ import math
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 
-__all__ = ["AUTO_CANDIDATES", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
+__all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
-           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "default_sgd_iterations",
+           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_iterations",
            "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
@@ -165,3 +165,24 @@ def default_sgd_momentum(n_users, d, epsilon, delta, iterations):
 def prefers_dp_sgd(n_users, d, epsilon, delta):
     """Whether ``solver="auto"`` takes ``user_dp_sgd`` (public facts only; see SGD_AUTO_MIN_STEPS)."""
     return users_per_noise(n_users, d, epsilon, delta) >= SGD_AUTO_MIN_STEPS
+
+
+#: A declared ``data_norm`` R: the fit runs on the rows ``(x, intercept_scaling)`` mapped to
+#: ``(x, c intercept_scaling)`` and clipped to norm ``c sqrt(1 + intercept_scaling^2)``, with
+#: ``c = DECLARED_ROW_SHARE x R`` — what ``data_norm="auto"`` does with its released scale
+#: (linear_model/_auto_scales.py, DATA_NORM_MARGIN), with the declared bound in place of the
+#: private median, for every solver (as under "auto": the candidates of ``solver="auto"`` are then
+#: compared in the same units). A row is clipped in its direction while the noise scales with the
+#: bound, so a bound below the typical norm wins. On the seven panels of benchmarks/bench_panels.py
+#: (rows scaled by public ranges, R = sqrt(2)), 10 seeds, eps in {0.5, 1, 2}: at or above the
+#: previous default (rows clipped at R itself) in all 21 cells, by more than one standard error in
+#: 14 (baseball 0.704 -> 0.718 at eps = 1, Wages 0.709 -> 0.728, PSID 0.735 -> 0.782 at eps = 0.5);
+#: c = 0.25 and c = 0.5 (shares 0.18 and 0.35) within 0.012 of it everywhere
+#: (benchmarks/results/panels.md).
+DECLARED_ROW_SHARE = 0.25
+
+
+def declared_row_scale(data_norm):
+    """``c``: a declared bound's rows are fitted as ``(x, c intercept_scaling)`` clipped to ``c sqrt(1 +
+    intercept_scaling^2)``, settings read in the units of ``X / c``. Public: the declared bound only."""
+    return DECLARED_ROW_SHARE * float(data_norm)

@@ -76,11 +76,14 @@ def test_user_estimator_uses_the_rule():
     g = np.repeat(np.arange(400), 5)
     est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, solver="user_clip",
                               accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
-    assert est.alpha_ == pytest.approx(user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
+    # planned at the row bound the fit clipped to: a quarter of the declared data_norm = 1 (declared_row_scale)
+    assert est.data_norm_ == 1.0 and est.row_bound_ == pytest.approx(0.25 * math.sqrt(2.0))
+    assert est.alpha_ == pytest.approx(user.default_user_alpha(400, 5, 4, est.row_bound_, 1.0, 1e-6))
     assert est.get_params()["alpha"] is None
     est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, alpha=0.05, random_state=0,
                                accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
-    assert est2.alpha_ == 0.05
+    # a given alpha is read in the units of X / c (c = a quarter of the declared bound), as under "auto"
+    assert est2.alpha_ == pytest.approx(0.05 * 0.25**2)
 
 
 def test_user_sgd_rules_public_monotone_and_bounded():
@@ -132,7 +135,9 @@ def test_user_default_dp_sgd_event_and_spend():
     steps = user.default_sgd_iterations(400, 5, 4, 1.0, 1e-6)
     assert est.solver_ == "user_dp_sgd" and est.sgd_iterations_ == steps
     assert est.sgd_momentum_ == user.default_sgd_momentum(400, 4, 1.0, 1e-6, steps)
-    assert est.alpha_ == pytest.approx(user.SGD_ALPHA_SHARE * user.default_user_alpha(400, 5, 4, 1.0, 1.0, 1e-6))
+    assert est.row_bound_ == pytest.approx(user.DECLARED_ROW_SHARE * math.sqrt(2.0))  # declared 1.0, is = 1
+    assert est.alpha_ == pytest.approx(user.SGD_ALPHA_SHARE * user.default_user_alpha(400, 5, 4, est.row_bound_,
+                                                                                        1.0, 1e-6))
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent) and event.count == steps
     assert 0.99 <= est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= 1e-6
@@ -160,3 +165,43 @@ def test_least_squares_table_public_and_monotone_in_m():
     assert ls.table_solver(10**6, 4, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
     assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert ls.table_solver(1000, 2000, 1.0, 0.0, 1.0) == "lowy"  # no d x d release above 1000 coefficients
+
+
+def test_declared_row_scale_public():
+    assert set(inspect.signature(user.declared_row_scale).parameters) <= PUBLIC_NAMES
+    for R in (0.1, 1.0, math.sqrt(2.0), 30.0):
+        assert user.declared_row_scale(R) == pytest.approx(user.DECLARED_ROW_SHARE * R)
+
+
+@pytest.mark.parametrize("solver", ["user_clip", "user_dp_sgd", "item_group"])
+def test_declared_rows_are_clipped_at_the_rule_bound(solver):
+    """The solver sees rows (x, c is) of norm <= c sqrt(1 + is^2), c = R/4, whatever the data."""
+    from sklearn_dpsco import BudgetAccountant, UserLevelDPLogistic
+    from sklearn_dpsco.linear_model import _user_logistic as mod
+
+    seen = {}
+    real = mod.make_user_data
+
+    def spy(*args, **kwargs):
+        seen.update(data_norm=kwargs["data_norm"], intercept=kwargs["intercept_scaling"])
+        return real(*args, **kwargs)
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1500, 3)) * 50.0  # far outside the declared bound
+    y = (X[:, 0] > 0).astype(int)
+    g = np.repeat(np.arange(500), 3)
+    R, is_ = 2.0, 0.5
+    est = UserLevelDPLogistic(epsilon=2.0, delta=1e-6, max_items_per_user=3, data_norm=R, intercept_scaling=is_,
+                              solver=solver, random_state=0, accountant=BudgetAccountant(epsilon=10, delta=1e-3))
+    import unittest.mock as um
+    with um.patch.object(mod, "make_user_data", spy):
+        est.fit(X, y, g)
+    c = user.declared_row_scale(R)
+    bound = c * math.hypot(1.0, is_)
+    assert seen["data_norm"] == pytest.approx(bound) and est.row_bound_ == pytest.approx(bound)
+    assert seen["intercept"] == pytest.approx(c * is_)  # the intercept column scaled alike: inside the bound
+    assert est.data_norm_ == R  # the declaration, reported as given
+    plan = est._plan(500, 4, 1)
+    assert est.privacy_event_ == plan.event  # the event is the public plan's
+    # the radius is read in the units of X / c (as under "auto"): ||w|| <= radius / c in the data's units
+    assert plan.radius == pytest.approx(est.radius / c)

@@ -151,7 +151,10 @@ def test_fit_spends_the_budget_once(solver):
     assert eps <= 8.0 * (1 + 1e-9) and delta <= 1e-2
     assert est.solver_ == solver and est.n_users_ == 700
     assert est.coef_.shape == (1, 4) and est.intercept_.shape == (1,)
-    assert np.linalg.norm(np.append(est.coef_[0], est.intercept_[0])) <= est.radius + 1e-9
+    # the radius holds in the units the fit ran in: rows X / c (c = a quarter of the declared bound), so the
+    # coefficients c * coef_ and the intercept (intercept_scaling = 1) lie in the ball of radius `radius`
+    c = est.data_norm_ / 4.0
+    assert np.linalg.norm(np.append(c * est.coef_[0], est.intercept_[0])) <= est.radius + 1e-9
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert set(est.predict(X)) <= {0, 1}
