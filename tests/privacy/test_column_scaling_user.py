@@ -205,3 +205,16 @@ def test_verbose_reports_the_share(capsys):
     X, y, g = _raw_panel()
     UserLevelDPLogistic(data_norm="auto", random_state=0, accountant=_ledger(), verbose=1).fit(X, y, g)
     assert "private column scaling" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_forced_with_a_declared_bound_fills_the_budget_exactly(noise):
+    # column_scaling=True with a declared data_norm: the quartiles' pure part and the solver's event only
+    X, y, g = _raw_panel(n_users=600)
+    est = UserLevelDPLogistic(epsilon=1.0, data_norm=1.0, column_scaling=True, noise=noise, random_state=0,
+                              accountant=_ledger()).fit(X, y, g)
+    d = X.shape[1]
+    share = default_column_share(600, d, 1.0)
+    assert est.privacy_event_.events[0] == ComposedEvent(tuple([PureDPEvent(share / (2 * d))] * (2 * d)))
+    assert est.column_scale_ is not None and est.data_norm_ == 1.0
+    assert est.epsilon_spent_ == pytest.approx(1.0, rel=1e-9) and est.epsilon_spent_ <= 1.0 + 1e-12
