@@ -218,3 +218,45 @@ def test_forced_with_a_declared_bound_fills_the_budget_exactly(noise):
     assert est.privacy_event_.events[0] == ComposedEvent(tuple([PureDPEvent(share / (2 * d))] * (2 * d)))
     assert est.column_scale_ is not None and est.data_norm_ == 1.0
     assert est.epsilon_spent_ == pytest.approx(1.0, rel=1e-9) and est.epsilon_spent_ <= 1.0 + 1e-12
+
+
+# -- statistical audit with a mutant ----------------------------------------------------------------------
+def _q1_scores(X, y, g, draws, seed):
+    """Released q1 of the one column: the estimator's row selection, then the planned release (no solver)."""
+    from sklearn_dpsco._budget import Budget
+
+    est = UserLevelDPLogistic(epsilon=8.0, noise="float", column_scaling=True)
+    inputs = est._validate_fit_inputs(X, y, g)
+    plan = _column_scaling.ColumnScalingPlan.build(Budget(8.0, 0.0, "float"), inputs.n_samples, 1, True)
+    rows = est._column_rows(inputs)
+    out = np.empty(draws)
+    for i in range(draws):
+        columns, _ = plan.release(rows, np.random.default_rng(seed + i))
+        out[i] = columns.quartiles[0, 0]
+    return out, plan
+
+
+def test_audit_flags_all_rows_quartiles_and_passes_one_row_per_user(monkeypatch):
+    """Worst-case user neighbours: 40 users x 10 rows, 9 users at 0 and 31 at 64; D' moves one whole
+    user from 64 to 0. One row per user: one value of the 40 moves, the q1 release's law moves by at
+    most ``e^{epsilon_i}``. The mutant (every row, the row-level selection) moves 10 values at once."""
+    from sklearn_dpsco.linear_model._base import DPLinearModelMixin
+    from sklearn_dpsco.testing import audit_epsilon
+
+    g = np.repeat(np.arange(40), 10)
+    X = np.where(g < 9, 0.0, 64.0)[:, None]
+    Xp = np.where(g < 10, 0.0, 64.0)[:, None]
+    y = (np.arange(400) % 2).astype(int)
+    draws = 400
+    d_scores, plan = _q1_scores(X, y, g, draws, 0)
+    dp_scores, _ = _q1_scores(Xp, y, g, draws, 10_000)
+    eps_i = plan.budget.epsilon / 2  # the q1 release's share (2 d = 2 releases)
+    assert eps_i == pytest.approx(1.0)
+    private = audit_epsilon(d_scores, dp_scores, eps_i)
+    assert not private.violation, private
+    monkeypatch.setattr(UserLevelDPLogistic, "_column_rows", lambda self, inputs: DPLinearModelMixin._column_rows(
+        self, inputs))
+    d_scores, _ = _q1_scores(X, y, g, draws, 0)
+    dp_scores, _ = _q1_scores(Xp, y, g, draws, 10_000)
+    mutant = audit_epsilon(d_scores, dp_scores, eps_i)
+    assert mutant.violation, mutant
