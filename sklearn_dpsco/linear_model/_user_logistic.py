@@ -123,8 +123,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``data_norm`` leaves the fit exactly as before. ``True``: always
         (dense rows; with a few hundred users the quartiles are mostly noise).
         ``False``: never. With it on, ``alpha``, ``radius``, ``user_clip``,
-        ``sgd_clip`` and ``sgd_step`` are read in the units of the rescaled
-        columns.
+        ``sgd_clip`` and ``sgd_step`` are read, and ``data_norm_``,
+        ``row_bound_`` and ``alpha_`` reported, in the units of the rescaled
+        columns (``coef_`` and ``intercept_`` are in the data's units).
     alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
