@@ -36,7 +36,9 @@ linear_model/_user_logistic_rules.py ``declared_row_scale``):
 * ``majority``: the training majority class;
 * ``ours default``: ``UserLevelDPLogistic(epsilon, delta, max_items_per_user=m, data_norm=sqrt(2))``
   on the scaled encoding, every other parameter at its default;
-* ``ours raw auto``: the same with ``data_norm="auto"`` on the raw encoding;
+* ``ours raw auto``: the same with ``data_norm="auto"`` on the raw encoding (with the default
+  ``column_scaling="auto"``: user-level column quartiles where its public rule runs, about
+  ``n_users >= 400 d / epsilon``; benchmarks/results/column_scaling_user.md);
 * ``ours scaled auto``: ``data_norm="auto"`` on the scaled encoding (is "auto" worth its budget
   share where the public bound is already known?);
 * ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);

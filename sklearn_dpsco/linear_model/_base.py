@@ -307,6 +307,10 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             return None
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept)
 
+    def _column_rows(self, inputs):
+        """The rows the column quartiles are released from: every row (one row is the privacy unit)."""
+        return inputs.data[0]
+
     def _store_columns(self, plan, columns):
         """Fold the released column map into ``coef_`` / ``intercept_`` (post-processing); report it."""
         if not hasattr(self, "column_scaling"):
@@ -431,13 +435,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             rng = check_random_state(self.random_state)
             released = columns = None
             if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
-                columns, column_event = plan.columns.release(inputs.data[0], rng)
+                columns, column_event = plan.columns.release(self._column_rows(inputs), rng)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
-                X, targets, sample_weight = inputs.data
-                X = columns.transform(X)  # a dask array stays lazy, mapped chunk by chunk on the workers
+                X = columns.transform(inputs.data[0])  # a dask array stays lazy, mapped chunk by chunk on the workers
                 inputs = replace(inputs, data=(np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X,
-                                               targets, sample_weight))
+                                               *inputs.data[1:]))
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)
                 if scale_event != plan.scales.event:

@@ -27,6 +27,7 @@ from ._user_logistic_rules import (
     default_sgd_iterations,
     default_sgd_momentum,
     default_user_alpha,
+    first_row_per_user,
     prefers_dp_sgd,
 )
 
@@ -106,6 +107,25 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Fraction of epsilon spent on the ``"auto"`` data norm, in (0, 1);
         ignored when ``data_norm`` is declared. ``None``: ``min(0.5, max(0.05,
         50 / (n_users epsilon)))``.
+    column_scaling : {"auto", True, False}, default="auto"
+        Rescale the columns privately inside the fit, with user-level
+        privacy: the quartiles of every column are released from ONE row per
+        user (each user's first row in input order, a public rule of the
+        grouping) by :class:`~sklearn_dpsco.preprocessing.DPStandardScaler`'s
+        ``bounds="auto"`` mechanism on a public share of epsilon; every row is
+        mapped by ``x -> (x - centre) / scale`` before the rest of the fit,
+        and the map is folded back into ``coef_`` and ``intercept_``
+        (doc/privacy/column_scaling.rst, "User level"). For raw columns in
+        mixed units (a year next to 0/1 indicators), which one global row
+        scale cannot fix. ``"auto"``: only with ``data_norm="auto"``, dense
+        rows and at least about ``400 d / epsilon`` users (each quartile gets
+        ``n_users epsilon_i >= 50``; public facts only); a declared
+        ``data_norm`` leaves the fit exactly as before. ``True``: always
+        (dense rows; with a few hundred users the quartiles are mostly noise).
+        ``False``: never. With it on, ``alpha``, ``radius``, ``user_clip``,
+        ``sgd_clip`` and ``sgd_step`` are read, and ``data_norm_``,
+        ``row_bound_`` and ``alpha_`` reported, in the units of the rescaled
+        columns (``coef_`` and ``intercept_`` are in the data's units).
     alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
@@ -202,6 +222,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         in the data's units: ``c sqrt(1 + intercept_scaling^2)`` with ``c``
         a quarter of the declared ``data_norm`` or the released
         ``data_norm_`` (see ``data_norm``).
+    column_center_, column_scale_ : ndarray of shape (n_features,) or None
+        The released column map (DP releases), or None when column scaling
+        did not run.
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
@@ -211,7 +234,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         With ``data_norm="auto"`` the event is ``ComposedEvent((PureDPEvent(
         scale epsilon), solver events))`` and every ``fit_info_`` entry also
         holds ``data_norm``, ``scale_estimates``, ``scale_share``,
-        ``scale_epsilon`` and ``scale_rule``.
+        ``scale_epsilon`` and ``scale_rule``. With column scaling the event
+        is ``ComposedEvent((2 d quartile events, the event above))`` and
+        every entry holds ``column_scaling`` (share, its epsilon, the number
+        of passed-through columns).
 
     Notes
     -----
@@ -263,6 +289,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "item_selection": [StrOptions({"first", "random"})],
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "column_scaling": [StrOptions({AUTO}), "boolean"],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
@@ -286,6 +313,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         item_selection="first",
         data_norm=1.0,
         scale_share=None,
+        column_scaling=AUTO,
         alpha=None,
         radius=10.0,
         deletion_test="graded",
@@ -312,6 +340,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.item_selection = item_selection
         self.data_norm = data_norm
         self.scale_share = scale_share
+        self.column_scaling = column_scaling
         self.alpha = alpha
         self.radius = radius
         self.deletion_test = deletion_test
@@ -427,7 +456,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         budget = solver_budget.split_equal(n_problems, kind=get_solver("user_logistic", "user_dp_sgd").split)
         return "user_dp_sgd" if prefers_dp_sgd(n_users, n_coef, budget.epsilon, budget.delta) else None
 
-    def _plan(self, n_users, n_coef, n_problems):
+    def _declares_scales(self):
+        """True when ``data_norm`` is declared (``column_scaling="auto"`` then stays off); public."""
+        return not is_auto(self.data_norm)
+
+    def _column_rows(self, inputs):
+        """One row per user, each user's first in input order (:func:`first_row_per_user`, public rule):
+        replacing one user changes at most one of them, so the quartiles are user-level DP."""
+        X_, _, _, users = inputs.data
+        return X_[first_row_per_user(users)]
+
+    def _plan(self, n_users, n_coef, n_problems, columns=None):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
 
         With ``data_norm="auto"`` the solver is planned at unit scale on the
@@ -435,6 +474,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         its bound is ``sqrt(1 + intercept_scaling^2)``, the norm of a row
         ``(x / data_norm_, intercept_scaling)`` with ``||x|| <= data_norm_``;
         its event, like the estimate's, is fixed here, before any data is read.
+        ``columns`` (a ``ColumnScalingPlan`` built with ``n = n_users``): the
+        rows are first mapped by the released column quartiles, on
+        ``columns.share`` of epsilon.
         """
         targets = []
         if is_auto(self.data_norm):
@@ -442,7 +484,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             # replace-one quantile release is user-level DP (doc/privacy/quantiles.rst, "User level")
             targets.append(ScaleTarget("data_norm", DATA_NORM_LEVEL, DATA_NORM_MARGIN,
                                        lambda data, _: per_user_reduce(safe_row_norms(data[0]), data[2], "max")))
-        scales, solver_budget = self._scale_plan(targets, n_users)
+        scales, solver_budget = self._scale_plan(targets, n_users, columns)
         if scales is not None:
             data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1
         else:
@@ -455,10 +497,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared),
                 self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
             )
-            return replace(plan, scales=scales)
+            return replace(plan, scales=scales, columns=columns)
 
         # at delta > 0 the solver's share is raised until the whole fit certifies exactly epsilon
-        return self._fill_budget(build, scales, solver_budget, n_problems)
+        return self._fill_budget(build, scales, solver_budget, n_problems, columns)
 
     def _scale_units(self, released):
         return released["data_norm"], 1.0, 0.0

@@ -8,12 +8,14 @@ whose planned noise on the coefficients has the smallest expected norm.
 
 import math
 
+import numpy as np
+
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 
 __all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
-           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_iterations",
+           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_iterations", "first_row_per_user",
            "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
@@ -186,3 +188,17 @@ def declared_row_scale(data_norm):
     """``c``: a declared bound's rows are fitted as ``(x, c intercept_scaling)`` clipped to ``c sqrt(1 +
     intercept_scaling^2)``, settings read in the units of ``X / c``. Public: the declared bound only."""
     return DECLARED_ROW_SHARE * float(data_norm)
+
+
+def first_row_per_user(users):
+    """Index of each user's first row in input order: the rows user-level column scaling reads.
+
+    A public function of the grouping only (``users``, the stable sort of
+    :func:`~sklearn_dpsco._solvers._core._user_data.index_users`): never of
+    the rows' values or labels. Replacing one user's block (any size, any
+    identifier) changes one user of the multiset of users, hence at most one
+    of the selected rows (doc/privacy/column_scaling.rst, "User level").
+    """
+    counts = np.asarray(users.counts, dtype=np.intp)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp) if counts.size else counts
+    return starts if users.order is None else np.asarray(users.order)[starts]
