@@ -18,6 +18,7 @@ from ._hinge_rules import (
     LOCALIZATION_PHASES,
     OBJECTIVE_SCALE,
     SOLVERS,
+    declared_clip_level,
     default_clip,
     default_intercept_scaling,
     default_intercept_share,
@@ -337,8 +338,13 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         scales, solver_budget = self._scale_plan(targets, n_samples, columns)
         if scales is not None:
             clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
+        elif self.clip is None:
+            clip = default_clip(d_raw)
         else:
-            clip = default_clip(d_raw) if self.clip is None else float(self.clip)
+            # a declared bound: fitted at a share of it when the noise is small (public facts only,
+            # linear_model/_hinge_rules.py, doc/privacy/hinge.rst "Defaults (public rules)")
+            problem = solver_budget.split_equal(n_problems)
+            clip = declared_clip_level(self.clip, n_samples, n_features, problem.epsilon, problem.delta)
         scaling, radius = self._settings(d_raw, clip, auto=scales is not None)
 
         def build(solver_budget):
