@@ -80,8 +80,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         follow the estimate, and a declared ``alpha``, ``radius`` or
         ``intercept_scaling`` is read in the units of ``X / clip_``. A number
         is a public declaration (nothing is spent on it), e.g. ``clip=1`` for
-        rows clipped to norm 1. ``None``: ``sqrt(n_features)``, the norm of a
-        standardized row.
+        rows clipped to norm 1; when the noise per row is small (``n epsilon /
+        d >= 300`` per one-vs-rest problem, ``n / (sqrt(d) / mu)`` for
+        approximate DP) the loss is extended at half the declared bound
+        (``clip_ = clip / 2``; rows above it are down-weighted) and the
+        default rules follow ``clip_`` (doc/privacy/hinge.rst, "Defaults").
+        ``None``: ``sqrt(n_features)``, the norm of a standardized row.
     scale_share : float or None, default=None
         Fraction of epsilon spent on the ``"auto"`` clip, in (0, 1); ignored
         when ``clip`` is declared. ``None``: ``min(0.5, max(0.05, 50 /
