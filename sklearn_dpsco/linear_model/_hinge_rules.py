@@ -79,7 +79,7 @@ def default_clip(n_features):
 #: down-weighted by ``c / ||x||``, the release sensitivity is ``2 c / (alpha n)``. There the error is
 #: the regularization bias, not the noise: on baseball seasons (rows scaled by public ranges, median
 #: norm 0.68 under C = 1, n eps / d = 477..1907) the noiseless minimizer at the clip-1 alpha scored
-#: 0.701 / 0.719 / 0.738 at eps 0.5 / 1 / 2 — what the private fit scored — and LinearSVC's weights
+#: 0.701 / 0.721 / 0.739 at eps 0.5 / 1 / 2 — what the private fit scored — and LinearSVC's weights
 #: are 3x longer. Below the threshold the noise dominates and a smaller ``c`` lost (biopsy n eps / d =
 #: 48: 0.951 -> 0.944, wine, breast_cancer), so the bound is used as declared.
 #: benchmarks/results/hinge_declared.md has the sweep (shares 0.25, 0.35, 0.5).
