@@ -18,6 +18,7 @@ from ._hinge_rules import (
     LOCALIZATION_PHASES,
     OBJECTIVE_SCALE,
     SOLVERS,
+    declared_clip_level,
     default_clip,
     default_intercept_scaling,
     default_intercept_share,
@@ -79,8 +80,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         follow the estimate, and a declared ``alpha``, ``radius`` or
         ``intercept_scaling`` is read in the units of ``X / clip_``. A number
         is a public declaration (nothing is spent on it), e.g. ``clip=1`` for
-        rows clipped to norm 1. ``None``: ``sqrt(n_features)``, the norm of a
-        standardized row.
+        rows clipped to norm 1; when the noise per row is small (``n epsilon /
+        d >= 300`` per one-vs-rest problem, ``n / (sqrt(d) / mu)`` for
+        approximate DP) the loss is extended at half the declared bound
+        (``clip_ = clip / 2``; rows above it are down-weighted) and the
+        default rules follow ``clip_`` (doc/privacy/hinge.rst, "Defaults").
+        ``None``: ``sqrt(n_features)``, the norm of a standardized row.
     scale_share : float or None, default=None
         Fraction of epsilon spent on the ``"auto"`` clip, in (0, 1); ignored
         when ``clip`` is declared. ``None``: ``min(0.5, max(0.05, 50 /
@@ -337,8 +342,13 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         scales, solver_budget = self._scale_plan(targets, n_samples, columns)
         if scales is not None:
             clip = 1.0  # unit scale: the rows are divided by the released clip_ before the run
+        elif self.clip is None:
+            clip = default_clip(d_raw)
         else:
-            clip = default_clip(d_raw) if self.clip is None else float(self.clip)
+            # a declared bound: fitted at a share of it when the noise is small (public facts only,
+            # linear_model/_hinge_rules.py, doc/privacy/hinge.rst "Defaults (public rules)")
+            problem = solver_budget.split_equal(n_problems)
+            clip = declared_clip_level(self.clip, n_samples, n_features, problem.epsilon, problem.delta)
         scaling, radius = self._settings(d_raw, clip, auto=scales is not None)
 
         def build(solver_budget):

@@ -13,7 +13,7 @@ PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", 
                 "row_bound", "noise", "n_features", "iterations"}
 
 
-@pytest.mark.parametrize("rule", [hinge.default_alpha])
+@pytest.mark.parametrize("rule", [hinge.default_alpha, hinge.declared_clip_level])
 def test_rules_take_public_facts_only(rule):
     # no argument that could carry data: every parameter is a named public scalar
     assert set(inspect.signature(rule).parameters) <= PUBLIC_NAMES
@@ -40,6 +40,24 @@ def test_hinge_alpha_monotone(delta):
         a = [hinge.default_alpha(5000, d, c, 1.0, delta) for c in np.geomspace(0.01, 100, 30)]
         assert all(x < y for x, y in zip(a, a[1:])), "alpha grows with the declared scale"
         assert all(0 < hinge.default_alpha(int(n), d, 1.0, 1.0, delta) <= 1.0 / d + 1e-15 for n in ns)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_hinge_declared_clip_level(delta):
+    """A share of the declared bound exactly where the noise per row is small (the localization
+    threshold), the bound itself below; never above the bound, proportional to it."""
+    f = hinge.declared_clip_level
+    for d in (2, 11, 31):
+        for eps in (0.1, 1.0, 4.0):
+            for n in np.geomspace(50, 1e7, 25).astype(int):
+                small_noise = n / expected_noise_norm(1.0, d, eps, delta) >= hinge.LOCALIZE_ABOVE
+                level = f(2.0, n, d, eps, delta)
+                assert level == (2.0 * hinge.DECLARED_CLIP_SHARE if small_noise else 2.0)
+                assert f(6.0, n, d, eps, delta) == pytest.approx(3 * level)
+    assert f(1.0, 3200, 11, 1.0, 0.0) == 1.0 and f(1.0, 3300, 11, 1.0, 0.0) == hinge.DECLARED_CLIP_SHARE
+    # monotone: more rows or more epsilon never raise the level
+    levels = [f(1.0, int(n), 11, 1.0, delta) for n in np.geomspace(50, 1e7, 40)]
+    assert all(a >= b for a, b in zip(levels, levels[1:]))
 
 
 def test_hinge_alpha_finite_at_extremes():

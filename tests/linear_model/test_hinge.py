@@ -92,6 +92,30 @@ def test_exact_sensitivity_through_fit(fit_intercept):
     assert a.epsilon_spent_ == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("scale", [0.5, 1.0])
+def test_exact_sensitivity_at_declared_share(scale):
+    """A declared bound with small noise per row (n epsilon / d >= 300) is fitted at c = DECLARED_CLIP_SHARE x
+    clip: the release's sensitivity is 2 c / (alpha n), reached by rows of norm c and by rows at the
+    bound (down-weighted by c / ||x||), and the event records it."""
+    n, d, alpha, declared, t = 1000, 2, 4.0, 1.0, 0.05
+    X, y, yp = _worst_case(n, d, scale=scale)
+    kw = dict(epsilon=1.0, solver="output_perturbation", clip=declared, alpha=alpha, tolerance=t,
+              fit_intercept=False, intercept_share=0, classes=[0, 1], random_state=3)
+    a = DPHingeClassifier(**kw).fit(X, y)
+    b = DPHingeClassifier(**kw).fit(X, yp)
+    c = hinge_rules.DECLARED_CLIP_SHARE * declared
+    assert n * 1.0 / d >= hinge_rules.LOCALIZE_ABOVE and a.clip_ == pytest.approx(c)
+    exact = 2 * c / (alpha * n)
+    move = np.linalg.norm(_full_coef(a) - _full_coef(b))  # coupled noise: only the centres differ
+    assert abs(move - exact) <= 2 * t * exact + 1e-12
+    assert a.privacy_event_ == b.privacy_event_
+    assert a.privacy_event_.sensitivity == pytest.approx(exact * (1 + 2 * t), rel=1e-12)
+    # the bound itself is used below the threshold (n epsilon / d = 25 here)
+    small = DPHingeClassifier(**{**kw, "epsilon": 0.05}).fit(X, y)
+    assert small.clip_ == declared and small.privacy_event_.sensitivity == pytest.approx(
+        2 * declared / (alpha * n) * (1 + 2 * t), rel=1e-12)
+
+
 def test_heavy_row_moves_model_at_most_sensitivity():
     """A row of norm 1e6 (far above clip) replaced: the extension keeps the move below the bound."""
     rng = np.random.default_rng(0)
