@@ -200,8 +200,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
     row bound is declared and its schedule fits in n rows (secure Snowball is not chosen: it did
     not measurably win, benchmarks/results/rules.md "Secure Snowball"); else AdaSSP when ``m < 500``
-    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, with a row bound declared and
-    ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
+    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, or ``d <= 5``, with a row bound
+    declared and ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,
     doc/privacy/linear_regression.rst).
 

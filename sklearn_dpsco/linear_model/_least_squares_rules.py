@@ -20,6 +20,7 @@ __all__ = [
     "ADASSP_ABOVE",
     "ADASSP_BELOW_APPROX",
     "ADASSP_BELOW_PURE",
+    "ADASSP_GAP_MAX_FEATURES",
     "ADASSP_MAX_FEATURES",
     "EXTENSION_SOLVERS",
     "LOWY_BELOW",
@@ -56,6 +57,14 @@ ADASSP_BELOW_APPROX = 5000.0
 ADASSP_ABOVE = 1e4
 #: Without the AdaSSP branch (no row bound, or d too large): Lowy below this m, Phased-ERM above.
 LOWY_BELOW = 500.0
+#: Pure DP between ADASSP_BELOW_PURE and ADASSP_ABOVE: AdaSSP up to this many coefficients (intercept
+#: column included), Phased-ERM above. AdaSSP's l2-Laplace on A has d(d+1)/2 coordinates, so its
+#: noise grows like d^2 against Phased-ERM's ~d: with the smaller ridges of its private choice it beat
+#: Phased-ERM in every gap cell at d = 4, 5 (synthetic, m = 500..8000; Vocab, d = 4: 0.244 -> 0.259
+#: at epsilon 0.5, 10 seeds), tied at d = 6 (BudgetFood within 0.006 either way; synthetic AdaSSP
+#: ahead) and lost at d = 10 (Computers, m = 876: 0.56 vs 0.73) and d = 21 (synthetic, 0.003-0.007)
+#: (benchmarks/results/rules.md, "Small d in the pure-DP gap").
+ADASSP_GAP_MAX_FEATURES = 5
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 ADASSP_MAX_FEATURES = 1000
 
@@ -72,14 +81,16 @@ def table_solver(n, d, epsilon, delta, row_bound):
     condition (``m = n epsilon / d``)                                solver
     ==============================================================  ============
     a row bound (declared or "auto"), ``d <= 1000``, ``m < 500``    adassp
-    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``
+    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``,
+    or ``d <= 5``
     ``m < 500``                                                     lowy
     otherwise                                                       phased_erm
     ==============================================================  ============
     """
     m = rows_per_unit(n, d, epsilon)
     below = ADASSP_BELOW_APPROX if delta > 0 else ADASSP_BELOW_PURE
-    if row_bound is not None and d <= ADASSP_MAX_FEATURES and (m < below or m >= ADASSP_ABOVE):
+    small = d <= ADASSP_GAP_MAX_FEATURES
+    if row_bound is not None and d <= ADASSP_MAX_FEATURES and (m < below or m >= ADASSP_ABOVE or small):
         return "adassp"
     return "lowy" if m < LOWY_BELOW else "phased_erm"
 

@@ -160,7 +160,13 @@ def test_least_squares_table_public_and_monotone_in_m():
             assert picks == sorted(picks), "below ADASSP_ABOVE more rows never move back to a lower-m solver"
             # from m = ADASSP_ABOVE on AdaSSP ties Phased-ERM at a fraction of the time (scaling_n.md)
             assert all(ls.table_solver(n, d, 1.0, delta, 1.0) == "adassp" for n in ns if n not in below)
-    assert ls.table_solver(10**4, 4, 1.0, 0.0, 1.0) == "phased_erm"  # m = 2500
+    assert ls.table_solver(10**4, 6, 1.0, 0.0, 1.0) == "phased_erm"  # m = 1667, d = 6: Phased-ERM
+    # small d: AdaSSP over the whole pure-DP gap (its d(d+1)/2 release is cheap), with a row bound only
+    for n in (3000, 10**4, 39999):  # m = 750 .. 1e4 at d = 4, 500 .. 6667 at d = 6
+        assert ls.table_solver(n, 4, 1.0, 0.0, 1.0) == "adassp"
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES, 1.0, 0.0, 1.0) == "adassp"
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES + 1, 1.0, 0.0, 1.0) == "phased_erm"
+        assert ls.table_solver(n, 4, 1.0, 0.0, None) == "phased_erm"
     assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "adassp"  # m = 2.5e5
     assert ls.table_solver(10**6, 4, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
     assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
