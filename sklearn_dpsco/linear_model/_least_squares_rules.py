@@ -59,11 +59,11 @@ ADASSP_ABOVE = 1e4
 LOWY_BELOW = 500.0
 #: Pure DP between ADASSP_BELOW_PURE and ADASSP_ABOVE: AdaSSP up to this many coefficients (intercept
 #: column included), Phased-ERM above. AdaSSP's l2-Laplace on A has d(d+1)/2 coordinates, so its
-#: noise grows like d^2 against Phased-ERM's ~d: with the smaller ridges of its private choice it beat
-#: Phased-ERM in every gap cell at d = 4, 5 (synthetic, m = 500..8000; Vocab, d = 4: 0.244 -> 0.259
-#: at epsilon 0.5, 10 seeds), tied at d = 6 (BudgetFood within 0.006 either way; synthetic AdaSSP
-#: ahead) and lost at d = 10 (Computers, m = 876: 0.56 vs 0.73) and d = 21 (synthetic, 0.003-0.007)
-#: (benchmarks/results/rules.md, "Small d in the pure-DP gap").
+#: noise grows like d^2 against Phased-ERM's ~d: with the smaller ridges of its private choice it
+#: tied or beat Phased-ERM in every gap cell at d = 4, 5 (Vocab, d = 4, epsilon 0.5: 0.244 -> 0.259;
+#: synthetic n = 5000 / 20000; 10 seeds), while at d = 6 BudgetFood lost at epsilon 2 (m = 5593,
+#: no private choice above m = 5000: 0.320 vs 0.351) and at d = 10 Computers lost at epsilon 2
+#: (m = 876: 0.56 vs 0.73) (benchmarks/results/rules.md, "Small d in the pure-DP gap").
 ADASSP_GAP_MAX_FEATURES = 5
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 ADASSP_MAX_FEATURES = 1000
