@@ -200,8 +200,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     intercept column): Snowball-SGD when ``delta > 0``, ``noise="float"``, a
     row bound is declared and its schedule fits in n rows (secure Snowball is not chosen: it did
     not measurably win, benchmarks/results/rules.md "Secure Snowball"); else AdaSSP when ``m < 500``
-    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, with a row bound declared and
-    ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
+    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, or ``d <= 5`` with both bounds
+    declared, with a row bound and ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,
     doc/privacy/linear_regression.rst).
 
@@ -339,10 +339,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples, columns)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
+        declared = not (is_auto(self.row_bound) or is_auto(self.label_bound))  # public: what was passed
 
         def build(budget):
             solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
-                                    self.noise, streaming)
+                                    self.noise, streaming, bounds_declared=declared)
             spec = get_solver("least_squares", solver)
             self._check_bounds(spec)
             if streaming and not spec.one_pass:

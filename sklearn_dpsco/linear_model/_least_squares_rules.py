@@ -20,6 +20,7 @@ __all__ = [
     "ADASSP_ABOVE",
     "ADASSP_BELOW_APPROX",
     "ADASSP_BELOW_PURE",
+    "ADASSP_GAP_MAX_FEATURES",
     "ADASSP_MAX_FEATURES",
     "EXTENSION_SOLVERS",
     "LOWY_BELOW",
@@ -56,6 +57,16 @@ ADASSP_BELOW_APPROX = 5000.0
 ADASSP_ABOVE = 1e4
 #: Without the AdaSSP branch (no row bound, or d too large): Lowy below this m, Phased-ERM above.
 LOWY_BELOW = 500.0
+#: Pure DP between ADASSP_BELOW_PURE and ADASSP_ABOVE, row AND label bound declared: AdaSSP up to this
+#: many coefficients (intercept column included), Phased-ERM above. AdaSSP's l2-Laplace on A has d(d+1)/2 coordinates, so its
+#: noise grows like d^2 against Phased-ERM's ~d: with the smaller ridges of its private choice it
+#: tied or beat Phased-ERM in every gap cell at d = 4, 5 (Vocab, d = 4, epsilon 0.5: 0.244 -> 0.259;
+#: synthetic n = 5000 / 20000; 10 seeds), while at d = 6 BudgetFood lost at epsilon 2 (m = 5593,
+#: no private choice above m = 5000: 0.320 vs 0.351) and at d = 10 Computers lost at epsilon 2
+#: (m = 876: 0.56 vs 0.73) (benchmarks/results/rules.md, "Small d in the pure-DP gap").
+#: Not with "auto" bounds: on 4 raw mixed-unit columns (tests/privacy/test_column_scaling.py, n = 8000,
+#: epsilon 1, 10 seeds) AdaSSP on the estimated bounds gave R^2 0.80 against Phased-ERM's 0.88.
+ADASSP_GAP_MAX_FEATURES = 5
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 ADASSP_MAX_FEATURES = 1000
 
@@ -65,26 +76,29 @@ def rows_per_unit(n, d, epsilon):
     return n * epsilon / max(d, 1)
 
 
-def table_solver(n, d, epsilon, delta, row_bound):
+def table_solver(n, d, epsilon, delta, row_bound, bounds_declared=False):
     """The extension / sufficient-statistics part of the ``solver="auto"`` table (public facts only).
 
     ==============================================================  ============
     condition (``m = n epsilon / d``)                                solver
     ==============================================================  ============
     a row bound (declared or "auto"), ``d <= 1000``, ``m < 500``    adassp
-    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``
+    (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``,
+    or ``d <= 5`` with both bounds declared
     ``m < 500``                                                     lowy
     otherwise                                                       phased_erm
     ==============================================================  ============
     """
     m = rows_per_unit(n, d, epsilon)
     below = ADASSP_BELOW_APPROX if delta > 0 else ADASSP_BELOW_PURE
-    if row_bound is not None and d <= ADASSP_MAX_FEATURES and (m < below or m >= ADASSP_ABOVE):
+    # the small-d branch needs both bounds declared (public: what the user passed)
+    small = bounds_declared and d <= ADASSP_GAP_MAX_FEATURES
+    if row_bound is not None and d <= ADASSP_MAX_FEATURES and (m < below or m >= ADASSP_ABOVE or small):
         return "adassp"
     return "lowy" if m < LOWY_BELOW else "phased_erm"
 
 
-def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT_NOISE):
+def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAULT_NOISE, bounds_declared=False):
     """The ``solver="auto"`` table (public facts only).
 
     Snowball-SGD when ``delta > 0``, ``noise="float"``, a row bound is
@@ -99,7 +113,7 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
     if row_bound is not None and delta > 0 and noise == "float" and snowball_fits(
             n_samples, n_features, Budget(epsilon, delta, noise), row_bound):
         return "snowball"
-    return table_solver(n_samples, n_features, epsilon, delta, row_bound)
+    return table_solver(n_samples, n_features, epsilon, delta, row_bound, bounds_declared)
 
 
 def choose_stream_solver(delta, noise):
@@ -107,13 +121,14 @@ def choose_stream_solver(delta, noise):
     return "snowball" if delta > 0 and noise == "float" else "adassp"
 
 
-def resolve_solver(solver, n_samples, n_features, epsilon, delta, row_bound, noise, streaming=False):
+def resolve_solver(solver, n_samples, n_features, epsilon, delta, row_bound, noise, streaming=False,
+                   bounds_declared=False):
     """``solver`` itself, or the auto table's pick (:func:`choose_stream_solver` when streaming)."""
     if solver != "auto":
         return solver
     if streaming:
         return choose_stream_solver(delta, noise)
-    return choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise)
+    return choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise, bounds_declared)
 
 
 def default_intercept_scaling(spec, row_bound):

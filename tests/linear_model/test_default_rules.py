@@ -10,7 +10,7 @@ from sklearn_dpsco._mechanisms._calibrate import expected_noise_norm
 from sklearn_dpsco.linear_model import _hinge_rules as hinge
 
 PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
-                "row_bound", "noise", "n_features", "iterations"}
+                "row_bound", "noise", "n_features", "iterations", "bounds_declared"}
 
 
 @pytest.mark.parametrize("rule", [hinge.default_alpha, hinge.declared_clip_level])
@@ -178,11 +178,34 @@ def test_least_squares_table_public_and_monotone_in_m():
             assert picks == sorted(picks), "below ADASSP_ABOVE more rows never move back to a lower-m solver"
             # from m = ADASSP_ABOVE on AdaSSP ties Phased-ERM at a fraction of the time (scaling_n.md)
             assert all(ls.table_solver(n, d, 1.0, delta, 1.0) == "adassp" for n in ns if n not in below)
-    assert ls.table_solver(10**4, 4, 1.0, 0.0, 1.0) == "phased_erm"  # m = 2500
+    assert ls.table_solver(10**4, 6, 1.0, 0.0, 1.0) == "phased_erm"  # m = 1667, d = 6: Phased-ERM
+    # small d: AdaSSP over the whole pure-DP gap (its d(d+1)/2 release is cheap), with a row bound only
+    for n in (3000, 10**4, 39999):  # m = 750 .. 1e4 at d = 4, 500 .. 6667 at d = 6
+        assert ls.table_solver(n, 4, 1.0, 0.0, 1.0, bounds_declared=True) == "adassp"
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES, 1.0, 0.0, 1.0, bounds_declared=True) == "adassp"
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES + 1, 1.0, 0.0, 1.0, bounds_declared=True) == "phased_erm"
+        assert ls.table_solver(n, 4, 1.0, 0.0, None, bounds_declared=True) == "phased_erm"
+        assert ls.table_solver(n, 4, 1.0, 0.0, 1.0) == "phased_erm"  # "auto" bounds: not this branch
     assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "adassp"  # m = 2.5e5
     assert ls.table_solver(10**6, 4, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
     assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
     assert ls.table_solver(1000, 2000, 1.0, 0.0, 1.0) == "lowy"  # no d x d release above 1000 coefficients
+
+
+def test_least_squares_small_d_branch_follows_the_declaration():
+    from sklearn_dpsco import BudgetAccountant, DPLinearRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (3000, 3))  # d = 4 with the intercept, m = 750 at epsilon 1
+    y = X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.standard_normal(3000)
+
+    def fit(**kw):
+        return DPLinearRegressor(epsilon=1.0, random_state=0, accountant=BudgetAccountant(epsilon=10),
+                                 **kw).fit(X, y).solver_
+
+    assert fit(row_bound=1.0, label_bound=1.0) == "adassp"
+    assert fit(row_bound=1.0) == "phased_erm"  # label bound "auto"
+    assert fit() == "phased_erm"
 
 
 def test_declared_row_scale_public():

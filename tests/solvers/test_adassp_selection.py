@@ -23,6 +23,7 @@ import pytest
 from sklearn_dpsco._solvers import ArraySource, adassp_plan
 from sklearn_dpsco._solvers._adassp import _selection_block
 from sklearn_dpsco._solvers._adassp_selection import (
+    FREE_INTERCEPT_FACTORS,
     LOSS_FRACTION,
     QUANT,
     SELECTION_BELOW,
@@ -132,8 +133,14 @@ def test_candidates_are_post_processing_of_the_releases():
     np.testing.assert_array_equal(cands["adaptive"], adaptive)
     np.testing.assert_array_equal(cands["zero"], np.zeros(4))
     assert cands["intercept_only"][-1] == pytest.approx(b_hat[-1] / A_hat[-1, -1])
-    free = A_hat + 2.0 * np.diag([1.0, 1.0, 1.0, 0.0])
-    np.testing.assert_allclose(cands["ridge_free_intercept_1"], np.linalg.solve(free, b_hat), rtol=1e-10)
+    for f in FREE_INTERCEPT_FACTORS:
+        free = A_hat + f * 2.0 * np.diag([1.0, 1.0, 1.0, 0.0])
+        np.testing.assert_allclose(cands[f"ridge_free_intercept_{f:g}"], np.linalg.solve(free, b_hat), rtol=1e-10)
+    assert len(cands) == 3 + len(FREE_INTERCEPT_FACTORS)
+    # a factor whose matrix is not positive definite is not offered (here: every factor below 1)
+    indefinite = np.diag([-1.5, 3.0, 3.0, 5.0])
+    names = set(dict(ridge_candidates(indefinite, b_hat, adaptive, 2.0, intercept=True)))
+    assert names == {"adaptive", "zero", "intercept_only", "ridge_free_intercept_1"}
     assert set(dict(ridge_candidates(A_hat, b_hat, adaptive, 2.0, intercept=False))) == {"adaptive", "zero"}
 
 
