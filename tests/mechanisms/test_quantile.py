@@ -374,3 +374,62 @@ def test_column_quantiles_release_what_one_release_per_column_releases(noise):
                 k = m.target_rank(X.shape[0])
                 ref = [-max(lo - (k - 1), k - hi, 0) for lo, hi in zip([0] + c[:-1], c)]
                 assert m.utility(X[:, j]) == ref and all(type(u) is int for u in m.utility(X[:, j]))
+
+
+@pytest.mark.parametrize(
+    "grid", [ScaleGrid(-1, 2, 1), ScaleGrid(per_octave=8, signed=True), ScaleGrid(), ScaleGrid(-3, 5, 3, signed=True)]
+)
+def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
+    """The one-pass counting kernel gives exactly ``counts`` per column, on the grid points, their
+    float neighbours, signed zeros, subnormals, huge values and random data, in C and F order."""
+    rng = np.random.default_rng(3)
+    p = grid.points
+    special = np.concatenate(
+        [p, -p, np.nextafter(p, np.inf), np.nextafter(p, -np.inf), [0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300]]
+    )
+    for trial in range(30):
+        if trial % 2:
+            X = rng.standard_normal((400, 4)) * 10.0 ** rng.integers(-9, 9, size=4)
+        else:
+            X = rng.choice(special, size=(400, 4))
+        if not grid.signed:
+            X = np.abs(X)
+        if trial % 3 == 0:
+            X = np.asfortranarray(X)
+        expected = np.array([grid.counts(X[:, j]) for j in range(X.shape[1])])
+        got = grid.column_counts(X)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(grid.column_counts(np.ones((1, 1))), [grid.counts([1.0])])
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_column_quantiles_equal_one_release_per_column_on_random_inputs(noise):
+    """Random shapes, scales, dtypes and grids: draw for draw the releases of one ``release`` per level
+    and column (the former path), and the same error as the per-column checks on bad input."""
+    rng = np.random.default_rng(11)
+    grids = (ScaleGrid(per_octave=8, signed=True), ScaleGrid(-4, 4, 2, signed=True), ScaleGrid())
+    for trial in range(12):
+        grid = grids[trial % 3]
+        n, d = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+        X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-5, 5, size=d) + rng.integers(-3, 3, size=d)
+        if not grid.signed:
+            X = np.abs(X)
+        X = X.astype(np.float32) if trial % 4 == 1 else np.round(X).astype(np.int64) if trial % 4 == 2 else X
+        levels = (0.25, 0.75) if trial % 2 else (0.1, 0.5, 0.9)
+        budget = Budget(float(rng.uniform(0.1, 3.0)), 0.0, noise)
+        got = private_column_quantiles(X, levels, budget, grid=grid, random_state=trial).value
+        part = budget.split_equal(len(levels) * d)
+        draws = np.random.default_rng(trial)
+        expected = [[quantile_mechanism_for(q, part, grid).release(X[:, j], draws) for j in range(d)] for q in levels]
+        np.testing.assert_array_equal(got, np.array(expected))
+    X = np.ones((5, 3))
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X\[:, 1\] must not contain NaN"):
+        private_column_quantiles(X, (0.5,), Budget(1.0, 0.0), random_state=0)
+    with pytest.raises(ValueError, match=r"X\[:, 0\] must be >= 0"):
+        private_column_quantiles(-np.ones((5, 2)), (0.5,), Budget(1.0, 0.0), grid=ScaleGrid(), random_state=0)
+    with pytest.raises(TypeError, match=r"X\[:, 0\] must be a numeric array"):
+        private_column_quantiles(np.array([["a"]]), (0.5,), Budget(1.0, 0.0), random_state=0)
+    with pytest.raises(ValueError, match=r"X\[:, 0\] is empty"):
+        private_column_quantiles(np.ones((0, 2)), (0.5,), Budget(1.0, 0.0), random_state=0)
