@@ -52,7 +52,7 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
 
     ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
     of first guesses. The counts of column ``j`` are
-    ``cumsum(tallies[j, :G])``. Values must be finite (checked by the caller).
+    ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], G = points.shape[0]
     cdef Py_ssize_t i, j, c
@@ -65,6 +65,10 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
         for i in range(n):
             for j in range(d):
                 x = X[i, j]
+                if x != x:
+                    # NaN: above every point, as in a sort (never counted as <= t)
+                    t[j, G] += 1
+                    continue
                 c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
                 # exact: c ends as the number of points < x, the table only guessed where to start
                 while c > 0 and not (points[c - 1] < x):

@@ -103,8 +103,9 @@ class ScaleGrid:
         count it changes moves in the same direction (doc/privacy/quantiles.rst,
         "Sensitivity").
         """
-        values = np.sort(np.asarray(values, dtype=float))
-        return np.searchsorted(values, self.points, side="right").astype(np.int64)
+        values = np.asarray(values, dtype=float).reshape(-1, 1)
+        # one pass, no sort: the same integers as searchsorted(sort(values), points, side="right")
+        return self.column_counts(values)[0]
 
     @cached_property
     def _cell_starts(self):
@@ -118,10 +119,10 @@ class ScaleGrid:
         return out
 
     def column_counts(self, X):
-        """``counts`` of every column of a 2-D array of finite floats, shape ``(n_features, len(self))``.
+        """:meth:`counts` of every column of a 2-D float array, shape ``(n_features, len(self))``.
 
-        Row ``j`` equals ``self.counts(X[:, j])`` exactly (the same integers,
-        tests/mechanisms/test_scale_grid.py), from one pass over ``X``
+        Row ``j`` equals ``searchsorted(sort(X[:, j]), points, side="right")``
+        exactly (tests/mechanisms/test_quantile.py), from one pass over ``X``
         without sorting (sklearn_dpsco/_fast/_grid_counts.pyx).
         """
         from .._fast._grid_counts import grid_cell_tallies

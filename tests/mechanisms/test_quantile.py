@@ -381,7 +381,7 @@ def test_column_quantiles_release_what_one_release_per_column_releases(noise):
 )
 def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
     """The one-pass counting kernel gives exactly ``counts`` per column, on the grid points, their
-    float neighbours, signed zeros, subnormals, huge values and random data, in C and F order."""
+    float neighbours, signed zeros, subnormals, huge values, NaN, infinities and random data, in C and F order."""
     rng = np.random.default_rng(3)
     p = grid.points
     special = np.concatenate(
@@ -396,10 +396,15 @@ def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
             X = np.abs(X)
         if trial % 3 == 0:
             X = np.asfortranarray(X)
-        expected = np.array([grid.counts(X[:, j]) for j in range(X.shape[1])])
+        if trial % 5 == 4:
+            X[rng.integers(0, 400, size=20), rng.integers(0, 4, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
+        # the former definition: sort, then count the values <= each point
+        expected = np.array([np.searchsorted(np.sort(X[:, j]), p, side="right") for j in range(X.shape[1])])
         got = grid.column_counts(X)
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, expected)
+        for j in range(X.shape[1]):
+            np.testing.assert_array_equal(grid.counts(X[:, j]), expected[j])
     np.testing.assert_array_equal(grid.column_counts(np.ones((1, 1))), [grid.counts([1.0])])
 
 
