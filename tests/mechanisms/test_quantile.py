@@ -438,3 +438,20 @@ def test_column_quantiles_equal_one_release_per_column_on_random_inputs(noise):
         private_column_quantiles(np.array([["a"]]), (0.5,), Budget(1.0, 0.0), random_state=0)
     with pytest.raises(ValueError, match=r"X\[:, 0\] is empty"):
         private_column_quantiles(np.ones((0, 2)), (0.5,), Budget(1.0, 0.0), random_state=0)
+
+
+@pytest.mark.parametrize("eps", [1.0, 1 / 3, 0.1 / 40, 0.9 / 43, 7.3, 1e-9, 123456.789])
+def test_gaps_are_the_reduced_products_of_every_utility(eps):
+    """The vectorised gaps equal ``_reduced_product`` per grid point (Python ints), for epsilons whose
+    exact form has short and 63-bit denominators and for utilities up to ``-10^17``."""
+    from sklearn_dpsco._mechanisms._quantile import _reduced_product
+
+    mechanism = QuantileMechanism(0.5, eps, ScaleGrid())
+    scale = mechanism.exact_epsilon / 2
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        u = [0] + (-rng.integers(0, 10 ** int(rng.integers(1, 18)), size=60)).tolist()
+        u = [x - int(trial) for x in u]  # the best utility need not be 0
+        expected = [_reduced_product(scale, max(u) - x) for x in u]
+        got = mechanism._gaps(u)
+        assert got == expected and all(type(a) is int and type(b) is int for a, b in got)
