@@ -118,16 +118,35 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] == 0:
         raise ValueError(f"X must be 2-D with at least one column, got shape {X.shape}. Nothing was spent.")
-    columns = [check_scale_values(X[:, j], grid, name=f"X[:, {j}]") for j in range(X.shape[1])]
-    part = _pure(budget).split_equal(len(levels) * len(columns))
+    X = _checked_columns(X, grid)
+    d = X.shape[1]
+    part = _pure(budget).split_equal(len(levels) * d)
     mechanisms = [quantile_mechanism_for(q, part, grid, method) for q in levels]
     rng = check_random_state(random_state)
-    # every release reads its column only through the grid counts: one sort per column serves all
-    # levels; release_counts is release's law with the same draws in the same order
-    counts = [grid.counts(col) for col in columns]
+    # every release reads its column only through the grid counts: one pass over X gives every
+    # column's counts (grid.column_counts equals grid.counts per column), which serve all levels;
+    # release_counts is release's law with the same draws in the same order
+    counts = grid.column_counts(X)
     n = X.shape[0]
     out = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
-    return ScaleRelease(out, ComposedEvent(tuple(m.event for m in mechanisms for _ in columns)))
+    return ScaleRelease(out, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d))))
+
+
+def _checked_columns(X, grid):
+    """``X`` as float64 when every column passes :func:`check_scale_values`, else that check's error.
+
+    The whole-array test accepts exactly what the per-column checks accept
+    (numeric dtype, at least one row, finite, nonnegative for an unsigned
+    grid); on failure the per-column checks run and raise the first column's error.
+    """
+    numeric = X.dtype != object and (np.issubdtype(X.dtype, np.number) or X.dtype == bool)
+    if numeric and X.shape[0] > 0:
+        Xf = X.astype(float, copy=False)
+        if np.isfinite(Xf).all() and (grid.signed or not (Xf < 0).any()):
+            return Xf
+    for j in range(X.shape[1]):
+        check_scale_values(X[:, j], grid, name=f"X[:, {j}]")
+    raise AssertionError("unreachable: a column failed the whole-array check")  # pragma: no cover
 
 
 def per_user_reduce(values, groups, reduce="max"):

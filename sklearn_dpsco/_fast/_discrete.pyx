@@ -400,11 +400,16 @@ def _limbs_table(values, name):
     """``(len(values), NLIMBS)`` uint64 limbs of non-negative Python ints, as ``_to_big`` row by row.
 
     The common case (every value below 2^64) fills the lowest limb in one NumPy
-    conversion instead of one Python list per value: speed only, the same limbs.
+    conversion instead of one Python list per value; wider values in range are
+    written as little-endian bytes and read back as limbs: speed only, the same limbs.
     """
     out = np.zeros((len(values), NLIMBS), dtype=np.uint64)
     if all(v < 18446744073709551616 for v in values):
         out[:, 0] = np.array(values, dtype=np.uint64)
+        return out
+    if min(values) >= 0 and max(values).bit_length() <= 64 * NLIMBS - 2:
+        raw = b"".join([int(v).to_bytes(8 * NLIMBS, "little") for v in values])
+        out[:] = np.frombuffer(raw, dtype="<u8").reshape(len(values), NLIMBS)
         return out
     for j, value in enumerate(values):
         out[j] = _to_big(value, name)

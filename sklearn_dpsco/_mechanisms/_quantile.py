@@ -175,6 +175,13 @@ class QuantileMechanism(PureSelection):
         # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
         # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
         scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
+        if scale.denominator < 1 << 64 and best - min(u) < 1 << 62:
+            # the same pairs as _reduced_product, the gcds in uint64 at once (exact below 2^64);
+            # numerators as Python ints, which can exceed 64 bits
+            m = (best - np.asarray(u, dtype=np.int64)).astype(np.uint64)
+            g = np.gcd(m, np.uint64(scale.denominator))
+            p = scale.numerator
+            return [(p * a, b) for a, b in zip((m // g).tolist(), (scale.denominator // g).tolist())]
         # many grid points share a utility (all those beyond the data's range): reduce each value once
         reduced = {m: _reduced_product(scale, m) for m in {best - ut for ut in u}}
         return [reduced[best - ut] for ut in u]

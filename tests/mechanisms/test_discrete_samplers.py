@@ -95,6 +95,21 @@ def test_bernoulli_exp_table_is_the_per_gap_calls(count):
         _discrete.bernoulli_exp_table(rng, [(1, 0)], 3)
 
 
+def test_limbs_table_is_the_per_value_limbs():
+    # the batched limb split (values below 2^64, and wider values through bytes) equals _to_big per value
+    limbs = len(_discrete._to_big(0, "x"))
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        width = int(rng.integers(1, 64 * limbs - 1))
+        values = [int(rng.integers(0, 2**62)) << int(rng.integers(0, max(1, width - 62))) for _ in range(20)]
+        values = [v for v in values if v.bit_length() <= 64 * limbs - 2] + [0, 2**64 - 1]
+        expected = np.array([_discrete._to_big(v, "x") for v in values], dtype=np.uint64)
+        np.testing.assert_array_equal(_discrete._limbs_table(values, "x"), expected)
+    for bad in ([2 ** (64 * limbs - 1)], [2**70, -1]):
+        with pytest.raises(ValueError):
+            _discrete._limbs_table(bad, "x")
+
+
 def test_os_entropy_drives_the_exact_samplers():
     # smoke test only (unseeded: no statistical assertion)
     g = np.random.Generator(OSEntropyBitGenerator())

@@ -374,3 +374,84 @@ def test_column_quantiles_release_what_one_release_per_column_releases(noise):
                 k = m.target_rank(X.shape[0])
                 ref = [-max(lo - (k - 1), k - hi, 0) for lo, hi in zip([0] + c[:-1], c)]
                 assert m.utility(X[:, j]) == ref and all(type(u) is int for u in m.utility(X[:, j]))
+
+
+@pytest.mark.parametrize(
+    "grid", [ScaleGrid(-1, 2, 1), ScaleGrid(per_octave=8, signed=True), ScaleGrid(), ScaleGrid(-3, 5, 3, signed=True)]
+)
+def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
+    """The one-pass counting kernel gives exactly ``counts`` per column, on the grid points, their
+    float neighbours, signed zeros, subnormals, huge values, NaN, infinities and random data, in C and F order."""
+    rng = np.random.default_rng(3)
+    p = grid.points
+    special = np.concatenate(
+        [p, -p, np.nextafter(p, np.inf), np.nextafter(p, -np.inf), [0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300]]
+    )
+    for trial in range(30):
+        if trial % 2:
+            X = rng.standard_normal((400, 4)) * 10.0 ** rng.integers(-9, 9, size=4)
+        else:
+            X = rng.choice(special, size=(400, 4))
+        if not grid.signed:
+            X = np.abs(X)
+        if trial % 3 == 0:
+            X = np.asfortranarray(X)
+        if trial % 5 == 4:
+            X[rng.integers(0, 400, size=20), rng.integers(0, 4, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
+        # the former definition: sort, then count the values <= each point
+        expected = np.array([np.searchsorted(np.sort(X[:, j]), p, side="right") for j in range(X.shape[1])])
+        got = grid.column_counts(X)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected)
+        for j in range(X.shape[1]):
+            np.testing.assert_array_equal(grid.counts(X[:, j]), expected[j])
+    np.testing.assert_array_equal(grid.column_counts(np.ones((1, 1))), [grid.counts([1.0])])
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_column_quantiles_equal_one_release_per_column_on_random_inputs(noise):
+    """Random shapes, scales, dtypes and grids: draw for draw the releases of one ``release`` per level
+    and column (the former path), and the same error as the per-column checks on bad input."""
+    rng = np.random.default_rng(11)
+    grids = (ScaleGrid(per_octave=8, signed=True), ScaleGrid(-4, 4, 2, signed=True), ScaleGrid())
+    for trial in range(12):
+        grid = grids[trial % 3]
+        n, d = int(rng.integers(1, 300)), int(rng.integers(1, 5))
+        X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-5, 5, size=d) + rng.integers(-3, 3, size=d)
+        if not grid.signed:
+            X = np.abs(X)
+        X = X.astype(np.float32) if trial % 4 == 1 else np.round(X).astype(np.int64) if trial % 4 == 2 else X
+        levels = (0.25, 0.75) if trial % 2 else (0.1, 0.5, 0.9)
+        budget = Budget(float(rng.uniform(0.1, 3.0)), 0.0, noise)
+        got = private_column_quantiles(X, levels, budget, grid=grid, random_state=trial).value
+        part = budget.split_equal(len(levels) * d)
+        draws = np.random.default_rng(trial)
+        expected = [[quantile_mechanism_for(q, part, grid).release(X[:, j], draws) for j in range(d)] for q in levels]
+        np.testing.assert_array_equal(got, np.array(expected))
+    X = np.ones((5, 3))
+    X[2, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X\[:, 1\] must not contain NaN"):
+        private_column_quantiles(X, (0.5,), Budget(1.0, 0.0), random_state=0)
+    with pytest.raises(ValueError, match=r"X\[:, 0\] must be >= 0"):
+        private_column_quantiles(-np.ones((5, 2)), (0.5,), Budget(1.0, 0.0), grid=ScaleGrid(), random_state=0)
+    with pytest.raises(TypeError, match=r"X\[:, 0\] must be a numeric array"):
+        private_column_quantiles(np.array([["a"]]), (0.5,), Budget(1.0, 0.0), random_state=0)
+    with pytest.raises(ValueError, match=r"X\[:, 0\] is empty"):
+        private_column_quantiles(np.ones((0, 2)), (0.5,), Budget(1.0, 0.0), random_state=0)
+
+
+@pytest.mark.parametrize("eps", [1.0, 1 / 3, 0.1 / 40, 0.9 / 43, 7.3, 1e-9, 123456.789])
+def test_gaps_are_the_reduced_products_of_every_utility(eps):
+    """The vectorised gaps equal ``_reduced_product`` per grid point (Python ints), for epsilons whose
+    exact form has short and 63-bit denominators and for utilities up to ``-10^17``."""
+    from sklearn_dpsco._mechanisms._quantile import _reduced_product
+
+    mechanism = QuantileMechanism(0.5, eps, ScaleGrid())
+    scale = mechanism.exact_epsilon / 2
+    rng = np.random.default_rng(5)
+    for trial in range(30):
+        u = [0] + (-rng.integers(0, 10 ** int(rng.integers(1, 18)), size=60)).tolist()
+        u = [x - int(trial) for x in u]  # the best utility need not be 0
+        expected = [_reduced_product(scale, max(u) - x) for x in u]
+        got = mechanism._gaps(u)
+        assert got == expected and all(type(a) is int and type(b) is int for a, b in got)

@@ -1,0 +1,79 @@
+"""Grid counts ``#{x <= t}`` of every column at once, without sorting (doc/privacy/quantiles.rst).
+
+The private quantile releases read a column only through the counts
+``c(t) = #{x_i <= t}`` at the public grid points ``t``. Sorting each column
+gives them in ``O(n log n)``; here every value is dropped into its grid cell
+(the number of grid points strictly below it, found exactly by float
+comparisons) and the counts are the running sums of the cell tallies: the
+same integers in one pass over ``X``.
+
+A value's cell is found from a public lookup table indexed by the top 18
+bits of an order-preserving integer key of the float (sign, exponent and
+six mantissa bits), then fixed by exact comparisons with the grid points
+in both directions, so the table only sets where the search starts: the
+result is the exact cell for every input, whatever the table holds.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.string cimport memcpy
+
+cnp.import_array()
+
+#: Bits of the order-preserving key that index the lookup table.
+cdef enum:
+    _BITS = 18
+
+TABLE_BITS = _BITS
+
+
+cdef inline uint64_t _ordered_key(double x) noexcept nogil:
+    # the float's bits as an unsigned integer that increases with x (negatives: all bits flipped)
+    cdef uint64_t u
+    memcpy(&u, &x, 8)
+    if u >> 63:
+        return ~u
+    return u | (<uint64_t>1 << 63)
+
+
+def ordered_keys(const double[::1] values):
+    """The order-preserving 64-bit keys of ``values`` (for building the lookup table)."""
+    cdef Py_ssize_t i, n = values.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] o = out
+    for i in range(n):
+        o[i] = _ordered_key(values[i])
+    return out
+
+
+def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start):
+    """``tallies[j, c] = #{i : exactly c grid points are < X[i, j]}``, shape ``(n_features, G + 1)``.
+
+    ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
+    of first guesses. The counts of column ``j`` are
+    ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], G = points.shape[0]
+    cdef Py_ssize_t i, j, c
+    cdef double x
+    out = np.zeros((d, G + 1), dtype=np.int64)
+    cdef int64_t[:, ::1] t = out
+    if start.shape[0] != (1 << _BITS):
+        raise ValueError("start must have 2**TABLE_BITS entries.")
+    with nogil:
+        for i in range(n):
+            for j in range(d):
+                x = X[i, j]
+                if x != x:
+                    # NaN: above every point, as in a sort (never counted as <= t)
+                    t[j, G] += 1
+                    continue
+                c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+                # exact: c ends as the number of points < x, the table only guessed where to start
+                while c > 0 and not (points[c - 1] < x):
+                    c -= 1
+                while c < G and points[c] < x:
+                    c += 1
+                t[j, c] += 1
+    return out
