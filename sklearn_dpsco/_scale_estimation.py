@@ -30,7 +30,8 @@ from ._param_checks import check_groups
 from ._rng import check_random_state
 from .accounting import ComposedEvent
 
-__all__ = ["ScaleRelease", "per_user_reduce", "private_column_quantiles", "private_quantile"]
+__all__ = ["ScaleRelease", "column_quantiles_event", "column_quantiles_from_counts", "per_user_reduce",
+           "private_column_quantiles", "private_quantile"]
 
 _REDUCERS = {"max": np.maximum, "min": np.minimum}
 
@@ -119,15 +120,38 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
     if X.ndim != 2 or X.shape[1] == 0:
         raise ValueError(f"X must be 2-D with at least one column, got shape {X.shape}. Nothing was spent.")
     X = _checked_columns(X, grid)
-    d = X.shape[1]
-    part = _pure(budget).split_equal(len(levels) * d)
-    mechanisms = [quantile_mechanism_for(q, part, grid, method) for q in levels]
-    rng = check_random_state(random_state)
     # every release reads its column only through the grid counts: one pass over X gives every
-    # column's counts (grid.column_counts equals grid.counts per column), which serve all levels;
-    # release_counts is release's law with the same draws in the same order
-    counts = grid.column_counts(X)
-    n = X.shape[0]
+    # column's counts (grid.column_counts equals grid.counts per column), which serve all levels
+    return column_quantiles_from_counts(grid.column_counts(X), X.shape[0], levels, budget, grid=grid,
+                                        method=method, random_state=random_state)
+
+
+def _column_mechanisms(levels, budget, n_features, grid, method):
+    """The ``len(levels) * n_features`` releases' mechanisms: ``budget.epsilon`` split equally (public)."""
+    part = _pure(budget).split_equal(len(levels) * n_features)
+    return [quantile_mechanism_for(q, part, grid, method) for q in levels]
+
+
+def column_quantiles_event(qs, budget, n_features, *, grid=None, method=DEFAULT_SELECTION):
+    """The event :func:`private_column_quantiles` returns for ``n_features`` columns, before any data (public)."""
+    grid = ScaleGrid(signed=True) if grid is None else grid
+    mechanisms = _column_mechanisms(_check_levels(qs), budget, n_features, grid, method)
+    return ComposedEvent(tuple(m.event for m in mechanisms for _ in range(n_features)))
+
+
+def column_quantiles_from_counts(counts, n, qs, budget, *, grid=None, method=DEFAULT_SELECTION, random_state=None):
+    """:func:`private_column_quantiles` from every column's grid counts of ``n`` rows.
+
+    ``counts[j] = grid.counts(X[:, j])``; counts summed over disjoint row-chunks
+    (on a cluster; exact integers) give the release of the rows whole, draw
+    for draw (``release_counts`` is ``release``'s law with the same draws in
+    the same order).
+    """
+    grid = ScaleGrid(signed=True) if grid is None else grid
+    counts = np.asarray(counts)
+    d = counts.shape[0]
+    mechanisms = _column_mechanisms(_check_levels(qs), budget, d, grid, method)
+    rng = check_random_state(random_state)
     out = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
     return ScaleRelease(out, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d))))
 
@@ -135,15 +159,16 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
 def _checked_columns(X, grid):
     """``X`` as float64 when every column passes :func:`check_scale_values`, else that check's error.
 
-    The whole-array test accepts exactly what the per-column checks accept
-    (numeric dtype, at least one row, finite, nonnegative for an unsigned
-    grid); on failure the per-column checks run and raise the first column's error.
+    The whole array is checked by :func:`check_scale_values` at once (the same
+    tests: numeric, at least one value, finite, nonnegative for an unsigned
+    grid); on failure the per-column checks run and raise the first column's
+    error, with its column in the message.
     """
-    numeric = X.dtype != object and (np.issubdtype(X.dtype, np.number) or X.dtype == bool)
-    if numeric and X.shape[0] > 0:
-        Xf = X.astype(float, copy=False)
-        if np.isfinite(Xf).all() and (grid.signed or not (Xf < 0).any()):
-            return Xf
+    if X.shape[0] > 0:
+        try:
+            return check_scale_values(X.reshape(-1), grid).reshape(X.shape)
+        except (TypeError, ValueError):
+            pass
     for j in range(X.shape[1]):
         check_scale_values(X[:, j], grid, name=f"X[:, {j}]")
     raise AssertionError("unreachable: a column failed the whole-array check")  # pragma: no cover

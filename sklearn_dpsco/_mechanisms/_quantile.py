@@ -75,7 +75,7 @@ def check_scale_values(values, grid, name="values"):
     arr = np.asarray(values)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}. Nothing was spent.")
-    arr = arr.astype(float)
+    arr = arr.astype(float, copy=False)  # read only: no copy of float64 input
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}. Nothing was spent.")
     if arr.size == 0:

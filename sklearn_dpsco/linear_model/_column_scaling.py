@@ -33,11 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import Budget, split_scale_share
-from .._mechanisms._calibrate import quantile_mechanism_for
-from .._mechanisms._quantile import DEFAULT_SELECTION
-from .._scale_estimation import private_column_quantiles
+from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection, map_chunks
-from ..accounting import ComposedEvent
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
@@ -134,10 +131,8 @@ class ColumnScalingPlan:
 
     @property
     def event(self):
-        """``ComposedEvent`` of the ``2 d`` pure releases, built as :func:`private_column_quantiles` builds it."""
-        part = self.budget.split_equal(len(BOUNDS_LEVELS) * self.n_features)
-        mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
-        return ComposedEvent(tuple(m.event for m in mechanisms for _ in range(self.n_features)))
+        """``ComposedEvent`` of the ``2 d`` pure releases, as :func:`private_column_quantiles` returns it."""
+        return column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
 
     def release(self, X, rng):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
@@ -149,14 +144,10 @@ class ColumnScalingPlan:
             # rows on a cluster: each release reads its column only through the grid counts, summed
             # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
             parts = map_chunks(_chunk_column_counts, (X,))
-            counts = sum(c for c, _ in parts)
-            n = sum(m for _, m in parts)
-            part = self.budget.split_equal(len(BOUNDS_LEVELS) * self.n_features)
-            mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
-            value = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
-            return ColumnScaling.from_quartiles(value, self.centre), ComposedEvent(
-                tuple(m.event for m in mechanisms for _ in range(self.n_features)))
-        quartiles = private_column_quantiles(X, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
+            quartiles = column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts),
+                                                     BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
+        else:
+            quartiles = private_column_quantiles(X, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
         return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
 
     def info(self, columns):

@@ -14,12 +14,11 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
-from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for, quantile_mechanism_for
-from .._mechanisms._quantile import DEFAULT_SELECTION
+from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for
 from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
-from .._scale_estimation import private_column_quantiles
+from .._scale_estimation import column_quantiles_event, private_column_quantiles
 from .._solvers import make_user_data
 from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from ..accounting._resolve import AccountantMixin
@@ -373,14 +372,11 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         budget = Budget(self.epsilon, self.delta, self.noise)
         if not is_auto(self.bounds):
             return None, budget, None
-        k = len(BOUNDS_LEVELS) * d
         share = self._auto_share(n, d, self.epsilon)
         if not self.would_estimate_bounds(n, d):
             return None, None, None
         scale_budget, rest = split_scale_share(budget, share)
-        part = Budget(scale_budget.epsilon, 0.0, scale_budget.noise).split_equal(k)
-        mechanisms = [quantile_mechanism_for(q, part, BOUNDS_GRID, DEFAULT_SELECTION) for q in BOUNDS_LEVELS]
-        return scale_budget, rest, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d)))
+        return scale_budget, rest, column_quantiles_event(BOUNDS_LEVELS, scale_budget, d, grid=BOUNDS_GRID)
 
     @staticmethod
     def _released_bounds(quartiles):
