@@ -1,6 +1,6 @@
 """diffprivlib side of benchmarks/bench_hinge.py — runs in the peer library's own venv.
 
-Usage: ``/work/venv-dpl/bin/python _dpl_hinge_worker.py data.npz out.json``. The .npz
+Usage: ``/work/venv_dpl/bin/python _dpl_hinge_worker.py data.npz out.json``. The .npz
 holds the very arrays the main benchmark uses (``X_train``, ``y_train``, ``X_test``,
 ``y_test``, ``epsilons``, ``seeds``, ``data_norm``); the JSON maps each epsilon to
 the test accuracies (one per seed) and the mean fit time.

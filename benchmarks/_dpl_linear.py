@@ -1,4 +1,4 @@
-"""diffprivlib side of bench_linear.py: run in diffprivlib's own venv (/work/venv-dpl).
+"""diffprivlib side of bench_linear.py: run in diffprivlib's own venv (/work/venv_dpl).
 
 Usage: python _dpl_linear.py data.npz eps1,eps2,... n_seeds out.json
 

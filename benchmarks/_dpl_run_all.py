@@ -1,6 +1,6 @@
 """diffprivlib side of benchmarks/run_all.py — runs in the peer library's own venv.
 
-Usage: ``/work/venv-dpl/bin/python _dpl_run_all.py jobs.json out.json``.
+Usage: ``/work/venv_dpl/bin/python _dpl_run_all.py jobs.json out.json``.
 
 ``jobs.json`` is a list of jobs ``{"key", "path", "model", "params", "epsilons", "seeds"}``; the
 .npz at ``path`` holds the very arrays run_all.py fits its own estimators on (``X``, ``y``,

@@ -59,7 +59,7 @@ RADIUS = 2.0
 SIGMA = 0.01
 INSTANCES = {"lad": (1.0, 1.0, "sharp"), "p1.5": (1.5, 1.5, "1.5"), "p2": (2.0, 2.0, "2"), "p3": (3.0, 3.0, "3")}
 KAPPA_LOWER = 1.25
-DPL_PYTHON = "/work/venv-dpl/bin/python"
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 DPLINEAR_PYTHON = "/work/wt/dp-linear/.venv/bin/python"
 QUANTILE_MAX_N = 32000
 

