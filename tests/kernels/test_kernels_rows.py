@@ -95,3 +95,21 @@ def test_empty_matrix():
     assert rows.n_samples == 0 and rows.n_features == 4
     assert rows.matvec(np.ones(4)).shape == (0,)
     np.testing.assert_array_equal(rows.rmatvec(np.zeros(0)), np.zeros(4))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_column_affine_is_numpys_two_roundings(order):
+    # the column map in one compiled pass: bit for bit NumPy's (X - centre) then * factor
+    from sklearn_dpsco._fast._rows import column_affine
+
+    rng = np.random.default_rng(7)
+    X = np.asarray(rng.standard_cauchy((501, 13)) * np.exp(rng.uniform(-30, 30, size=13)), order=order)
+    X[3, 4], X[10, :] = 0.0, -0.0
+    centre, factor = rng.normal(size=13) * 1e3, 1.0 / np.exp(rng.uniform(-20, 20, size=13))
+    expected = X - centre
+    np.multiply(expected, factor, out=expected)
+    got = column_affine(X, centre, factor)
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
+    with pytest.raises(ValueError):
+        column_affine(X, centre[:3], factor)

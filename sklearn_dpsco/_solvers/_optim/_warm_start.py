@@ -74,6 +74,7 @@ class _Block:
         self.s = data.intercept_scaling
         self.n = stop - start
         self.sw = np.ones(self.n) if data.sample_weight is None else data.sample_weight[start:stop]
+        self.unit = data.sample_weight is None
         self.norms = data.row_norms()[start:stop]
 
     def matvec(self, w):
@@ -125,10 +126,12 @@ def huber_newton(blk, k, lam, w0, tol, start=None):
     active_prev, prev = None, None
     for _ in range(MAX_NEWTON):
         f = float(sw @ val) / blk.n + 0.5 * lam * float((w - w0) @ (w - w0))
-        grad = blk.rmatvec(sw * g) / blk.n + lam * (w - w0)
+        # unit weights: the products by sw are the factors themselves (skipped, the same floats)
+        grad = blk.rmatvec(g if blk.unit else sw * g) / blk.n + lam * (w - w0)
+        hw = h if blk.unit else sw * h
         # the curvature changes only on rows entering or leaving the quadratic part: update, not rebuild
-        G = blk.gram(sw * h, prev)
-        prev = (G, sw * h)
+        G = blk.gram(hw, prev)
+        prev = (G, hw)
         step = -scipy.linalg.solve(G + lam * np.eye(G.shape[0]), grad, assume_a="pos", check_finite=True)
         dz = blk.matvec(step)
         slope = float(grad @ step)
