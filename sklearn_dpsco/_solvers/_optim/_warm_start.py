@@ -37,6 +37,7 @@ MAX_GRAM_FEATURES = 1000
 #: Newton iterations (each reads the block twice and the rows that change pieces once more).
 MAX_NEWTON = 30
 _THREADPOOLS = ThreadpoolController()
+_POSV = scipy.linalg.lapack.get_lapack_funcs("posv", dtype=np.float64)
 
 #: Blocks of at least SUBSAMPLE_RATIO * SUBSAMPLE_MIN_ROWS rows start their Newton solve at the
 #: minimizer on a prefix of 1 / SUBSAMPLE_RATIO of their rows (recursively).
@@ -101,6 +102,16 @@ class _Block:
         return G
 
 
+def _solve_pos(A, b):
+    """``A^{-1} b`` for a symmetric positive definite ``A`` (LAPACK posv, without scipy.linalg.solve's checks)."""
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+        raise ValueError("non-finite Newton system")
+    _, x, info = _POSV(A, b, lower=True)
+    if info != 0:
+        raise np.linalg.LinAlgError("Newton system not positive definite")
+    return x
+
+
 def _huber(z, y, k):
     """Value, derivative and curvature (0 or 1) of the extended squared loss at ``z``."""
     r = z - y
@@ -132,7 +143,7 @@ def huber_newton(blk, k, lam, w0, tol, start=None):
         # the curvature changes only on rows entering or leaving the quadratic part: update, not rebuild
         G = blk.gram(hw, prev)
         prev = (G, hw)
-        step = -scipy.linalg.solve(G + lam * np.eye(G.shape[0]), grad, assume_a="pos", check_finite=True)
+        step = -_solve_pos(G + lam * np.eye(G.shape[0]), grad)
         dz = blk.matvec(step)
         slope = float(grad @ step)
         t = 1.0
