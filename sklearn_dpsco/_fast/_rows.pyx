@@ -93,8 +93,8 @@ cdef class RowData:
             arr = np.ascontiguousarray(X, dtype=np.float64)
             if arr.ndim != 2:
                 raise ValueError(f"X must be 2-D, got shape {arr.shape}")
-            if not np.all(np.isfinite(arr)):
-                raise ValueError("X contains NaN or infinity")
+            # finiteness is checked below from the squared norms (a NaN or infinite entry makes its row's
+            # sum NaN or inf; only then are the entries themselves read again)
             self.is_sparse = False
             self.n_samples, self.n_raw = arr.shape[0], arr.shape[1]
             self._X = arr
@@ -117,6 +117,10 @@ cdef class RowData:
             with nogil:
                 for i in range(self.n_samples):
                     norms[i] = self._raw_sq_norm(i)
+            if not self.is_sparse and not np.all(np.isfinite(sq)) and not np.all(np.isfinite(self._X)):
+                raise ValueError("X contains NaN or infinity")
+            with nogil:
+                for i in range(self.n_samples):
                     nv[i] = self._safe_norm(i, norms[i])
 
     cdef double _safe_norm(self, Py_ssize_t i, double sq) noexcept nogil:

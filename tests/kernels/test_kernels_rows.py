@@ -113,3 +113,16 @@ def test_column_affine_is_numpys_two_roundings(order):
     np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
     with pytest.raises(ValueError):
         column_affine(X, centre[:3], factor)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_rowdata_refuses_non_finite_entries(bad):
+    # finiteness is read from the squared norms: a single bad entry anywhere still refuses
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    X[17, 2] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        RowData(X)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        RowData(X, intercept_scaling=1.0)
+    big = np.full((2, 2), 1e300)  # finite entries whose squared norm overflows: accepted, norms finite
+    assert np.all(np.isfinite(RowData(big).row_norms()))
