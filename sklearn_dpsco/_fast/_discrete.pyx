@@ -561,8 +561,50 @@ def bernoulli_exp_table(rng, gammas, count):
     dens = [int(den_py) for _, den_py in gammas]
     if any(v < 0 for v in nums) or any(v <= 0 for v in dens):
         raise ValueError("gamma must be a non-negative rational with a positive denominator.")
-    a_arr = _limbs_table(nums, "numerator")
-    b_arr = _limbs_table(dens, "denominator")
+    return _bernoulli_exp_limbs(rng, _limbs_table(nums, "numerator"), _limbs_table(dens, "denominator"), n)
+
+
+def bernoulli_exp_table_u64(rng, nums, dens, count, multiplier=1):
+    """:func:`bernoulli_exp_table` for gaps ``multiplier * nums[j] / dens[j]``, ``nums`` and ``dens`` uint64 arrays.
+
+    ``multiplier`` is a non-negative Python int (the gaps' common numerator
+    factor). The numerators' limbs are the fixed-width products, the same
+    limbs as the tuple form's Python ints, so the same draws in the same
+    order; no Python int per candidate: speed only.
+    """
+    nums = np.ascontiguousarray(nums, dtype=np.uint64)
+    dens = np.asarray(dens, dtype=np.uint64)
+    if nums.ndim != 1 or nums.shape != dens.shape:
+        raise ValueError("nums and dens must be 1-d arrays of the same length.")
+    if int(count) < 0:
+        raise ValueError("count must be >= 0.")
+    if np.any(dens == 0):
+        raise ValueError("gamma must be a non-negative rational with a positive denominator.")
+    cdef Py_ssize_t m = nums.size, j
+    cdef int k, status = ST_OK
+    cdef big_t base, x
+    limbs = _to_big(multiplier, "multiplier")
+    for k in range(NLIMBS):
+        base.w[k] = limbs[k]
+    a_arr = np.zeros((m, NLIMBS), dtype=np.uint64)
+    b_arr = np.zeros((m, NLIMBS), dtype=np.uint64)
+    cdef uint64_t[:, ::1] av = a_arr
+    cdef const uint64_t[::1] nv = nums
+    for j in range(m):
+        x = base
+        status = big_mul_u64(&x, nv[j])
+        # the tuple form's range check (_to_big): below 2^(64 NLIMBS - 2)
+        if status != ST_OK or (x.w[NLIMBS - 1] >> 62) != 0:
+            raise ValueError(f"numerator must be in [0, 2^{64 * NLIMBS - 2}).")
+        for k in range(NLIMBS):
+            av[j, k] = x.w[k]
+    b_arr[:, 0] = dens
+    return _bernoulli_exp_limbs(rng, a_arr, b_arr, int(count))
+
+
+def _bernoulli_exp_limbs(rng, a_arr, b_arr, Py_ssize_t n):
+    """The loop of :func:`bernoulli_exp_table` on ``(m, NLIMBS)`` limb tables of the gaps."""
+    cdef Py_ssize_t m = a_arr.shape[0], j, i
     out = np.empty((m, n), dtype=np.uint8)
     cdef uint8_t[:, ::1] buf = out
     cdef uint64_t[:, ::1] av = a_arr

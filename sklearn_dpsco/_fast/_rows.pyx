@@ -93,8 +93,8 @@ cdef class RowData:
             arr = np.ascontiguousarray(X, dtype=np.float64)
             if arr.ndim != 2:
                 raise ValueError(f"X must be 2-D, got shape {arr.shape}")
-            if not np.all(np.isfinite(arr)):
-                raise ValueError("X contains NaN or infinity")
+            # finiteness is checked below from the squared norms (a NaN or infinite entry makes its row's
+            # sum NaN or inf; only then are the entries themselves read again)
             self.is_sparse = False
             self.n_samples, self.n_raw = arr.shape[0], arr.shape[1]
             self._X = arr
@@ -117,6 +117,10 @@ cdef class RowData:
             with nogil:
                 for i in range(self.n_samples):
                     norms[i] = self._raw_sq_norm(i)
+            if not self.is_sparse and not np.all(np.isfinite(sq)) and not np.all(np.isfinite(self._X)):
+                raise ValueError("X contains NaN or infinity")
+            with nogil:
+                for i in range(self.n_samples):
                     nv[i] = self._safe_norm(i, norms[i])
 
     cdef double _safe_norm(self, Py_ssize_t i, double sq) noexcept nogil:
@@ -362,3 +366,24 @@ cdef class RowData:
         if arr.shape != (n,):
             raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
         return arr
+
+
+def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor):
+    """``(X - centre) * factor`` column by column, in one pass into a fresh C-contiguous array.
+
+    The same two roundings per entry as NumPy's ``out = X - centre; out *= factor``
+    (a subtraction, then a product: nothing to contract into an FMA), so the
+    same floats; one read of ``X`` and one write instead of two of each.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if centre.shape[0] != d or factor.shape[0] != d:
+        raise ValueError("centre and factor need one entry per column.")
+    out = np.empty((n, d), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef double diff
+    with nogil:
+        for i in range(n):
+            for j in range(d):
+                diff = X[i, j] - centre[j]
+                o[i, j] = diff * factor[j]
+    return out

@@ -39,6 +39,7 @@ from ._selection import (
     exponential_pmf,
     permute_and_flip_pmf,
     select_exact,
+    select_exact_u64,
     select_float,
 )
 
@@ -193,13 +194,31 @@ class QuantileMechanism(PureSelection):
 
     def release_index(self, values, rng, size=None):
         """Index into ``grid.points`` of one release (``size=None``) or of ``size`` independent releases."""
-        return self._select(self.gaps(values), rng, size)
+        return self._select_utility(self.utility(values), rng, size)
 
     def release_counts(self, counts, n, rng):
         """One released grid point from ``grid.counts`` of the ``n`` private values (see
         :meth:`utility_from_counts`); the same law and event as :meth:`release`."""
-        index = self._select(self._gaps(self.utility_from_counts(counts, n)), rng, None)
-        return float(self.grid.points[index])
+        return float(self.grid.points[self._select_utility(self.utility_from_counts(counts, n), rng, None)])
+
+    def _select_utility(self, u, rng, size):
+        """The selection from the utilities ``u``: :meth:`_select` of :meth:`_gaps`."""
+        fast = size is None and self.noise == "secure" and self.method == "permute_and_flip"
+        gaps = self._gaps_u64(u) if fast else None
+        # the same gaps as _gaps, as two uint64 arrays when they fit: the same coins, no tuple per grid point
+        return self._select(self._gaps(u), rng, size) if gaps is None else select_exact_u64(rng, *gaps)
+
+    def _gaps_u64(self, u):
+        """:meth:`_gaps`'s reduced pairs as ``(a, denominators, p)``: numerators ``p * a`` with ``a`` and
+        the denominators uint64 arrays (the fast branch of :meth:`_gaps`), or None outside that branch."""
+        scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
+        u = np.asarray(u, dtype=np.int64)
+        best = int(u.max())
+        if not (scale.denominator < 1 << 64 and best - int(u.min()) < 1 << 62):
+            return None
+        m = (best - u).astype(np.uint64)
+        g = np.gcd(m, np.uint64(scale.denominator))
+        return m // g, np.uint64(scale.denominator) // g, scale.numerator
 
     def _select(self, gaps, rng, size):
         if self.noise == "secure":

@@ -95,3 +95,34 @@ def test_empty_matrix():
     assert rows.n_samples == 0 and rows.n_features == 4
     assert rows.matvec(np.ones(4)).shape == (0,)
     np.testing.assert_array_equal(rows.rmatvec(np.zeros(0)), np.zeros(4))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_column_affine_is_numpys_two_roundings(order):
+    # the column map in one compiled pass: bit for bit NumPy's (X - centre) then * factor
+    from sklearn_dpsco._fast._rows import column_affine
+
+    rng = np.random.default_rng(7)
+    X = np.asarray(rng.standard_cauchy((501, 13)) * np.exp(rng.uniform(-30, 30, size=13)), order=order)
+    X[3, 4], X[10, :] = 0.0, -0.0
+    centre, factor = rng.normal(size=13) * 1e3, 1.0 / np.exp(rng.uniform(-20, 20, size=13))
+    expected = X - centre
+    np.multiply(expected, factor, out=expected)
+    got = column_affine(X, centre, factor)
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
+    with pytest.raises(ValueError):
+        column_affine(X, centre[:3], factor)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_rowdata_refuses_non_finite_entries(bad):
+    # finiteness is read from the squared norms: a single bad entry anywhere still refuses
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    X[17, 2] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        RowData(X)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        RowData(X, intercept_scaling=1.0)
+    big = np.full((2, 2), 1e300)  # finite entries whose squared norm overflows: accepted, norms finite
+    assert np.all(np.isfinite(RowData(big).row_norms()))

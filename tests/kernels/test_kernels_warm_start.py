@@ -141,3 +141,24 @@ def _squared_reference_loss():
     from sklearn_dpsco._solvers._core._losses import get_loss
 
     return get_loss("squared")
+
+
+@pytest.mark.parametrize("intercept", [0.0, 1.0])
+def test_prefix_started_newton_is_the_plain_newton_minimizer(intercept, monkeypatch):
+    # a block large enough for the nested-prefix start (40000 rows: prefixes of 5000 rows) ends at the same
+    # minimizer as the Newton solve from the centre, and the kernel certifies it without a pass
+    from sklearn_dpsco._solvers._optim import _warm_start
+
+    data = _instance(3, n=40000, d=5, intercept=intercept)
+    lam, clip, w0, target = 1e-3, 0.5, np.full(data.n_features, 0.05), 1e-4
+    assert _warm_start._subsample_sizes(40000) == [5000]
+    prefixed = dual_start(data, "squared", lam, w0, clip, target)
+    monkeypatch.setattr(_warm_start, "SUBSAMPLE_MIN_ROWS", 10**9)
+    assert _warm_start._subsample_sizes(40000) == []
+    plain = dual_start(data, "squared", lam, w0, clip, target)
+    assert prefixed is not None and plain is not None
+    rows = RowData(data.X, intercept)
+    res = [certified_erm(rows, data.y, Squared(), lam, w0, clip=clip, target_distance=target, max_epochs=0,
+                         dual_start=beta) for beta in (prefixed, plain)]
+    assert all(r.certified and r.n_epochs == 0 for r in res)
+    assert np.linalg.norm(res[0].w - res[1].w) <= res[0].distance_bound + res[1].distance_bound

@@ -95,6 +95,26 @@ def test_bernoulli_exp_table_is_the_per_gap_calls(count):
         _discrete.bernoulli_exp_table(rng, [(1, 0)], 3)
 
 
+@pytest.mark.parametrize("multiplier", [1, 3, 2**52 + 7, 2**120 + 1])
+@pytest.mark.parametrize("count", [0, 1, 9])
+def test_bernoulli_exp_table_u64_is_the_tuple_table(multiplier, count):
+    # gaps multiplier * a / b from uint64 arrays: the same draws as the tuple form, same generator state after
+    rng0 = np.random.default_rng(3)
+    a = rng0.integers(0, 2**40, size=300).astype(np.uint64)
+    a[[0, 17, 250]] = 0
+    a[5] = 2**64 - 1
+    b = rng0.integers(1, 2**63, size=300).astype(np.uint64)
+    ref_rng, rng = np.random.default_rng(12), np.random.default_rng(12)
+    ref = _discrete.bernoulli_exp_table(ref_rng, [(multiplier * int(x), int(y)) for x, y in zip(a, b)], count)
+    got = _discrete.bernoulli_exp_table_u64(rng, a, b, count, multiplier)
+    np.testing.assert_array_equal(got, ref)
+    assert ref_rng.integers(2**62) == rng.integers(2**62)
+    with pytest.raises(ValueError):
+        _discrete.bernoulli_exp_table_u64(rng, a[:2], np.array([1, 0], np.uint64), 3)
+    with pytest.raises(ValueError):
+        _discrete.bernoulli_exp_table_u64(rng, a[5:6], b[:1], 1, 2**330)  # beyond the fixed width
+
+
 def test_limbs_table_is_the_per_value_limbs():
     # the batched limb split (values below 2^64, and wider values through bytes) equals _to_big per value
     limbs = len(_discrete._to_big(0, "x"))

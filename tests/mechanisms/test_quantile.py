@@ -455,3 +455,21 @@ def test_gaps_are_the_reduced_products_of_every_utility(eps):
         expected = [_reduced_product(scale, max(u) - x) for x in u]
         got = mechanism._gaps(u)
         assert got == expected and all(type(a) is int and type(b) is int for a, b in got)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 0.37, 1 / 40])
+def test_release_counts_array_gaps_are_the_tuple_selection(epsilon):
+    # the secure permute-and-flip release from uint64 gap arrays draws the same coins as select_exact
+    # on _gaps's tuples: the same released points, the generator left in the same state
+    from sklearn_dpsco._mechanisms._selection import select_exact
+
+    mech = QuantileMechanism(0.25, epsilon, ScaleGrid(-20, 20, 4), noise="secure")
+    values = np.abs(np.random.default_rng(1).standard_cauchy(5000))
+    counts, n = mech.grid.counts(values), values.size
+    rng, ref_rng = np.random.default_rng(4), np.random.default_rng(4)
+    for _ in range(20):
+        got = mech.release_counts(counts, n, rng)
+        ref = float(mech.grid.points[select_exact(ref_rng, mech._gaps(mech.utility_from_counts(counts, n)),
+                                                  "permute_and_flip")])
+        assert got == ref
+    assert rng.integers(2**62) == ref_rng.integers(2**62)

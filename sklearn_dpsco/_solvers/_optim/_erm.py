@@ -137,7 +137,8 @@ def condition_rows(data, loss, lam, w0, *, clip, start=0, stop=None, ball=None):
     if regression:
         rho = clip / lam
         p0, size = _ball_point(w0, ball)
-        z0 = GLMData(X, y, None, s).matvec(p0)
+        # a centred solve's p0 is 0: its products are zeros, read no rows for them
+        z0 = GLMData(X, y, None, s).matvec(p0) if np.any(p0) else np.zeros(y.shape[0])
         with np.errstate(divide="ignore", over="ignore"):
             k = clip / norms
             sat = np.asarray(loss.saturation(k * (1.0 + 2.0**-30)), dtype=float)
