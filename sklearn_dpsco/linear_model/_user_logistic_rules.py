@@ -137,9 +137,9 @@ def users_per_noise(n_users, d, epsilon, delta):
 
 #: Past the step cap the horizon grows as ``r (r / SGD_MAX_STEPS)^SGD_HORIZON_POWER`` (``r = n_users /
 #: u``). At r = 56 (782 users, eps = 1) the noise-free run at the horizon r stops at 0.725 test
-#: accuracy against 0.754 at 300 (eps = 1000), and powers 0, 1/2, 1, 2 gave 0.722 / 0.724 / 0.727 /
-#: 0.733 there; the other panels with 30 < r < 300 (eps = 0.5 and 2) moved by less than their std
-#: (benchmarks/results/panels.md, "Horizon and clip").
+#: accuracy against 0.754 at 300 (eps = 1000), and powers 0, 1, 2 (with the clip SGD_CLIP_SHARE) gave
+#: 0.719 / 0.727 / 0.733 there (10 seeds); the other panels with 30 < r < 300 (eps = 0.5 and 2) moved
+#: by less than their std between powers 1 and 2 (benchmarks/results/panels.md, "Horizon and clip").
 SGD_HORIZON_POWER = 2.0
 
 
