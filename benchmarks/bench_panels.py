@@ -43,7 +43,8 @@ linear_model/_user_logistic_rules.py ``declared_row_scale``):
   share where the public bound is already known?);
 * ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);
 * ``user_dp_sgd (50 steps)``: user-level DP-SGD with the earlier defaults (50 plain steps, no
-  momentum, the ``user_clip`` alpha rule);
+  momentum, the ``user_clip`` alpha rule, the users' mean gradients clipped at half the fitted row
+  bound, ``sgd_clip = sqrt(2) / 2`` in the units of ``X / c``);
 * ``item_group``: ours, item-level output perturbation at epsilon / m made user-level by group
   privacy (built-in solver);
 * ``diffprivlib (eps/m)``: diffprivlib LogisticRegression(epsilon / m, data_norm = 1) on the first
@@ -234,7 +235,8 @@ METHODS = {
     "ours scaled auto": lambda ds, e, s: ours(ds, e, s, data_norm="auto"),
     "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),
     "user_dp_sgd (50 steps)": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd", sgd_iterations=50,
-                                                    sgd_momentum=0.0, alpha=rule_alpha(ds, e)),
+                                                    sgd_momentum=0.0, alpha=rule_alpha(ds, e),
+                                                    sgd_clip=math.sqrt(2.0) / 2),
     "item_group (eps/m)": lambda ds, e, s: ours(ds, e, s, solver="item_group"),
 }
 

@@ -24,6 +24,7 @@ from ._user_logistic_rules import (
     SOLVERS,
     choose_plan,
     declared_row_scale,
+    default_sgd_clip,
     default_sgd_iterations,
     default_sgd_momentum,
     default_user_alpha,
@@ -168,14 +169,16 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         taken at the look-ahead point ``w_t + beta (w_t - w_{t-1})``. It is
         post-processing of the released gradient sums (their noise does not
         depend on it). ``None``: ``1 - T / H`` (0 when ``T >= H``), ``H =
-        min(n_users / u, 300)`` the step count of plain gradient descent
-        under the public rule without a cap, ``T`` the steps run: with
+        min(r max(1, r / 30)^2, 300)`` with ``r = n_users / u`` the step count
+        of plain gradient descent under the public rule without a cap, ``T``
+        the steps run: with
         momentum ``beta`` a step moves about ``1 / (1 - beta)`` plain steps'
         distance, so ``T`` steps travel about as far as ``H``. The value used
         is ``sgd_momentum_``.
     sgd_clip : float, default=None
-        Clip level of each user's average gradient; ``None`` is
-        ``data_norm / 2``.
+        Clip level of each user's average gradient; ``None`` is ``B / (2
+        sqrt(2))``, ``B`` the bound the rows are fitted at (``row_bound_``;
+        public, linear_model/_user_logistic_rules.py ``default_sgd_clip``).
     sgd_step : float, default=None
         Step size of ``user_dp_sgd``; ``None`` is ``1 / (data_norm^2/4 + alpha)``.
     fit_intercept : bool, default=True
@@ -432,6 +435,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         params = self._params(alpha, data_norm, sgd_iterations, sgd_momentum)
         if scale is not None:
             params.update(self._settings_in_data_units(scale))
+        if params["sgd_clip"] is None:
+            params["sgd_clip"] = default_sgd_clip(data_norm)  # public: the fit's row bound only
         plan = spec.build(n_users, n_coef, budget, params)
         # the step count and momentum are settings of user_dp_sgd only (None for the other solvers)
         sgd = solver == "user_dp_sgd"

@@ -13,9 +13,11 @@ import numpy as np
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 
-__all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
+__all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
+           "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
-           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_iterations", "first_row_per_user",
+           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_clip", "default_sgd_iterations",
+           "first_row_per_user",
            "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
@@ -133,9 +135,25 @@ def users_per_noise(n_users, d, epsilon, delta):
     return max(n_users, 1) / expected_noise_norm(1.0, max(int(d), 1), epsilon, delta)
 
 
+#: Past the step cap the horizon grows as ``r (r / SGD_MAX_STEPS)^SGD_HORIZON_POWER`` (``r = n_users /
+#: u``). At r = 56 (782 users, eps = 1) the noise-free run at the horizon r stops at 0.725 test
+#: accuracy against 0.754 at 300 (eps = 1000), and powers 0, 1, 2 (with the clip SGD_CLIP_SHARE) gave
+#: 0.719 / 0.727 / 0.733 there (10 seeds); the other panels with 30 < r < 300 (eps = 0.5 and 2) moved
+#: by less than their std between powers 1 and 2 (benchmarks/results/panels.md, "Horizon and clip").
+SGD_HORIZON_POWER = 2.0
+
+
 def sgd_horizon(n_users, d, epsilon, delta):
-    """``H = min(n_users / u, SGD_MAX_HORIZON)``: the steps of plain gradient descent under the rule."""
-    return min(SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta), SGD_MAX_HORIZON)
+    """``H = min(r max(1, r / SGD_MAX_STEPS)^SGD_HORIZON_POWER, SGD_MAX_HORIZON)``, ``r = n_users / u``:
+    the steps of plain gradient descent under the rule.
+
+    Public facts only. Up to ``r = SGD_MAX_STEPS`` the horizon is ``r`` itself, run as ``r`` plain
+    steps; past it, where the step cap binds and momentum covers the horizon, it grows faster than
+    ``r``: with more users per unit of noise the noise-free run, not the noise, is what stops
+    short. Non-decreasing in ``r``.
+    """
+    r = SGD_STEPS_PER_USER_NOISE * users_per_noise(n_users, d, epsilon, delta)
+    return min(r * max(1.0, r / SGD_MAX_STEPS) ** SGD_HORIZON_POWER, SGD_MAX_HORIZON)
 
 
 def default_sgd_iterations(n_users, m, d, epsilon, delta):
@@ -162,6 +180,21 @@ def default_sgd_momentum(n_users, d, epsilon, delta, iterations):
     """
     horizon = sgd_horizon(n_users, d, epsilon, delta)
     return float(max(0.0, 1.0 - int(iterations) / horizon))
+
+
+#: ``sgd_clip=None`` clips each user's mean gradient at this share of the bound ``B`` the rows are
+#: fitted at (``row_bound_``): ``B / (2 sqrt(2))``. A user's mean logistic gradient has norm at most
+#: ``B`` and ``B / 2`` at the origin; the noise of every step scales with the clip while the step
+#: does not. On the seven panels of benchmarks/bench_panels.py (10 seeds) ``B / (2 sqrt(2))``
+#: instead of ``B / 2`` gained 0.012 on the 416-user panel at eps = 1 and tied elsewhere; ``B / 4``
+#: lost there (benchmarks/results/panels.md, "Horizon and clip").
+SGD_CLIP_SHARE = 0.5 / math.sqrt(2.0)
+
+
+def default_sgd_clip(row_bound):
+    """Default clip of the users' mean gradients under ``user_dp_sgd``: ``SGD_CLIP_SHARE x`` the row
+    bound of the fit (public: the bound only)."""
+    return SGD_CLIP_SHARE * float(row_bound)
 
 
 def prefers_dp_sgd(n_users, d, epsilon, delta):

@@ -106,7 +106,7 @@ def test_user_estimator_uses_the_rule():
 
 def test_user_sgd_rules_public_monotone_and_bounded():
     for f in (user.default_sgd_iterations, user.default_sgd_momentum, user.sgd_horizon, user.prefers_dp_sgd,
-              user.users_per_noise):
+              user.users_per_noise, user.default_sgd_clip):
         assert set(inspect.signature(f).parameters) <= PUBLIC_NAMES
     T = user.default_sgd_iterations
     for d in (4, 11, 31):
@@ -124,10 +124,20 @@ def test_user_sgd_rules_public_monotone_and_bounded():
     u = expected_noise_norm(1.0, 10, 1.0, 1e-6)
     assert T(221, 24, 10, 1.0, 1e-6) == round(221 / u) == 17
     u = expected_noise_norm(1.0, 11, 1.0, 1e-6)
-    # the momentum covers the horizon H = min(n / u, 300): T / (1 - beta) = H, and 0 once T >= H
-    H = user.sgd_horizon(2050, 11, 1.0, 1e-6)
-    assert H == pytest.approx(2050 / u) and user.sgd_horizon(10**7, 11, 1.0, 1e-6) == user.SGD_MAX_HORIZON
-    beta = user.default_sgd_momentum(2050, 11, 1.0, 1e-6, 30)
+    # the horizon: r = n / u up to the step cap, faster past it, at most SGD_MAX_HORIZON
+    k = user.SGD_HORIZON_POWER
+    for n in (221, 416, 782, 1200, 2050, 10**7):
+        r = n / u
+        assert user.sgd_horizon(n, 11, 1.0, 1e-6) == pytest.approx(
+            min(r * max(1.0, r / user.SGD_MAX_STEPS) ** k, user.SGD_MAX_HORIZON))
+    assert user.sgd_horizon(416, 11, 1.0, 1e-6) == pytest.approx(416 / u)  # r <= 30: plain steps, as before
+    assert user.sgd_horizon(10**7, 11, 1.0, 1e-6) == user.SGD_MAX_HORIZON
+    horizons = [user.sgd_horizon(int(n), 11, e, 1e-6) for e in (0.5, 1.0, 2.0) for n in np.geomspace(10, 1e6, 20)]
+    assert all(x <= y for x, y in zip(horizons[:20], horizons[1:20])), "more users, never a shorter horizon"
+    # the momentum covers the horizon: T / (1 - beta) = H, and 0 once T >= H
+    H = user.sgd_horizon(782, 11, 1.0, 1e-6)
+    assert H == pytest.approx(782 / u * (782 / u / user.SGD_MAX_STEPS) ** k) and 30 < H < user.SGD_MAX_HORIZON
+    beta = user.default_sgd_momentum(782, 11, 1.0, 1e-6, 30)
     assert 30 / (1 - beta) == pytest.approx(H)
     assert user.default_sgd_momentum(2050, 11, 1.0, 1e-6, 300) == 0.0
     betas = [user.default_sgd_momentum(int(n), 11, 1.0, 1e-6, 20) for n in np.geomspace(10, 1e6, 20)]
@@ -156,6 +166,8 @@ def test_user_default_dp_sgd_event_and_spend():
     assert est.row_bound_ == pytest.approx(user.DECLARED_ROW_SHARE * math.sqrt(2.0))  # declared 1.0, is = 1
     assert est.alpha_ == pytest.approx(user.SGD_ALPHA_SHARE * user.default_user_alpha(400, 5, 4, est.row_bound_,
                                                                                         1.0, 1e-6))
+    # the users' mean gradients are clipped at the public share of the fit's row bound
+    assert est.fit_info_[0]["clip"] == pytest.approx(user.SGD_CLIP_SHARE * est.row_bound_)
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent) and event.count == steps
     assert 0.99 <= est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= 1e-6
