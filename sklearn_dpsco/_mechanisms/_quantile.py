@@ -172,17 +172,13 @@ class QuantileMechanism(PureSelection):
         return self._gaps(self.utility(values))
 
     def _gaps(self, u):
-        best = max(u)
-        # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
-        # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
-        scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
-        if scale.denominator < 1 << 64 and best - min(u) < 1 << 62:
-            # the same pairs as _reduced_product, the gcds in uint64 at once (exact below 2^64);
+        fast = self._gaps_u64(u)
+        if fast is not None:
             # numerators as Python ints, which can exceed 64 bits
-            m = (best - np.asarray(u, dtype=np.int64)).astype(np.uint64)
-            g = np.gcd(m, np.uint64(scale.denominator))
-            p = scale.numerator
-            return [(p * a, b) for a, b in zip((m // g).tolist(), (scale.denominator // g).tolist())]
+            a, dens, p = fast
+            return [(p * x, y) for x, y in zip(a.tolist(), dens.tolist())]
+        best = max(u)
+        scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
         # many grid points share a utility (all those beyond the data's range): reduce each value once
         reduced = {m: _reduced_product(scale, m) for m in {best - ut for ut in u}}
         return [reduced[best - ut] for ut in u]
@@ -210,7 +206,10 @@ class QuantileMechanism(PureSelection):
 
     def _gaps_u64(self, u):
         """:meth:`_gaps`'s reduced pairs as ``(a, denominators, p)``: numerators ``p * a`` with ``a`` and
-        the denominators uint64 arrays (the fast branch of :meth:`_gaps`), or None outside that branch."""
+        the denominators uint64 arrays (the same pairs as _reduced_product, the gcds in uint64 at once, exact
+        below 2^64), or None when the utilities' range or epsilon's denominator does not fit."""
+        # why: the utility has sensitivity 1 (UTILITY_SENSITIVITY), so weights
+        # exp(epsilon u / (2 Delta)) are epsilon-DP (doc/privacy/quantiles.rst, "Selection").
         scale = self.exact_epsilon / (2 * UTILITY_SENSITIVITY)
         u = np.asarray(u, dtype=np.int64)
         best = int(u.max())
