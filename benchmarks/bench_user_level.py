@@ -16,6 +16,7 @@ Every private model: epsilon = 1, delta = 1e-6, ``max_items_per_user = m``, ``da
 (rows of norm about 1 on the synthetic sets, at most 1 on baseball, plus the intercept column 0.5;
 diffprivlib, which adds its intercept itself, gets 1.5 and 1), ``intercept_scaling = 0.5``,
 ``alpha = 0.05``
+in the data's units, declared through ``same_objective`` so that the fit minimises this objective
 (the same ridge as the non-private reference ``LogisticRegression(C = 1 / (alpha N))``), other
 parameters at their defaults. Peers a user would otherwise reach for:
 
@@ -123,14 +124,30 @@ def fit_reference(X, y, Xt, yt):
     return lr, {"acc": lr.score(Xt, yt), "ll": log_loss(yt, lr.predict_proba(Xt)), "err": 0.0, "time": secs}
 
 
+def same_objective(bound, intercept=0.5):
+    """Parameters under which the fit minimises the reference's objective on rows of norm <= ``bound``.
+
+    A declared ``data_norm`` R is fitted on ``X / c`` with ``c = DECLARED_ROW_SHARE R`` (rows clipped
+    at ``c sqrt(1 + intercept_scaling^2)``, ``alpha`` read in the units of ``X / c``;
+    linear_model/_user_logistic_rules.py). This study measures the solvers on one fixed objective
+    (rows unclipped, intercept column ``intercept``, ridge ALPHA in the data's units), so it declares
+    ``R = bound / DECLARED_ROW_SHARE`` (then ``c = bound``), ``intercept_scaling = intercept / c`` and
+    ``alpha = ALPHA / c^2``: the same rows, intercept column, row bound and ridge as before that rule.
+    """
+    from sklearn_dpsco.linear_model._user_logistic_rules import DECLARED_ROW_SHARE
+
+    return {"data_norm": bound / DECLARED_ROW_SHARE, "intercept_scaling": intercept / bound,
+            "alpha": ALPHA / bound ** 2}
+
+
 def fit_private(solver, X, y, groups, Xt, yt, m, data_norm, seed, ref_coef):
     from sklearn.metrics import log_loss
 
     from sklearn_dpsco.linear_model import UserLevelDPLogistic
     from sklearn_dpsco.testing import record_deletion_diagnostics as record_diagnostics
 
-    est = UserLevelDPLogistic(epsilon=EPSILON, delta=DELTA, solver=solver, max_items_per_user=m, data_norm=data_norm,
-                              intercept_scaling=0.5, alpha=ALPHA, random_state=seed,
+    est = UserLevelDPLogistic(epsilon=EPSILON, delta=DELTA, solver=solver, max_items_per_user=m,
+                              **same_objective(data_norm), random_state=seed,
                               noise="float")  # the recorded results (results/user_level.md) are float-path numbers
     t = time.perf_counter()
     try:
