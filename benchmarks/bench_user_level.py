@@ -127,17 +127,18 @@ def fit_reference(X, y, Xt, yt):
 def same_objective(bound, intercept=0.5):
     """Parameters under which the fit minimises the reference's objective on rows of norm <= ``bound``.
 
-    A declared ``data_norm`` R is fitted on ``X / c`` with ``c = DECLARED_ROW_SHARE R`` (rows clipped
-    at ``c sqrt(1 + intercept_scaling^2)``, ``alpha`` read in the units of ``X / c``;
+    A declared ``data_norm`` R is fitted on ``X / c`` with ``c = declared_row_scale(R)`` (rows
+    clipped at ``c sqrt(1 + intercept_scaling^2)``, ``alpha`` read in the units of ``X / c``;
     linear_model/_user_logistic_rules.py). This study measures the solvers on one fixed objective
     (rows unclipped, intercept column ``intercept``, ridge ALPHA in the data's units), so it declares
-    ``R = bound / DECLARED_ROW_SHARE`` (then ``c = bound``), ``intercept_scaling = intercept / c`` and
-    ``alpha = ALPHA / c^2``: the same rows, intercept column, row bound and ridge as before that rule.
+    the R whose ``c`` is ``bound``, ``intercept_scaling = intercept / c`` and ``alpha = ALPHA / c^2``:
+    the same rows, intercept column, row bound and ridge as before that rule.
     """
-    from sklearn_dpsco.linear_model._user_logistic_rules import DECLARED_ROW_SHARE
+    from sklearn_dpsco.linear_model._user_logistic_rules import DECLARED_ROW_SHARE, declared_row_scale
 
-    return {"data_norm": bound / DECLARED_ROW_SHARE, "intercept_scaling": intercept / bound,
-            "alpha": ALPHA / bound ** 2}
+    data_norm = bound / DECLARED_ROW_SHARE  # the inverse of the rule's share
+    c = declared_row_scale(data_norm)
+    return {"data_norm": data_norm, "intercept_scaling": intercept / c, "alpha": ALPHA / c ** 2}
 
 
 def fit_private(solver, X, y, groups, Xt, yt, m, data_norm, seed, ref_coef):
