@@ -1,6 +1,6 @@
 """Issue 17, Wages (416 users, eps = 1): can a public rule lift UserLevelDPLogistic's default past 0.735?
 
-    OMP_NUM_THREADS=1 python benchmarks/study_wages.py [knobs|variants|threshold|centering|all] [--seeds 30]
+    OMP_NUM_THREADS=1 python benchmarks/study_wages.py [knobs|variants|threshold|centering|geometry|all] [--seeds 30]
 
 Every fit is ``bench_panels.ours`` (the estimator at ``max_items_per_user=m``, ``data_norm=sqrt(2)``,
 secure noise, delta = 1e-6) on bench_panels.py's split; seeds 0..S-1 (bench_panels.py reads 0..9, so
@@ -23,6 +23,8 @@ mechanism that does not exist yet. Results: benchmarks/results/wages_study.md.
   intercept column) plus Gaussian noise of a zCDP share ``s`` (sensitivity 2 under replace-one-user:
   sd = 2 / sqrt(2 s rho) / n_users per coordinate), DP-GD on ``(1 - s) rho`` (float path for the
   mean only); all seven panels at eps 0.5, 1, 2.
+* ``geometry``: that centring on Wages at eps 1 and 2 against the declared row share (the rows
+  are fitted at ``k R``, k = 0.25 the rule; ``declared_row_scale`` replaced for the study only).
 """
 
 import argparse
@@ -248,13 +250,42 @@ def centering(seeds, out):
                 out[f"{key}|{eps:g}|{share:g}"] = res
 
 
+def geometry(seeds, out):
+    """Simulated private centring (share 0.1) against the declared row share (DECLARED_ROW_SHARE = 0.25), Wages."""
+    import sklearn_dpsco.linear_model._user_logistic as UL
+    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
+
+    d = ds("Wages")
+    means = _user_means("Wages")
+    n, mu, share = means.shape[0], means.mean(axis=0), 0.1
+    original = UL.declared_row_scale
+    try:
+        for eps in (1.0, 2.0):
+            rho = zcdp_rho(eps, DELTA)
+            e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
+            for row_share in (0.125, 0.25, 0.35, 0.5):
+                UL.declared_row_scale = lambda data_norm, k=row_share: k * float(data_norm)  # study only
+                for centre in (False, True):
+                    res = []
+                    for s in range(seeds):
+                        data = d
+                        if centre:
+                            m = mu + sd * np.random.default_rng(10_000 + s).standard_normal(mu.size)
+                            data = dict(d, X=d["X"] - m, Xt=d["Xt"] - m)
+                        res.append(B.ours(data, e_fit if centre else eps, s)["acc"])
+                    print(f"Wages eps={eps:g} row share {row_share:g} centred={centre}: {fmt(res)}", flush=True)
+                    out[f"{eps:g}|{row_share:g}|{centre}"] = res
+    finally:
+        UL.declared_row_scale = original
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("study", nargs="?", default="all", choices=["knobs", "variants", "threshold", "centering", "all"])
+    parser.add_argument("study", nargs="?", default="all", choices=["knobs", "variants", "threshold", "centering", "geometry", "all"])
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "wages_study.json"))
     args = parser.parse_args(argv)
-    studies = ["knobs", "variants", "threshold", "centering"] if args.study == "all" else [args.study]
+    studies = ["knobs", "variants", "threshold", "centering", "geometry"] if args.study == "all" else [args.study]
     results = {}
     if os.path.exists(args.out):
         with open(args.out) as fh:
