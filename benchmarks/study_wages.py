@@ -1,6 +1,6 @@
 """Issue 17, Wages (416 users, eps = 1): can a public rule lift UserLevelDPLogistic's default past 0.735?
 
-    OMP_NUM_THREADS=1 python benchmarks/study_wages.py [knobs|variants|threshold|centering|geometry|all] [--seeds 30]
+    OMP_NUM_THREADS=1 python benchmarks/study_wages.py [knobs|variants|threshold|centering|geometry|pairing|all] [--seeds 30]
 
 Every fit is ``bench_panels.ours`` (the estimator at ``max_items_per_user=m``, ``data_norm=sqrt(2)``,
 secure noise, delta = 1e-6) on bench_panels.py's split; seeds 0..S-1 (bench_panels.py reads 0..9, so
@@ -25,6 +25,8 @@ mechanism that does not exist yet. Results: benchmarks/results/wages_study.md.
   mean only); all seven panels at eps 0.5, 1, 2.
 * ``geometry``: that centring on Wages at eps 1 and 2 against the declared row share (the rows
   are fitted at ``k R``, k = 0.25 the rule; ``declared_row_scale`` replaced for the study only).
+* ``pairing``: centring (s = 0.1) with rows fitted at R / 8 on all seven panels at eps 0.5, 1, 2,
+  against the default.
 """
 
 import argparse
@@ -279,13 +281,45 @@ def geometry(seeds, out):
         UL.declared_row_scale = original
 
 
+def pairing(seeds, out):
+    """Simulated private centring (share 0.1) with rows fitted at R / 8 on every panel, against the default."""
+    import sklearn_dpsco.linear_model._user_logistic as UL
+    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
+
+    original = UL.declared_row_scale
+    share = 0.1
+    try:
+        for key in list(B.PANELS) + ["synthetic"]:
+            d = ds(key)
+            means = _user_means(key)
+            n, mu = means.shape[0], means.mean(axis=0)
+            for eps in (1.0, 0.5, 2.0):
+                rho = zcdp_rho(eps, DELTA)
+                e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
+                UL.declared_row_scale = original
+                base = [B.ours(d, eps, s) for s in range(seeds)]
+                UL.declared_row_scale = lambda data_norm: 0.125 * float(data_norm)  # study only
+                res = []
+                for s in range(seeds):
+                    m = mu + sd * np.random.default_rng(10_000 + s).standard_normal(mu.size)
+                    res.append(B.ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), e_fit, s)["acc"])
+                a0 = np.array([r["acc"] for r in base])
+                a = np.array(res)
+                se = math.sqrt(a.var(ddof=1) / a.size + a0.var(ddof=1) / a0.size)
+                print(f"{key:9s} eps={eps:<4g} {base[0]['solver']:12s} default {fmt(a0)} | centred, R/8: {fmt(a)} | "
+                      f"gap {a.mean() - a0.mean():+.3f} ± {se:.3f}", flush=True)
+                out[f"{key}|{eps:g}|default"], out[f"{key}|{eps:g}|centred R/8"] = a0.tolist(), a.tolist()
+    finally:
+        UL.declared_row_scale = original
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("study", nargs="?", default="all", choices=["knobs", "variants", "threshold", "centering", "geometry", "all"])
+    parser.add_argument("study", nargs="?", default="all", choices=["knobs", "variants", "threshold", "centering", "geometry", "pairing", "all"])
     parser.add_argument("--seeds", type=int, default=30)
     parser.add_argument("--out", default=os.path.join(HERE, "results", "wages_study.json"))
     args = parser.parse_args(argv)
-    studies = ["knobs", "variants", "threshold", "centering", "geometry"] if args.study == "all" else [args.study]
+    studies = ["knobs", "variants", "threshold", "centering", "geometry", "pairing"] if args.study == "all" else [args.study]
     results = {}
     if os.path.exists(args.out):
         with open(args.out) as fh:
