@@ -228,6 +228,8 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
 #: Widths of the smoothed absolute loss solved in turn for a kinked start (continuation: each solve
 #: starts at the previous one's minimizer), in units of the block's mean absolute residual at the centre.
 SMOOTH_WIDTHS = (0.5, 0.05, 0.005)
+#: The width of the block's own solve after the prefix's.
+SMOOTH_BLOCK_WIDTH = 0.005
 #: The wider smoothings are solved on the block's first 1 / SUBSAMPLE_RATIO rows when that has this many.
 SMOOTH_MIN_ROWS = 1000
 
@@ -278,15 +280,19 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     # the Newton steps use the unit-weight Gram updates
     unit = blk.unit and bool(np.all(cap == cap[0]))
     blocks = [_Block(data, start, start + blk.n // SUBSAMPLE_RATIO)] if blk.n // SUBSAMPLE_RATIO >= SMOOTH_MIN_ROWS else []
-    w, mu = None, scale
+    w = None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            for i, share in enumerate(SMOOTH_WIDTHS):
-                mu = share * scale
-                # the wide smoothings on a prefix of the rows, the last one on the prefix and then the block
-                for b in (blocks if i < len(SMOOTH_WIDTHS) - 1 else blocks + [blk]) or [blk]:
-                    w, z = _smoothed_newton(b, cap[: b.n], mu, unit, lam, w0, 1e-3 * target_distance, w)
+            # the widths on a prefix of the rows (on the block itself when it is small), then the block
+            for share in SMOOTH_WIDTHS:
+                for b in blocks or [blk]:
+                    w, z = _smoothed_newton(b, cap[: b.n], share * scale, unit, lam, w0, 1e-3 * target_distance, w)
+            if blocks:
+                mu = SMOOTH_BLOCK_WIDTH * scale
+                w, z = _smoothed_newton(blk, cap, mu, unit, lam, w0, 1e-3 * target_distance, w)
+            else:
+                mu = SMOOTH_WIDTHS[-1] * scale
     except (np.linalg.LinAlgError, ValueError):
         return None
     beta = INSIDE * cap * np.clip((blk.y - z) / mu, -1.0, 1.0)
