@@ -200,11 +200,12 @@ def test_an_overflowing_screen_probes_again_before_the_full_ascent(loss, monkeyp
     screen, probes = _working_set.working_set_dual, []
 
     def overflow_twice(data_, rows_, loss_, lam_, w0_, clip, cap, start, stop, target_distance, probe, ball,
-                       nested=False):
+                       nested=False, max_fraction=None):
         probes.append(probe.n_epochs)
         if len(probes) <= 2:
             return None  # as if the working set were above MAX_WORKING_FRACTION
-        return screen(data_, rows_, loss_, lam_, w0_, clip, cap, start, stop, target_distance, probe, ball, nested)
+        return screen(data_, rows_, loss_, lam_, w0_, clip, cap, start, stop, target_distance, probe, ball, nested,
+                      max_fraction)
 
     monkeypatch.setattr(_working_set, "working_set_dual", overflow_twice)
     res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=0, stop=None, target_distance=target,

@@ -127,14 +127,14 @@ def _huber(z, y, k):
     return g * (r - 0.5 * g), g, (g == r).astype(float)
 
 
-def huber_newton(blk, k, lam, w0, tol, start=None):
+def huber_newton(blk, k, lam, w0, tol, start=None, max_steps=MAX_NEWTON):
     """Minimize ``(1/n) sum_i s_i huber_{k_i}(<x_i, w> - y_i) + lam/2 ||w - w0||^2`` by semismooth Newton.
 
     Damped (Armijo backtracking along ``z + t X p``: one product per step, a
     trial costs elementwise work only). Stops when a full step keeps the set
     of rows in the quadratic part (it then landed on the minimizer of that
     piece, which is the minimizer), when the step is below ``tol``, or after
-    :data:`MAX_NEWTON` steps. Starts at ``start`` (default ``w0``). Returns
+    ``max_steps`` steps (:data:`MAX_NEWTON`). Starts at ``start`` (default ``w0``). Returns
     ``(w, z)`` with ``z = X w``.
     """
     sw = blk.sw
@@ -142,7 +142,7 @@ def huber_newton(blk, k, lam, w0, tol, start=None):
     z = blk.matvec(w)
     val, g, h = _huber(z, blk.y, k)
     active_prev, prev = None, None
-    for _ in range(MAX_NEWTON):
+    for _ in range(max_steps):
         f = float(sw @ val) / blk.n + 0.5 * lam * float((w - w0) @ (w - w0))
         # unit weights: the products by sw are the factors themselves (skipped, the same floats)
         grad = blk.rmatvec(g if blk.unit else sw * g) / blk.n + lam * (w - w0)
@@ -230,19 +230,21 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
 SMOOTH_WIDTHS = (0.5, 0.05, 0.005)
 #: The width of the block's own solve after the prefix's.
 SMOOTH_BLOCK_WIDTH = 0.005
+#: Newton steps of the block's own solve (a screening point need not be the exact minimizer).
+SMOOTH_BLOCK_STEPS = MAX_NEWTON
 #: The wider smoothings are solved on the block's first 1 / SUBSAMPLE_RATIO rows when that has this many.
 SMOOTH_MIN_ROWS = 1000
 
 
-def _smoothed_newton(blk, cap, mu, unit, lam, w0, tol, start):
+def _smoothed_newton(blk, cap, mu, unit, lam, w0, tol, start, max_steps=MAX_NEWTON):
     """``huber_newton`` on ``(1/n) sum_i s_i c_i h_mu(r_i) + lam/2 ||w - w0||^2``; returns ``(w, z)``."""
     k = np.full(blk.n, mu)
     if unit:
         # c h_mu(r) = (c / mu) huber_mu(r): divide the objective by c / mu
-        return huber_newton(blk, k, lam * mu / cap[0], w0, tol, start=start)
+        return huber_newton(blk, k, lam * mu / cap[0], w0, tol, start=start, max_steps=max_steps)
     blk.unit = False
     blk.sw = blk.base_sw * cap / mu
-    return huber_newton(blk, k, lam, w0, tol, start=start)
+    return huber_newton(blk, k, lam, w0, tol, start=start, max_steps=max_steps)
 
 
 def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=None):
@@ -290,7 +292,7 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
                     w, z = _smoothed_newton(b, cap[: b.n], share * scale, unit, lam, w0, 1e-3 * target_distance, w)
             if blocks:
                 mu = SMOOTH_BLOCK_WIDTH * scale
-                w, z = _smoothed_newton(blk, cap, mu, unit, lam, w0, 1e-3 * target_distance, w)
+                w, z = _smoothed_newton(blk, cap, mu, unit, lam, w0, 1e-3 * target_distance, w, SMOOTH_BLOCK_STEPS)
             else:
                 mu = SMOOTH_WIDTHS[-1] * scale
     except (np.linalg.LinAlgError, ValueError):

@@ -86,6 +86,12 @@ MAX_WORKING_FRACTION = 0.5
 #: pass. Growth regressor, one thread, CPU: 2e6 x 20 2.37-2.53 s -> 1.86-1.95 s; 2e5 x 20 (12.5k-row
 #: phases) within the noise either way.
 SMOOTHED_MIN_ROWS = 2**15
+#: Before the smoothed screen, a working set above this fraction of such a block is not solved: the
+#: smoothed minimizer screens far better, at about the cost of a 35k-row nested solve (2e6 x 20, one
+#: thread: the phases at lam = 0.005 and 0.01 left 65k and 48k of 133k rows in the start's working set,
+#: whose nested solves took 190 and 150 ms; smoothed, about 100 ms each with 200-2000 rows left; a
+#: 35k-row set (lam = 0.02) is cheaper nested. Phases in all 1.31 s -> 1.20 s; 1/16: 1.44 s).
+SMOOTHED_MAX_FRACTION = 0.3
 #: Blocks of rows above this many bytes (a last-level cache) are visited in a blocked random order
 #: (``certified_erm(blocked_order=True)``): a shuffled pass over a phase of 133k rows x 21 misses the
 #: cache at every step (47 ms a pass), a blocked one reads each block of rows from cache (about
@@ -183,8 +189,9 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
             if res.certified or used >= max_epochs:
                 return res
             point = res.dual_coef
+        # while the smoothed screen is still to come, only a small working set is worth solving
         beta = working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_distance, probe_res,
-                                ball, nested)
+                                ball, nested, SMOOTHED_MAX_FRACTION if smoothed else None)
         if beta is not None:
             break
     # the certificate: the same duality gap over every row, whatever the start
@@ -223,13 +230,15 @@ def screening_point(data, rows, loss, lam, w0, cap, start, stop, beta):
     return ScreeningPoint(w, float(distance), beta)
 
 
-def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_distance, probe, ball, nested=False):
+def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_distance, probe, ball, nested=False,
+                     max_fraction=None):
     """Dual point for rows [start, stop): screened rows at their side's bound, the working set solved.
 
-    ``probe`` is a ``certified_erm`` result on the full block (its ``w``,
-    ``distance_bound`` and ``dual_coef``). Returns None when screening does
-    not apply (non-finite bound, working set above ``MAX_WORKING_FRACTION``
-    of the rows, at the start or after a check).
+    ``probe`` is a ``certified_erm`` result or a :class:`ScreeningPoint` on
+    the full block (its ``w``, ``distance_bound`` and ``dual_coef``); ``cap``
+    the rows' slopes ``min(1, k_i)``. Returns None when screening does not
+    apply (non-finite bound, working set above ``max_fraction`` of the rows,
+    default ``MAX_WORKING_FRACTION``, at the start or after a check).
     """
     name = "hinge" if loss.is_classification else "absolute"
     n = stop - start
@@ -249,7 +258,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     w0 = np.asarray(w0, dtype=float)
     for _ in range(MAX_ROUNDS):
         index = np.flatnonzero(in_set)
-        if index.size > MAX_WORKING_FRACTION * n:
+        if index.size > (MAX_WORKING_FRACTION if max_fraction is None else max_fraction) * n:
             return None  # too many rows near (or on the wrong side of) their kink
         beta = np.where(in_set, beta, bound)
         # the screened rows' linear losses shift the centre (their terms of v = (1/n) sum s_i beta_i x_i)
