@@ -127,14 +127,14 @@ def _huber(z, y, k):
     return g * (r - 0.5 * g), g, (g == r).astype(float)
 
 
-def huber_newton(blk, k, lam, w0, tol, start=None, max_steps=MAX_NEWTON):
+def huber_newton(blk, k, lam, w0, tol, start=None):
     """Minimize ``(1/n) sum_i s_i huber_{k_i}(<x_i, w> - y_i) + lam/2 ||w - w0||^2`` by semismooth Newton.
 
     Damped (Armijo backtracking along ``z + t X p``: one product per step, a
     trial costs elementwise work only). Stops when a full step keeps the set
     of rows in the quadratic part (it then landed on the minimizer of that
     piece, which is the minimizer), when the step is below ``tol``, or after
-    ``max_steps`` steps (:data:`MAX_NEWTON`). Starts at ``start`` (default ``w0``). Returns
+    :data:`MAX_NEWTON` steps. Starts at ``start`` (default ``w0``). Returns
     ``(w, z)`` with ``z = X w``.
     """
     sw = blk.sw
@@ -142,7 +142,7 @@ def huber_newton(blk, k, lam, w0, tol, start=None, max_steps=MAX_NEWTON):
     z = blk.matvec(w)
     val, g, h = _huber(z, blk.y, k)
     active_prev, prev = None, None
-    for _ in range(max_steps):
+    for _ in range(MAX_NEWTON):
         f = float(sw @ val) / blk.n + 0.5 * lam * float((w - w0) @ (w - w0))
         # unit weights: the products by sw are the factors themselves (skipped, the same floats)
         grad = blk.rmatvec(g if blk.unit else sw * g) / blk.n + lam * (w - w0)
@@ -228,23 +228,21 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
 #: Widths of the smoothed absolute loss solved in turn for a kinked start (continuation: each solve
 #: starts at the previous one's minimizer), in units of the block's mean absolute residual at the centre.
 SMOOTH_WIDTHS = (0.5, 0.05, 0.005)
-#: The width of the block's own solve after the prefix's.
-SMOOTH_BLOCK_WIDTH = 0.005
-#: Newton steps of the block's own solve (a screening point need not be the exact minimizer).
-SMOOTH_BLOCK_STEPS = MAX_NEWTON
-#: The wider smoothings are solved on the block's first 1 / SUBSAMPLE_RATIO rows when that has this many.
+#: The wider widths are solved on a prefix of the block's rows (1 / SUBSAMPLE_RATIO^j of them, at
+#: least SMOOTH_MIN_ROWS, at most SMOOTH_PREFIXES levels), the narrowest on each larger prefix in turn.
 SMOOTH_MIN_ROWS = 1000
+SMOOTH_PREFIXES = 2
 
 
-def _smoothed_newton(blk, cap, mu, unit, lam, w0, tol, start, max_steps=MAX_NEWTON):
+def _smoothed_newton(blk, cap, mu, unit, lam, w0, tol, start):
     """``huber_newton`` on ``(1/n) sum_i s_i c_i h_mu(r_i) + lam/2 ||w - w0||^2``; returns ``(w, z)``."""
     k = np.full(blk.n, mu)
     if unit:
         # c h_mu(r) = (c / mu) huber_mu(r): divide the objective by c / mu
-        return huber_newton(blk, k, lam * mu / cap[0], w0, tol, start=start, max_steps=max_steps)
+        return huber_newton(blk, k, lam * mu / cap[0], w0, tol, start=start)
     blk.unit = False
     blk.sw = blk.base_sw * cap / mu
-    return huber_newton(blk, k, lam, w0, tol, start=start, max_steps=max_steps)
+    return huber_newton(blk, k, lam, w0, tol, start=start)
 
 
 def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=None):
@@ -281,20 +279,23 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser and
     # the Newton steps use the unit-weight Gram updates
     unit = blk.unit and bool(np.all(cap == cap[0]))
-    blocks = [_Block(data, start, start + blk.n // SUBSAMPLE_RATIO)] if blk.n // SUBSAMPLE_RATIO >= SMOOTH_MIN_ROWS else []
-    w = None
+    # nested prefixes of the block, n / 8^j rows down to SMOOTH_MIN_ROWS (at most SMOOTH_PREFIXES), smallest first
+    sizes = []
+    m = blk.n // SUBSAMPLE_RATIO
+    while m >= SMOOTH_MIN_ROWS and len(sizes) < SMOOTH_PREFIXES:
+        sizes.append(m)
+        m //= SUBSAMPLE_RATIO
+    levels = [_Block(data, start, start + m) for m in sizes[::-1]] + [blk]
+    tol, w = 1e-3 * target_distance, None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            # the widths on a prefix of the rows (on the block itself when it is small), then the block
-            for share in SMOOTH_WIDTHS:
-                for b in blocks or [blk]:
-                    w, z = _smoothed_newton(b, cap[: b.n], share * scale, unit, lam, w0, 1e-3 * target_distance, w)
-            if blocks:
-                mu = SMOOTH_BLOCK_WIDTH * scale
-                w, z = _smoothed_newton(blk, cap, mu, unit, lam, w0, 1e-3 * target_distance, w, SMOOTH_BLOCK_STEPS)
-            else:
-                mu = SMOOTH_WIDTHS[-1] * scale
+            # the wider widths on the smallest prefix, then the narrowest on every level up to the block
+            for share in SMOOTH_WIDTHS[:-1]:
+                w, _ = _smoothed_newton(levels[0], cap[: levels[0].n], share * scale, unit, lam, w0, tol, w)
+            mu = SMOOTH_WIDTHS[-1] * scale
+            for b in levels:
+                w, z = _smoothed_newton(b, cap[: b.n], mu, unit, lam, w0, tol, w)
     except (np.linalg.LinAlgError, ValueError):
         return None
     beta = INSIDE * cap * np.clip((blk.y - z) / mu, -1.0, 1.0)
