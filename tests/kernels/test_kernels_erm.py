@@ -181,7 +181,7 @@ LOSSES = [Hinge(), Logistic(), Squared(), Absolute(), Power(1.5), Power(3.0)]
 
 def numpy_dual(pb, beta, c=None, R=None):
     """D(beta) of the module docstring of _erm, in NumPy."""
-    y, k, loss = pb.y, pb.k, pb.loss
+    y, loss = pb.y, pb.loss
     if isinstance(loss, Hinge):
         neg_conj = beta * y
     elif isinstance(loss, Logistic):
