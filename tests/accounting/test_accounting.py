@@ -243,3 +243,16 @@ def test_profile_of_parallel_then_sequential_is_sound():
     prof = profile_of(ComposedEvent((par, PureDPEvent(0.5))))
     assert prof.pure_eps == pytest.approx(1.5)
     assert prof.gauss_mu2 == pytest.approx(0.25)
+
+
+def test_privacy_profile_arithmetic_covers_every_field():
+    """The spelled-out sum, scaling and maximum are the field-by-field ones over ``fields()``."""
+    from dataclasses import fields
+
+    from sklearn_dpsco.accounting._composition import PrivacyProfile
+
+    names = [f.name for f in fields(PrivacyProfile)]
+    a = PrivacyProfile(*[0.1 * (i + 1) for i in range(len(names))])
+    b = PrivacyProfile(*[0.7 / (i + 1) for i in range(len(names))])
+    for got, op in [(a + b, lambda x, y: x + y), (a.maximum(b), max), (a.scaled(3), lambda x, _: 3 * x)]:
+        assert [getattr(got, n) for n in names] == [op(getattr(a, n), getattr(b, n)) for n in names]
