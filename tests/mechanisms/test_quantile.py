@@ -477,3 +477,43 @@ def test_release_counts_array_gaps_are_the_tuple_selection(epsilon):
                                                   "permute_and_flip")])
         assert got == ref
     assert rng.integers(2**62) == ref_rng.integers(2**62)
+
+
+def test_power_of_two_gcd_is_numpys_gcd():
+    """The dyadic shortcut of the gap reduction equals np.gcd on random and edge uint64 values."""
+    from sklearn_dpsco._mechanisms._quantile import _gcd_u64
+
+    rng = np.random.default_rng(11)
+    edge = [0, 1, 2, 3, 4, 6, 2**31, 2**62, 2**63, 2**63 + 2**10, 2**64 - 1, 2**64 - 2, 3 * 2**40]
+    m = np.concatenate([np.array(edge, dtype=np.uint64), rng.integers(0, 2**63, size=2000, dtype=np.uint64) << (
+        rng.integers(0, 30, size=2000).astype(np.uint64))])
+    for den in [1, 2, 2**10, 2**52, 2**63, 3, 10, 2**63 - 1]:
+        got = _gcd_u64(m, den)
+        np.testing.assert_array_equal(got, np.gcd(m, np.uint64(den)))
+        assert got.dtype == np.uint64
+
+
+def test_one_secure_selection_from_utility_arrays_repeats_the_generic_path():
+    """release_counts (utilities as an int64 array, one-row permute-and-flip) gives the same points and leaves
+    the generator where the list utilities and the (n, m) table path leave it."""
+    from sklearn_dpsco._mechanisms._selection import _first_heads_in_random_order
+
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        coins = rng.random((1, 50)) < 0.1
+        coins[0, rng.integers(50)] = True
+        a, b = np.random.default_rng(trial), np.random.default_rng(trial)
+        got = _first_heads_in_random_order(a, coins)
+        # the (n, m) table path written out: permuted rows, take_along_axis, first heads
+        order = b.permuted(np.broadcast_to(np.arange(50), (1, 50)), axis=1)
+        visited = np.take_along_axis(coins, order, axis=1)
+        assert got.tolist() == [order[0, np.argmax(visited[0])]]
+        assert a.integers(2**62) == b.integers(2**62)
+    mech = QuantileMechanism(0.75, 0.05, ScaleGrid(per_octave=8, signed=True), noise="secure")
+    values = np.random.default_rng(2).standard_normal(3000)
+    counts = mech.grid.counts(values)
+    assert mech._utility_array(counts, values.size).tolist() == mech.utility_from_counts(counts, values.size)
+    r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(10):
+        assert mech.release_counts(counts, values.size, r1) == mech.release(values, r2)
+    assert r1.integers(2**62) == r2.integers(2**62)
