@@ -113,10 +113,19 @@ def _(event: ZCDPEvent):
 
 @profile_of.register
 def _(event: ComposedEvent):
-    total = PrivacyProfile()
+    # total = total + profile_of(e) for each part, with the pure parts' sum done on six local floats:
+    # the same additions in the same order as PrivacyProfile.__add__ of _pure(e.epsilon) (its other
+    # fields are 0.0), without building two profiles per part (a fit's 40 column quartiles)
+    a, b, c, d, g, r = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for e in event.events:
-        total = total + profile_of(e)
-    return total
+        if type(e) is PureDPEvent:
+            eps = e.epsilon
+            a, b, c, d, g, r = a + eps, b + eps * eps / 2.0, c + 0.0, d + 0.0, g + 0.0, r + 0.0
+        else:
+            p = profile_of(e)
+            a, b, c, d, g, r = (a + p.pure_eps, b + p.pure_rho, c + p.approx_eps, d + p.approx_delta,
+                                g + p.gauss_mu2, r + p.rho)
+    return PrivacyProfile(a, b, c, d, g, r)
 
 
 @profile_of.register
