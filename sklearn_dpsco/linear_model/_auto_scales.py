@@ -128,8 +128,11 @@ def finite(values):
     The grid's ends are far inside it, so the counts (hence the release)
     are unchanged; a data-dependent refusal after the budget check is avoided.
     """
+    values = np.asarray(values, dtype=float)
+    if np.isfinite(values).all():
+        return values  # nothing to replace: the same values without nan_to_num's copy (they are only read)
     big = np.finfo(float).max
-    return np.nan_to_num(np.asarray(values, dtype=float), nan=0.0, posinf=big, neginf=-big)
+    return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
 
 
 @dataclass(frozen=True)
