@@ -48,8 +48,11 @@ def ordered_keys(const double[::1] values):
 
 
 #: Rows whose cells are found before their tallies are stored (the cell buffer holds ``_BLOCK * d`` ints).
+#: Fewer than ``_TWO_PASS_COLUMNS`` columns are tallied in one interleaved pass (faster there: one column's
+#: 200k values 1.4 ms against 1.6 ms; 20 columns 38 ms against 22-26 ms).
 cdef enum:
     _BLOCK = 256
+    _TWO_PASS_COLUMNS = 6
 
 
 def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start):
@@ -59,9 +62,9 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
     of first guesses. The counts of column ``j`` are
     ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
 
-    Two passes per block of ``_BLOCK`` rows: the cells of the block (flat
-    indices into the tallies) go to a small buffer, then the tallies are
-    incremented from it. The same cells and the same integers as one
+    From ``_TWO_PASS_COLUMNS`` columns on, two passes per block of ``_BLOCK``
+    rows: the cells of the block (flat indices into the tallies) go to a
+    small buffer, then the tallies are incremented from it. The same cells and the same integers as one
     interleaved pass; separating the stores from the searches lets the
     increments' addresses be known ahead (about 20% less time at 200k x 20).
     """
@@ -76,6 +79,21 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
         return out
     if d * width >= 2**31:
         raise ValueError("too many columns and grid points for the 32-bit cell buffer.")
+    if d < _TWO_PASS_COLUMNS:
+        with nogil:
+            for i in range(n):
+                for j in range(d):
+                    x = X[i, j]
+                    if x != x:
+                        c = G
+                    else:
+                        c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+                        while c > 0 and not (points[c - 1] < x):
+                            c -= 1
+                        while c < G and points[c] < x:
+                            c += 1
+                    t[j, c] += 1
+        return out
     cells = np.empty(_BLOCK * d, dtype=np.int32)
     cdef int32_t[::1] buf = cells
     cdef int64_t* flat = &t[0, 0]
