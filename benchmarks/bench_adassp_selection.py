@@ -91,7 +91,7 @@ def main():
         A, b = AD.adassp_statistics(source, plan) if statistics is None else statistics
         state = rng.bit_generator.state
         lam_min = float(np.linalg.eigvalsh(A)[0])
-        lam_tilde = max(0.0, float(plan.mech_min.release(lam_min, rng)[0]) - plan.t_min)
+        plan.mech_min.release(lam_min, rng)  # run_adassp's draw of the smallest eigenvalue (not used here)
         A_hat = AD.sym_from_vec(plan.mech_A.release(AD.vec_from_sym(A), rng), plan.d)
         b_hat = plan.mech_b.release(b, rng)
         rng.bit_generator.state = state

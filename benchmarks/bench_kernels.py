@@ -52,7 +52,6 @@ def make_data(n, d, density, seed=0):
 
 
 def bench_sgd(rows_out, X, y, label, repeat):
-    n = X.shape[0]
     step, alpha = 0.01, 1e-4
     rows = RowData(X, 1.0)
     w = np.zeros(rows.n_features)

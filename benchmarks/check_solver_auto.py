@@ -29,7 +29,7 @@ for key in sys.argv[1].split(","):
                             est = DPLinearRegressor(solver=solver, row_bound=1.0, label_bound=1.0, epsilon=eps, random_state=seed, accountant=BudgetAccountant(np.inf, 1))
                         est.fit(X[tr], y[tr]); sc.append(r2_score(y[te], est.predict(X[te])))
                         if solver == "auto" and seed == 0: chosen = (est[-1] if enc == "raw" else est).solver_
-                    except Exception as e:
+                    except Exception:
                         sc.append(np.nan)
                 line += f" {solver}={np.nanmean(sc):.3f}" + (f"[{chosen}]" if solver == "auto" else "")
             print(line, flush=True)

@@ -135,12 +135,10 @@ cdef struct Certificate:
 
 
 cdef inline void _acc(double *s, double *c, double x) noexcept nogil:
-    # Neumaier compensated summation step (see _rows.axpy_comp).
+    # Neumaier compensated summation step, its error by branch-free TwoSum (see _rows._neumaier).
     cdef double t = s[0] + x
-    if fabs(s[0]) >= fabs(x):
-        c[0] += (s[0] - t) + x
-    else:
-        c[0] += (x - t) + s[0]
+    cdef double b = t - s[0]
+    c[0] += (s[0] - (t - b)) + (x - b)
     s[0] = t
 
 

@@ -130,7 +130,7 @@ def finite(values):
     """
     values = np.asarray(values, dtype=float)
     if np.isfinite(values).all():
-        return values  # nothing to replace: the same values without nan_to_num's copy (they are only read)
+        return values  # the common case: one read instead of nan_to_num's copy (read-only downstream)
     big = np.finfo(float).max
     return np.nan_to_num(values, nan=0.0, posinf=big, neginf=-big)
 

@@ -7,4 +7,4 @@ from ._clipper import RowNormClipper
 from ._pipeline import PREPROCESSING_SHARE, DPPipeline, make_dp_pipeline
 from ._scaler import DPStandardScaler
 
-__all__ = ["DPPipeline", "DPStandardScaler", "RowNormClipper", "make_dp_pipeline"]
+__all__ = ["PREPROCESSING_SHARE", "DPPipeline", "DPStandardScaler", "RowNormClipper", "make_dp_pipeline"]

@@ -181,7 +181,7 @@ LOSSES = [Hinge(), Logistic(), Squared(), Absolute(), Power(1.5), Power(3.0)]
 
 def numpy_dual(pb, beta, c=None, R=None):
     """D(beta) of the module docstring of _erm, in NumPy."""
-    y, k, loss = pb.y, pb.k, pb.loss
+    y, loss = pb.y, pb.loss
     if isinstance(loss, Hinge):
         neg_conj = beta * y
     elif isinstance(loss, Logistic):
@@ -458,3 +458,33 @@ def test_threads_give_identical_results():
         par = list(ex.map(solve, lams))
     for a, b in zip(seq, par):
         np.testing.assert_array_equal(a, b)
+
+
+def _neumaier_branch_form(terms):
+    """Neumaier's compensated sum with the magnitude-ordered error term, one coordinate at a time."""
+    s = np.zeros(terms.shape[1])
+    c = np.zeros(terms.shape[1])
+    for row in terms:
+        for j, x in enumerate(row):
+            t = s[j] + x
+            c[j] += (s[j] - t) + x if abs(s[j]) >= abs(x) else (x - t) + s[j]
+            s[j] = t
+    return s, c
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_compensated_dual_sum_is_neumaiers_to_the_bit(sparse):
+    # the certificate's v = (1/n) sum_i beta_i x_i uses a branch-free TwoSum for the error term: the
+    # same exact rounding error as the magnitude-ordered form, so u = w0 + (v + v_comp) / lam agrees
+    # to the last bit, with terms of wildly different sizes (both branches taken)
+    rng = np.random.default_rng(3)
+    n, d = 400, 6
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-8, 9, size=(n, d))
+    X[rng.uniform(size=X.shape) < 0.2] = 0.0
+    rows = RowData(sp.csr_matrix(X) if sparse else X)
+    y = rng.normal(size=n)
+    beta = rng.uniform(-1, 1, size=n)
+    lam, w0 = 0.3, rng.normal(size=d)
+    res = certified_erm(rows, y, Absolute(), lam, w0, target_distance=0.0, max_epochs=0, dual_start=beta)
+    s, c = _neumaier_branch_form(beta[:, None] * (1.0 / n) * X)
+    np.testing.assert_array_equal(res.w, w0 + (s + c) / lam)

@@ -107,8 +107,9 @@ def test_a_wrong_screening_is_repaired_by_the_check_rounds(monkeypatch):
     monkeypatch.setattr(_working_set, "certified_erm", spy)
     data = _instance(3, classification=True)
     res, cold = _solve(data, Hinge(), 1e-3, 5e-5)
-    # probe, several reduced solves on a growing working set, then the final certificate without a pass
-    assert len(sizes) >= 4 and sizes[1] < sizes[2]
+    # (screens without a certificate call), reduced solves on a growing working set, the final certificate
+    reduced = [size for size in sizes if size < data.n_samples]
+    assert len(reduced) >= 2 and reduced[-2] < reduced[-1] and sizes[-1] == data.n_samples
     assert res.certified and res.n_epochs == 0
     assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
 
@@ -120,7 +121,9 @@ def test_an_overflowing_working_set_falls_back_to_the_probe(loss, monkeypatch):
     rows = RowData(data.X)
     w0 = np.zeros(data.n_features)
     probe = certified_erm(rows, data.y, loss, 1e-3, w0, clip=0.5, target_distance=5e-5, max_epochs=3)
-    assert _working_set.working_set_dual(data, rows, loss, 1e-3, w0, 0.5, 0, data.n_samples, 5e-5, probe, {}) is None
+    cap = np.minimum(0.5 / rows.row_norms(), 1.0)
+    assert _working_set.working_set_dual(data, rows, loss, 1e-3, w0, 0.5, cap, 0, data.n_samples, 5e-5, probe,
+                                         {}) is None
     res, cold = _solve(data, loss, 1e-3, 5e-5)
     assert res.certified and res.n_epochs > 0
     assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
@@ -196,16 +199,18 @@ def test_an_overflowing_screen_probes_again_before_the_full_ascent(loss, monkeyp
     w0 = np.zeros(data.n_features)
     screen, probes = _working_set.working_set_dual, []
 
-    def overflow_twice(data_, rows_, loss_, lam_, w0_, clip, start, stop, target_distance, probe, ball, nested=False):
+    def overflow_twice(data_, rows_, loss_, lam_, w0_, clip, cap, start, stop, target_distance, probe, ball,
+                       nested=False, max_fraction=None):
         probes.append(probe.n_epochs)
         if len(probes) <= 2:
             return None  # as if the working set were above MAX_WORKING_FRACTION
-        return screen(data_, rows_, loss_, lam_, w0_, clip, start, stop, target_distance, probe, ball, nested)
+        return screen(data_, rows_, loss_, lam_, w0_, clip, cap, start, stop, target_distance, probe, ball, nested,
+                      max_fraction)
 
     monkeypatch.setattr(_working_set, "working_set_dual", overflow_twice)
     res = certified_kinked_erm(data, rows, loss, lam, w0, clip=0.5, start=0, stop=None, target_distance=target,
                                max_epochs=2000, nested=False)
-    # the screen saw the certificate at beta = 0, then after a few passes, then after a few more
+    # the screen saw the point at beta = 0, then the point after a few passes, then after a few more
     assert len(probes) == 3 and probes[0] == 0 and min(probes[1:]) >= 3
     assert res.certified and res.distance_bound <= target
     cold = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, target_distance=REFERENCE_TARGET, max_epochs=20000)
@@ -269,3 +274,57 @@ def test_an_unchecked_start_takes_the_same_path(blocked, with_ball):
     zero = certified_erm(rows, data.y, Hinge(), 1e-3, None, max_epochs=0, dual_start=probe.dual_coef,
                          check_start=False, **fit)
     assert zero.distance_bound == probe.distance_bound
+
+
+@pytest.mark.parametrize("loss", [Hinge(), Absolute()], ids=repr)
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("at_zero", [True, False])
+def test_screening_point_is_the_certificate_without_its_margin(loss, weights, at_zero):
+    # the screen's float estimate of the distance is the kernel's duality gap at the same dual point
+    data = _instance(10, n=2000, classification=loss.is_classification, intercept=1.0, weights=weights)
+    rows = RowData(data.X, data.intercept_scaling)
+    lam, w0 = 1e-2, np.full(data.n_features, 0.1)
+    probe = certified_erm(rows, data.y, loss, lam, w0, clip=0.5, sample_weight=data.sample_weight, start=100,
+                          stop=1900, target_distance=0.0, max_epochs=0 if at_zero else 2)
+    cap = np.minimum(0.5 / rows.row_norms()[100:1900], 1.0)
+    point = _working_set.screening_point(data, rows, loss, lam, w0, cap, 100, 1900, probe.dual_coef)
+    np.testing.assert_allclose(point.w, probe.w, rtol=1e-12, atol=1e-14)
+    gap = 0.5 * lam * point.distance_bound**2
+    assert abs(gap - probe.gap) <= 1e-9 * abs(probe.primal) + probe.float_margin
+    assert point.distance_bound <= probe.distance_bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("clip", [0.5, 10.0])
+def test_the_smoothed_start_screens_close_to_the_minimizer(weights, clip):
+    # a dual point inside the box whose certified gap is within the smoothing's mu / 4 per row
+    from sklearn_dpsco._solvers._optim import _warm_start
+
+    data = _instance(11, n=20000, intercept=1.0, weights=weights)
+    rows = RowData(data.X, data.intercept_scaling)
+    lam, w0 = 1e-3, np.zeros(data.n_features)
+    cap = np.minimum(clip / rows.row_norms(), 1.0)
+    beta = _warm_start.smoothed_absolute_start(data, lam, w0, cap, 1e-4)
+    assert beta is not None and np.all(np.abs(beta) <= cap)
+    at_start = certified_erm(rows, data.y, Absolute(), lam, w0, clip=clip, sample_weight=data.sample_weight,
+                             target_distance=0.0, max_epochs=0, dual_start=beta)
+    at_zero = certified_erm(rows, data.y, Absolute(), lam, w0, clip=clip, sample_weight=data.sample_weight,
+                            target_distance=0.0, max_epochs=0)
+    scale = np.mean(np.abs(data.y))
+    mu = _warm_start.SMOOTH_WIDTHS[-1] * scale
+    assert at_start.gap <= np.mean(cap * (1.0 if data.sample_weight is None else data.sample_weight)) * mu / 4
+    assert at_start.distance_bound < 0.05 * at_zero.distance_bound
+
+
+@pytest.mark.parametrize("weights", [False, True])
+def test_a_smoothed_screen_certifies_the_same_minimizer(weights, monkeypatch):
+    monkeypatch.setattr(_working_set, "SMOOTHED_MIN_ROWS", 1)
+    calls = []
+    from sklearn_dpsco._solvers._optim import _warm_start
+    real = _warm_start.smoothed_absolute_start
+    monkeypatch.setattr(_working_set, "smoothed_absolute_start", lambda *a: calls.append(1) or real(*a))
+    data = _instance(12, intercept=1.0, weights=weights)
+    res, cold = _solve(data, Absolute(), 3e-4, 5e-5)
+    assert calls == [1]  # the screen at beta = 0 did not screen; the smoothed one did
+    assert res.certified
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound

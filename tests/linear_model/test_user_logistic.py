@@ -54,7 +54,6 @@ def _grouped(n_users, m, d=4, seed=0, n_classes=2):
 
 def _neighbour(X, y, groups, seed=1):
     """Replace one user's whole block (rows, labels, even its row count) by adversarial rows."""
-    rng = np.random.default_rng(seed)
     victim = groups[0]
     keep = groups != victim
     k = 7
@@ -306,7 +305,6 @@ def _adversarial(seed=0):
     """Rows of norm up to 1e6, zero rows, duplicated rows, perfectly separable users, one user with
     many rows: privacy does not care; the fit must neither warn nor raise (a data-dependent warning
     or error would leak)."""
-    rng = np.random.default_rng(seed)
     X, y, g = _grouped(700, 3, seed=seed)
     X = X.copy()
     X[:30] *= 1e6

@@ -13,7 +13,6 @@ epsilon) is flagged.
 """
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 from functools import partial
 

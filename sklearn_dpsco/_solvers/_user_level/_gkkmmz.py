@@ -273,7 +273,6 @@ def run_user_level(data, schedule, rng, *, n_jobs=None):
     w = np.zeros(p)
     domain = [outer]
     bottoms = 0
-    mu = schedule.mu
     for s_idx, stage in enumerate(schedule.stages):
         users = groups[s_idx]
         if stage.kind == "output_pert":
