@@ -20,6 +20,8 @@ __all__ = [
 
 
 def _as_real(value, name):
+    if type(value) is float:
+        return value  # the common case, without the numbers.Real ABC check (float(value) is value itself)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
     return float(value)

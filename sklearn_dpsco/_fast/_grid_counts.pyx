@@ -47,33 +47,77 @@ def ordered_keys(const double[::1] values):
     return out
 
 
+#: Rows whose cells are found before their tallies are stored (the cell buffer holds ``_BLOCK * d`` ints).
+#: Fewer than ``_TWO_PASS_COLUMNS`` columns are tallied in one interleaved pass (faster there: one column's
+#: 200k values 1.4 ms against 1.6 ms; 20 columns 38 ms against 22-26 ms).
+cdef enum:
+    _BLOCK = 256
+    _TWO_PASS_COLUMNS = 6
+
+
 def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start):
     """``tallies[j, c] = #{i : exactly c grid points are < X[i, j]}``, shape ``(n_features, G + 1)``.
 
     ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
     of first guesses. The counts of column ``j`` are
     ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
+
+    From ``_TWO_PASS_COLUMNS`` columns on, two passes per block of ``_BLOCK``
+    rows: the cells of the block (flat indices into the tallies) go to a
+    small buffer, then the tallies are incremented from it. The same cells and the same integers as one
+    interleaved pass; separating the stores from the searches lets the
+    increments' addresses be known ahead (about 20% less time at 200k x 20).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], G = points.shape[0]
-    cdef Py_ssize_t i, j, c
+    cdef Py_ssize_t i, j, c, k, m, i0, i1, width = G + 1
     cdef double x
     out = np.zeros((d, G + 1), dtype=np.int64)
     cdef int64_t[:, ::1] t = out
     if start.shape[0] != (1 << _BITS):
         raise ValueError("start must have 2**TABLE_BITS entries.")
+    if n == 0 or d == 0:
+        return out
+    if d * width >= 2**31:
+        raise ValueError("too many columns and grid points for the 32-bit cell buffer.")
+    if d < _TWO_PASS_COLUMNS:
+        with nogil:
+            for i in range(n):
+                for j in range(d):
+                    x = X[i, j]
+                    if x != x:
+                        c = G
+                    else:
+                        c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+                        while c > 0 and not (points[c - 1] < x):
+                            c -= 1
+                        while c < G and points[c] < x:
+                            c += 1
+                    t[j, c] += 1
+        return out
+    cells = np.empty(_BLOCK * d, dtype=np.int32)
+    cdef int32_t[::1] buf = cells
+    cdef int64_t* flat = &t[0, 0]
     with nogil:
-        for i in range(n):
-            for j in range(d):
-                x = X[i, j]
-                if x != x:
-                    # NaN: above every point, as in a sort (never counted as <= t)
-                    t[j, G] += 1
-                    continue
-                c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
-                # exact: c ends as the number of points < x, the table only guessed where to start
-                while c > 0 and not (points[c - 1] < x):
-                    c -= 1
-                while c < G and points[c] < x:
-                    c += 1
-                t[j, c] += 1
+        i0 = 0
+        while i0 < n:
+            i1 = min(i0 + _BLOCK, n)
+            m = 0
+            for i in range(i0, i1):
+                for j in range(d):
+                    x = X[i, j]
+                    if x != x:
+                        # NaN: above every point, as in a sort (never counted as <= t)
+                        c = G
+                    else:
+                        c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+                        # exact: c ends as the number of points < x, the table only guessed where to start
+                        while c > 0 and not (points[c - 1] < x):
+                            c -= 1
+                        while c < G and points[c] < x:
+                            c += 1
+                    buf[m] = <int32_t>(j * width + c)
+                    m += 1
+            for k in range(m):
+                flat[buf[k]] += 1
+            i0 = i1
     return out

@@ -361,15 +361,18 @@ class GaussianMechanism(_AdditiveNoise):
         s2 = _sn.l2_grid_sensitivity_squared(self.sensitivity, gamma, self.dimension)
         # why: the discrete Gaussian of parameter N is (S2 / 2N)-zCDP for integer shifts
         # of squared norm <= S2 (CKS20 Thm 14); N >= S2 / (2 rho) gives <= rho.
-        n_var = math.ceil(Fraction(s2) / (2 * Fraction(rho)))
+        # in integers: rho = p / q exactly (a float), so S2 / (2 rho) = S2 q / (2 p) and the ceiling is exact
+        p, q = rho.as_integer_ratio()
+        n_var = -((-s2 * q) // (2 * p))
         if n_var >= 2**63:
             raise ValueError("the grid sensitivity is too large for the 63-bit discrete Gaussian sampler.")
         object.__setattr__(self, "_sigma2", n_var)
         object.__setattr__(self, "grid", gamma)
         object.__setattr__(self, "sigma", math.sqrt(n_var) * gamma)
         object.__setattr__(self, "noise_sensitivity", math.sqrt(s2) * gamma)
-        # nearest float of a rational <= rho (a float) is <= rho
-        object.__setattr__(self, "rho", float(Fraction(s2, 2 * n_var)))
+        # nearest float of a rational <= rho (a float) is <= rho; int / int is correctly rounded, as
+        # float(Fraction(s2, 2 n_var)) is (the same division)
+        object.__setattr__(self, "rho", s2 / (2 * n_var))
 
     @property
     def event(self):

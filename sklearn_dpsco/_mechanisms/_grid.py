@@ -23,6 +23,7 @@ Everything here is pure and data-independent except :func:`round_to_grid`
 and :func:`scale_back`, which only do the arithmetic of steps 2 and 5.
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -103,8 +104,26 @@ def l2_grid_sensitivity_squared(sensitivity, gamma, dimension):
     most ``sqrt(d)``; by the triangle inequality ``||k - k'||_2 <= D2 / gamma
     + sqrt(d)``, and ``||k - k'||_2^2`` is an integer.
     """
-    bound = Fraction(sensitivity) / Fraction(gamma) + sqrt_upper(dimension)
-    return math.floor(bound * bound)
+    # in integers (the same exact rational, no Fraction normalisation): D2 / gamma + sqrt_upper(d) = N / M
+    a, b = _integer_ratio(sensitivity)
+    g1, g2 = _integer_ratio(gamma)
+    s1, s2 = _sqrt_upper_ratio(int(dimension))
+    num = a * g2 * s2 + s1 * b * g1
+    den = b * g1 * s2
+    return (num * num) // (den * den)
+
+
+def _integer_ratio(x):
+    """``Fraction(x)`` as ``(numerator, denominator)`` (exact; floats and ints without a Fraction)."""
+    if isinstance(x, (float, int)):
+        return x.as_integer_ratio()
+    return Fraction(x).as_integer_ratio()
+
+
+@functools.lru_cache(maxsize=256)
+def _sqrt_upper_ratio(d):
+    """:func:`sqrt_upper` of ``d`` as ``(numerator, denominator)`` (memoised: a pure function of an int)."""
+    return sqrt_upper(d).as_integer_ratio()
 
 
 def rational_at_least(x, max_bits=62):

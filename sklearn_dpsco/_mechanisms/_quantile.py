@@ -91,6 +91,22 @@ def check_scale_values(values, grid, name="values"):
     return arr
 
 
+def _gcd_u64(m, den):
+    """``np.gcd(m, den)`` for a uint64 array ``m`` and a Python int ``0 < den < 2^64``.
+
+    A power-of-two ``den = 2^k`` (exact_epsilon is dyadic) takes a shortcut:
+    ``gcd(m, 2^k)`` is ``m``'s lowest set bit capped at ``2^k``, and ``2^k``
+    for ``m = 0`` (the wrapped ``low - 1`` and the cap give exactly that), in
+    three integer operations instead of Euclid's loop per element.
+    """
+    d = np.uint64(den)
+    if den & (den - 1):
+        return np.gcd(m, d)
+    one = np.uint64(1)
+    low = m & (~m + one)
+    return np.minimum(low - one, d - one) + one
+
+
 @dataclass(frozen=True)
 class QuantileMechanism(PureSelection):
     """Release a grid point near the ``q``-quantile of a 1-D array, ``epsilon``-DP.
@@ -158,11 +174,15 @@ class QuantileMechanism(PureSelection):
         summed over disjoint parts of the data (row-chunks on a cluster; the
         integer sums are exact) give the same release as the values whole.
         """
+        # exact in int64 (counts <= n); returned as Python ints
+        return self._utility_array(counts, n).tolist()
+
+    def _utility_array(self, counts, n):
+        """:meth:`utility_from_counts` as an int64 array (the secure selection takes it as it is)."""
         k = self.target_rank(int(n))
         counts = np.asarray(counts, dtype=np.int64)
         below = np.concatenate(([0], counts[:-1]))  # c(t_{j-1}), with c(t_{-1}) = 0
-        # exact in int64 (counts <= n); returned as Python ints
-        return (-np.maximum(np.maximum(below - (k - 1), k - counts), 0)).tolist()
+        return -np.maximum(np.maximum(below - (k - 1), k - counts), 0)
 
     def gaps(self, values):
         """``epsilon (u* - u(t)) / (2 Delta)`` per grid point, as exact ``(numerator, denominator)``.
@@ -195,14 +215,16 @@ class QuantileMechanism(PureSelection):
     def release_counts(self, counts, n, rng):
         """One released grid point from ``grid.counts`` of the ``n`` private values (see
         :meth:`utility_from_counts`); the same law and event as :meth:`release`."""
-        return float(self.grid.points[self._select_utility(self.utility_from_counts(counts, n), rng, None)])
+        return float(self.grid.points[self._select_utility(self._utility_array(counts, n), rng, None)])
 
     def _select_utility(self, u, rng, size):
         """The selection from the utilities ``u``: :meth:`_select` of :meth:`_gaps`."""
         fast = size is None and self.noise == "secure" and self.method == "permute_and_flip"
         gaps = self._gaps_u64(u) if fast else None
         # the same gaps as _gaps, as two uint64 arrays when they fit: the same coins, no tuple per grid point
-        return self._select(self._gaps(u), rng, size) if gaps is None else select_exact_u64(rng, *gaps)
+        if gaps is None:
+            return self._select(self._gaps(u.tolist() if isinstance(u, np.ndarray) else u), rng, size)
+        return select_exact_u64(rng, *gaps)
 
     def _gaps_u64(self, u):
         """:meth:`_gaps`'s reduced pairs as ``(a, denominators, p)``: numerators ``p * a`` with ``a`` and
@@ -216,8 +238,9 @@ class QuantileMechanism(PureSelection):
         if not (scale.denominator < 1 << 64 and best - int(u.min()) < 1 << 62):
             return None
         m = (best - u).astype(np.uint64)
-        g = np.gcd(m, np.uint64(scale.denominator))
-        return m // g, np.uint64(scale.denominator) // g, scale.numerator
+        den = np.uint64(scale.denominator)
+        g = _gcd_u64(m, scale.denominator)
+        return m // g, den // g, scale.numerator
 
     def _select(self, gaps, rng, size):
         if self.noise == "secure":

@@ -11,6 +11,7 @@ here touches data or randomness. Conventions:
   (Bun and Steinke 2016).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -186,6 +187,9 @@ def zcdp_epsilon(rho, delta):
     The minimum over alpha > 1 of :func:`rdp_epsilon` with ``rdp = alpha *
     rho``, and never more than the standard ``rho + 2 sqrt(rho log(1/delta))``
     (Bun and Steinke 2016, Prop 1.3).
+
+    A pure function of two public floats, memoised (:func:`_zcdp_epsilon`):
+    a fit's budget fill and its final accounting ask for the same ``rho``.
     """
     rho = check_nonnegative(rho, "rho")
     delta = check_delta(delta)
@@ -193,6 +197,12 @@ def zcdp_epsilon(rho, delta):
         return 0.0
     if delta == 0:
         return math.inf
+    return _zcdp_epsilon(rho, delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _zcdp_epsilon(rho, delta):
+    """:func:`zcdp_epsilon` for checked ``rho > 0`` and ``0 < delta < 1`` (Python floats)."""
     log_inv = math.log(1.0 / delta)
     standard = rho + 2.0 * math.sqrt(rho * log_inv)
 
@@ -203,7 +213,15 @@ def zcdp_epsilon(rho, delta):
     # The optimum is near alpha = 1 + sqrt(log(1/delta) / rho); search around it.
     centre = 0.5 * math.log(max(log_inv, 1e-300) / rho)
     grid = centre + np.linspace(-8.0, 8.0, 161)
-    values = [objective(g) for g in grid]
+    # objective(g) at every grid point, inlined: rdp_epsilon's formula with the same operations in the
+    # same order (the same floats; tests/accounting compare with the function-call form)
+    values = []
+    exp, log, log1p = math.exp, math.log, math.log1p
+    for g in grid.tolist():
+        alpha = 1.0 + exp(g)
+        if alpha <= 1:
+            raise ValueError(f"alpha must be > 1, got {alpha}.")
+        values.append(alpha * rho + (log_inv + (alpha - 1) * log1p(-1.0 / alpha) - log(alpha)) / (alpha - 1))
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})

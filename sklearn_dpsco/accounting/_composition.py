@@ -21,7 +21,7 @@ two valid readings of the pure parts.
 """
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import singledispatch
 
 from ._calibration import gaussian_epsilon, zcdp_epsilon
@@ -48,14 +48,25 @@ class PrivacyProfile:
     gauss_mu2: float = 0.0
     rho: float = 0.0
 
+    # field by field, spelled out (the budget fill adds hundreds of profiles per fit; fields() was most of it)
     def __add__(self, other):
-        return PrivacyProfile(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        return PrivacyProfile(
+            self.pure_eps + other.pure_eps, self.pure_rho + other.pure_rho, self.approx_eps + other.approx_eps,
+            self.approx_delta + other.approx_delta, self.gauss_mu2 + other.gauss_mu2, self.rho + other.rho,
+        )
 
     def scaled(self, k):
-        return PrivacyProfile(*(k * getattr(self, f.name) for f in fields(self)))
+        return PrivacyProfile(
+            k * self.pure_eps, k * self.pure_rho, k * self.approx_eps, k * self.approx_delta, k * self.gauss_mu2,
+            k * self.rho,
+        )
 
     def maximum(self, other):
-        return PrivacyProfile(*(max(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)))
+        return PrivacyProfile(
+            max(self.pure_eps, other.pure_eps), max(self.pure_rho, other.pure_rho),
+            max(self.approx_eps, other.approx_eps), max(self.approx_delta, other.approx_delta),
+            max(self.gauss_mu2, other.gauss_mu2), max(self.rho, other.rho),
+        )
 
     @property
     def needs_delta(self):
@@ -102,10 +113,19 @@ def _(event: ZCDPEvent):
 
 @profile_of.register
 def _(event: ComposedEvent):
-    total = PrivacyProfile()
+    # total = total + profile_of(e) for each part, with the pure parts' sum done on six local floats:
+    # the same additions in the same order as PrivacyProfile.__add__ of _pure(e.epsilon) (its other
+    # fields are 0.0), without building two profiles per part (a fit's 40 column quartiles)
+    a, b, c, d, g, r = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for e in event.events:
-        total = total + profile_of(e)
-    return total
+        if type(e) is PureDPEvent:
+            eps = e.epsilon
+            a, b, c, d, g, r = a + eps, b + eps * eps / 2.0, c + 0.0, d + 0.0, g + 0.0, r + 0.0
+        else:
+            p = profile_of(e)
+            a, b, c, d, g, r = (a + p.pure_eps, b + p.pure_rho, c + p.approx_eps, d + p.approx_delta,
+                                g + p.gauss_mu2, r + p.rho)
+    return PrivacyProfile(a, b, c, d, g, r)
 
 
 @profile_of.register

@@ -31,7 +31,7 @@ decide what runs; the private values enter only the quantile releases.
 """
 
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable
 
 import numpy as np
@@ -200,9 +200,12 @@ class ScalePlan:
         return [quantile_mechanism_for(t.q, self.part, self.signed_grid if t.signed else self.grid, self.method)
                 for t in self.targets]
 
-    @property
+    @cached_property
     def event(self):
-        """``PureDPEvent`` of one estimate, or the ``ComposedEvent`` of several (public)."""
+        """``PureDPEvent`` of one estimate, or the ``ComposedEvent`` of several (public).
+
+        Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
+        candidate solver plan)."""
         events = tuple(m.event for m in self.mechanisms())
         return events[0] if len(events) == 1 else ComposedEvent(events)
 

@@ -88,6 +88,9 @@ class FitInputs:
     public : dict
         Other public facts the store step needs (the label set, the number
         of users).
+    scratch : ndarray or None
+        An array of ``data`` that this fit made (the column-scaled rows),
+        which later public maps may overwrite in place; never the caller's.
     """
 
     n_samples: int
@@ -96,6 +99,7 @@ class FitInputs:
     data: Any
     plan_options: dict = field(default_factory=dict)
     public: dict = field(default_factory=dict)
+    scratch: Any = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,11 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """The inputs with rows and targets mapped by :meth:`_scale_units` (a public per-row map)."""
         row_scale, label_scale, label_shift = self._scale_units(released)
         X, targets, sample_weight = inputs.data
-        X = X * (1.0 / row_scale) if row_scale != 1.0 else X
+        if row_scale != 1.0:
+            if X is inputs.scratch and isinstance(X, np.ndarray) and X.dtype == np.float64:
+                np.multiply(X, 1.0 / row_scale, out=X)  # the fit's own copy: the same products, no new array
+            else:
+                X = X * (1.0 / row_scale)
         if label_scale != 1.0 or label_shift != 0.0:
             targets = [(t - label_shift) / label_scale for t in targets]
         return FitInputs(inputs.n_samples, inputs.n_coef, inputs.n_problems, (X, targets, sample_weight),
@@ -439,8 +447,10 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 X = columns.transform(inputs.data[0])  # a dask array stays lazy, mapped chunk by chunk on the workers
-                inputs = replace(inputs, data=(np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X,
-                                               *inputs.data[1:]))
+                X = np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X
+                # a fresh array (the map never returns its input): the row rescaling may then work in place
+                owned = isinstance(X, np.ndarray) and X is not inputs.data[0]
+                inputs = replace(inputs, data=(X, *inputs.data[1:]), scratch=X if owned else None)
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)
                 if scale_event != plan.scales.event:

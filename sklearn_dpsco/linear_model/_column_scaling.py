@@ -29,6 +29,7 @@ the declared settings, the input's format): see :func:`column_scaling_applies`.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -130,9 +131,12 @@ class ColumnScalingPlan:
         scale_budget, rest = split_scale_share(budget, share)
         return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre))
 
-    @property
+    @cached_property
     def event(self):
-        """``ComposedEvent`` of the ``2 d`` pure releases, as :func:`private_column_quantiles` returns it."""
+        """``ComposedEvent`` of the ``2 d`` pure releases, as :func:`private_column_quantiles` returns it.
+
+        Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
+        candidate solver plan)."""
         return column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
 
     def release(self, X, rng):

@@ -82,6 +82,49 @@ def test_zcdp_epsilon_reference():
     assert got == pytest.approx(4.72839, abs=1e-4)  # pinned
 
 
+def _zcdp_epsilon_function_calls(rho, delta):
+    """The former body of zcdp_epsilon: the grid evaluated through rdp_epsilon, one call per point."""
+    from scipy import optimize
+
+    log_inv = math.log(1.0 / delta)
+    standard = rho + 2.0 * math.sqrt(rho * log_inv)
+
+    def objective(log_am1):
+        alpha = 1.0 + math.exp(log_am1)
+        return rdp_epsilon(alpha, alpha * rho, delta)
+
+    centre = 0.5 * math.log(max(log_inv, 1e-300) / rho)
+    grid = centre + np.linspace(-8.0, 8.0, 161)
+    values = [objective(g) for g in grid]
+    i = int(np.argmin(values))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    best = min(values[i], float(res.fun) if res.success else math.inf)
+    return max(0.0, float(min(best, standard)))
+
+
+def test_zcdp_epsilon_is_the_function_call_form_bit_for_bit():
+    """The inlined, memoised grid gives the same float as one rdp_epsilon call per grid point,
+    on random rho over 24 decades and delta over 14, twice (the second time from the cache)."""
+    from sklearn_dpsco.accounting._calibration import _zcdp_epsilon
+
+    rng = np.random.default_rng(0)
+    rhos = np.concatenate([10.0 ** rng.uniform(-12, 12, size=300), [1e-300, 5e-324, 0.5, 1.0, 1e6]])
+    deltas = np.concatenate([10.0 ** rng.uniform(-15, -1, size=300), [1e-6, 1e-5, 1e-10, 0.5, 1e-6]])
+    def outcome(f, *args):  # the value, or the error (a tiny rho puts the grid at inf: both refuse)
+        try:
+            return f(*args)
+        except (ValueError, OverflowError) as e:
+            return type(e), str(e)
+
+    for _ in range(2):
+        for rho, delta in zip(rhos.tolist(), deltas.tolist()):
+            assert outcome(zcdp_epsilon, rho, delta) == outcome(_zcdp_epsilon_function_calls, rho, delta), (rho, delta)
+    assert _zcdp_epsilon.cache_info().hits >= len(rhos) - 1  # a refusal (rho = 5e-324) is not cached
+    assert zcdp_epsilon(np.float64(0.5), 1e-5) == zcdp_epsilon(0.5, 1e-5)
+    assert zcdp_epsilon(0.0, 1e-5) == 0.0 and zcdp_epsilon(0.5, 0.0) == math.inf
+
+
 def test_zcdp_rho_inverts_epsilon():
     for eps, delta in [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-9)]:
         rho = zcdp_rho(eps, delta)

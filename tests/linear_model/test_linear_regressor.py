@@ -353,3 +353,23 @@ def test_end_to_end_audit_through_fit(solver, delta):
     b = np.array([DPLinearRegressor(random_state=draws + s, **kw).fit(X, yp).coef_[0] for s in range(draws)])
     res = audit_gaussian_dp(a, b, eps, delta) if delta else audit_epsilon(a, b, eps)
     assert not res.violation, res
+
+
+@pytest.mark.parametrize("column_scaling", [True, False])
+def test_auto_fit_leaves_the_callers_rows_alone(column_scaling):
+    """The row rescaling works in place only on the fit's own column-scaled copy: the caller's X and y are
+    unchanged and a second fit on them releases the same model."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((3000, 4)) * [1.0, 10.0, 0.1, 3.0] + [0.0, 5.0, -1.0, 0.0]
+    y = X @ [0.5, -0.1, 2.0, 0.0] + rng.standard_normal(3000)
+    X0, y0 = X.copy(), y.copy()
+    kw = dict(epsilon=1.0, random_state=3, accountant=BudgetAccountant(float("inf")))
+    if not column_scaling:
+        kw["column_scaling"] = False
+    a = DPLinearRegressor(**kw).fit(X, y)
+    assert ("column_scaling" in a.fit_info_) == column_scaling and a.fit_info_["scale_estimates"]["row_bound"] != 1.0
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+    b = DPLinearRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_

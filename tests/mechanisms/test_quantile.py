@@ -388,16 +388,19 @@ def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
         [p, -p, np.nextafter(p, np.inf), np.nextafter(p, -np.inf), [0.0, -0.0, 5e-324, -5e-324, 1e300, -1e300]]
     )
     for trial in range(30):
+        # row counts around the kernel's 256-row blocks (its cells are buffered a block at a time)
+        n = (400, 1, 255, 256, 257, 1000)[trial % 6]
+        d = (4, 4, 12, 12, 5, 6, 7)[trial % 7]  # one interleaved pass below 6 columns, two passes from 6 on
         if trial % 2:
-            X = rng.standard_normal((400, 4)) * 10.0 ** rng.integers(-9, 9, size=4)
+            X = rng.standard_normal((n, d)) * 10.0 ** rng.integers(-9, 9, size=d)
         else:
-            X = rng.choice(special, size=(400, 4))
+            X = rng.choice(special, size=(n, d))
         if not grid.signed:
             X = np.abs(X)
         if trial % 3 == 0:
             X = np.asfortranarray(X)
         if trial % 5 == 4:
-            X[rng.integers(0, 400, size=20), rng.integers(0, 4, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
+            X[rng.integers(0, n, size=20), rng.integers(0, d, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
         # the former definition: sort, then count the values <= each point
         expected = np.array([np.searchsorted(np.sort(X[:, j]), p, side="right") for j in range(X.shape[1])])
         got = grid.column_counts(X)
@@ -406,6 +409,8 @@ def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
         for j in range(X.shape[1]):
             np.testing.assert_array_equal(grid.counts(X[:, j]), expected[j])
     np.testing.assert_array_equal(grid.column_counts(np.ones((1, 1))), [grid.counts([1.0])])
+    assert grid.column_counts(np.ones((0, 3))).shape == (3, len(p))
+    assert (grid.column_counts(np.ones((0, 3))) == 0).all()
 
 
 @pytest.mark.parametrize("noise", ["secure", "float"])
@@ -473,3 +478,43 @@ def test_release_counts_array_gaps_are_the_tuple_selection(epsilon):
                                                   "permute_and_flip")])
         assert got == ref
     assert rng.integers(2**62) == ref_rng.integers(2**62)
+
+
+def test_power_of_two_gcd_is_numpys_gcd():
+    """The dyadic shortcut of the gap reduction equals np.gcd on random and edge uint64 values."""
+    from sklearn_dpsco._mechanisms._quantile import _gcd_u64
+
+    rng = np.random.default_rng(11)
+    edge = [0, 1, 2, 3, 4, 6, 2**31, 2**62, 2**63, 2**63 + 2**10, 2**64 - 1, 2**64 - 2, 3 * 2**40]
+    m = np.concatenate([np.array(edge, dtype=np.uint64), rng.integers(0, 2**63, size=2000, dtype=np.uint64) << (
+        rng.integers(0, 30, size=2000).astype(np.uint64))])
+    for den in [1, 2, 2**10, 2**52, 2**63, 3, 10, 2**63 - 1]:
+        got = _gcd_u64(m, den)
+        np.testing.assert_array_equal(got, np.gcd(m, np.uint64(den)))
+        assert got.dtype == np.uint64
+
+
+def test_one_secure_selection_from_utility_arrays_repeats_the_generic_path():
+    """release_counts (utilities as an int64 array, one-row permute-and-flip) gives the same points and leaves
+    the generator where the list utilities and the (n, m) table path leave it."""
+    from sklearn_dpsco._mechanisms._selection import _first_heads_in_random_order
+
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        coins = rng.random((1, 50)) < 0.1
+        coins[0, rng.integers(50)] = True
+        a, b = np.random.default_rng(trial), np.random.default_rng(trial)
+        got = _first_heads_in_random_order(a, coins)
+        # the (n, m) table path written out: permuted rows, take_along_axis, first heads
+        order = b.permuted(np.broadcast_to(np.arange(50), (1, 50)), axis=1)
+        visited = np.take_along_axis(coins, order, axis=1)
+        assert got.tolist() == [order[0, np.argmax(visited[0])]]
+        assert a.integers(2**62) == b.integers(2**62)
+    mech = QuantileMechanism(0.75, 0.05, ScaleGrid(per_octave=8, signed=True), noise="secure")
+    values = np.random.default_rng(2).standard_normal(3000)
+    counts = mech.grid.counts(values)
+    assert mech._utility_array(counts, values.size).tolist() == mech.utility_from_counts(counts, values.size)
+    r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(10):
+        assert mech.release_counts(counts, values.size, r1) == mech.release(values, r2)
+    assert r1.integers(2**62) == r2.integers(2**62)

@@ -399,3 +399,27 @@ def test_secure_discrete_laplace_release_audit():
         b = m.release(np.array([1]), rng, size=N_DRAWS).ravel().astype(float)
         res = audit_epsilon(a, b, eps, alpha=ALPHA)
         assert res.violation is expect_violation, res
+
+
+def test_grid_sensitivity_and_gaussian_parameters_in_integers_are_the_fraction_formulas():
+    """l2_grid_sensitivity_squared and the secure Gaussian's N and rho, computed in integers, equal the
+    Fraction formulas they replaced, on random sensitivities, epsilons, deltas and dimensions."""
+    from sklearn_dpsco.accounting import zcdp_rho
+
+    rng = np.random.default_rng(21)
+    for _ in range(300):
+        sens = float(10.0 ** rng.uniform(-12, 6))
+        gamma = sn.power_of_two_at_most(float(10.0 ** rng.uniform(-20, 2)))
+        d = int(rng.integers(1, 5000))
+        bound = Fraction(sens) / Fraction(gamma) + sn.sqrt_upper(d)
+        assert sn.l2_grid_sensitivity_squared(sens, gamma, d) == math.floor(bound * bound)
+    assert sn.l2_grid_sensitivity_squared(Fraction(3, 7), 0.25, 4) == math.floor((Fraction(12, 7) + 2) ** 2)
+    assert sn.l2_grid_sensitivity_squared(0, 0.5, 9) == 9
+    for _ in range(60):
+        mech = GaussianMechanism(float(10.0 ** rng.uniform(-6, 3)), float(10.0 ** rng.uniform(-2, 1)),
+                                 float(10.0 ** rng.uniform(-12, -3)), int(rng.integers(1, 300)), noise="secure")
+        s2 = sn.l2_grid_sensitivity_squared(mech.sensitivity, mech.grid, mech.dimension)
+        rho = zcdp_rho(mech.epsilon, mech.delta)
+        n_var = math.ceil(Fraction(s2) / (2 * Fraction(rho)))
+        assert mech._sigma2 == n_var
+        assert mech.rho == float(Fraction(s2, 2 * n_var)) and mech.rho <= rho

@@ -251,3 +251,14 @@ def test_audit_flags_a_max_norm_clip_and_passes_the_private_one(monkeypatch):
     monkeypatch.setattr(_auto_scales.ScalePlan, "release", _max_norm_release)
     mutant = audit_epsilon(_clip_scores(X, y, draws, 0), _clip_scores(Xp, y, draws, 10_000), eps_s)
     assert mutant.violation, mutant
+
+
+def test_finite_reads_infinities_as_the_largest_float_and_leaves_finite_values_alone():
+    from sklearn_dpsco.linear_model._auto_scales import finite
+
+    big = np.finfo(float).max
+    v = np.array([1.0, -2.0, 0.0])
+    out = finite(v)
+    assert out.dtype == np.float64 and np.array_equal(out, v)
+    np.testing.assert_array_equal(finite([np.inf, -np.inf, np.nan, 3.0]), [big, -big, 0.0, 3.0])
+    np.testing.assert_array_equal(finite([1, 2]), [1.0, 2.0])
