@@ -328,3 +328,48 @@ def test_a_smoothed_screen_certifies_the_same_minimizer(weights, monkeypatch):
     assert calls == [1]  # the screen at beta = 0 did not screen; the smoothed one did
     assert res.certified
     assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+def test_a_failed_smoothed_start_leaves_the_probes_of_the_ascent(monkeypatch):
+    # a Newton failure (None) costs nothing but the attempt: the probes after 3, 6, 9 passes screen instead
+    monkeypatch.setattr(_working_set, "SMOOTHED_MIN_ROWS", 1)
+    monkeypatch.setattr(_working_set, "smoothed_absolute_start", lambda *a: None)
+    probes, screen = [], _working_set.working_set_dual
+
+    def spy(*args, **kwargs):
+        probes.append(args[10].n_epochs)
+        return screen(*args, **kwargs)
+
+    monkeypatch.setattr(_working_set, "working_set_dual", spy)
+    data = _instance(12, intercept=1.0)
+    res, cold = _solve(data, Absolute(), 3e-4, 5e-5)
+    assert probes[0] == 0 and max(probes) >= 3  # the start's screen, then a probe of the ascent
+    assert res.certified
+    assert np.linalg.norm(res.w - cold.w) <= res.distance_bound + cold.distance_bound
+
+
+def test_a_large_start_working_set_waits_for_the_smoothed_screen(monkeypatch):
+    # on a block that will get the smoothed screen, the start's screen may only keep SMOOTHED_MAX_FRACTION
+    # of the rows; after it, the general MAX_WORKING_FRACTION applies again
+    monkeypatch.setattr(_working_set, "SMOOTHED_MIN_ROWS", 1)
+    fractions, screen = [], _working_set.working_set_dual
+
+    def spy(*args, **kwargs):
+        fractions.append(args[13] if len(args) > 13 else kwargs.get("max_fraction"))
+        return screen(*args, **kwargs)
+
+    monkeypatch.setattr(_working_set, "working_set_dual", spy)
+    data = _instance(12, intercept=1.0)
+    res, cold = _solve(data, Absolute(), 3e-4, 5e-5)
+    assert fractions[0] == _working_set.SMOOTHED_MAX_FRACTION and fractions[-1] is None
+    assert res.certified
+
+
+def test_the_smoothed_start_declines_a_block_already_at_its_centre():
+    # zero residuals at the centre: no width to smooth at, so no start (the solve itself is unaffected)
+    from sklearn_dpsco._solvers._optim import _warm_start
+
+    data = _instance(13, n=500)
+    w0 = np.zeros(data.n_features)
+    flat = GLMData(data.X, np.zeros(data.n_samples), None, 0.0)
+    assert _warm_start.smoothed_absolute_start(flat, 1e-3, w0, np.ones(data.n_samples), 1e-4) is None
