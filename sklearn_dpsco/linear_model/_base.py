@@ -448,8 +448,11 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 X = columns.transform(inputs.data[0])  # a dask array stays lazy, mapped chunk by chunk on the workers
                 X = np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X
-                # a fresh array (the map never returns its input): the row rescaling may then work in place
-                owned = isinstance(X, np.ndarray) and X is not inputs.data[0]
+                # a fresh array (the map never returns its input, nor a view of it; checked, as the caller's
+                # rows must never be written): the row rescaling may then work in place
+                source = inputs.data[0]
+                owned = isinstance(X, np.ndarray) and not (isinstance(source, np.ndarray)
+                                                           and np.may_share_memory(X, source))
                 inputs = replace(inputs, data=(X, *inputs.data[1:]), scratch=X if owned else None)
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)
