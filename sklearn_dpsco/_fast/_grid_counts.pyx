@@ -37,6 +37,20 @@ cdef inline uint64_t _ordered_key(double x) noexcept nogil:
     return u | (<uint64_t>1 << 63)
 
 
+cdef inline Py_ssize_t _cell(double x, const double *points, const int32_t *start, Py_ssize_t G) noexcept nogil:
+    # the number of grid points < x, exactly: the table only guesses where the search starts.
+    # NaN: above every point, as in a sort (never counted as <= t)
+    cdef Py_ssize_t c
+    if x != x:
+        return G
+    c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+    while c > 0 and not (points[c - 1] < x):
+        c -= 1
+    while c < G and points[c] < x:
+        c += 1
+    return c
+
+
 def ordered_keys(const double[::1] values):
     """The order-preserving 64-bit keys of ``values`` (for building the lookup table)."""
     cdef Py_ssize_t i, n = values.shape[0]
@@ -69,30 +83,22 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
     increments' addresses be known ahead (about 20% less time at 200k x 20).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], G = points.shape[0]
-    cdef Py_ssize_t i, j, c, k, m, i0, i1, width = G + 1
-    cdef double x
+    cdef Py_ssize_t i, j, k, m, i0, i1, width = G + 1
     out = np.zeros((d, G + 1), dtype=np.int64)
     cdef int64_t[:, ::1] t = out
     if start.shape[0] != (1 << _BITS):
         raise ValueError("start must have 2**TABLE_BITS entries.")
     if n == 0 or d == 0:
         return out
+    cdef const double *pts = &points[0] if G > 0 else NULL
+    cdef const int32_t *tab = &start[0]
     if d * width >= 2**31:
         raise ValueError("too many columns and grid points for the 32-bit cell buffer.")
     if d < _TWO_PASS_COLUMNS:
         with nogil:
             for i in range(n):
                 for j in range(d):
-                    x = X[i, j]
-                    if x != x:
-                        c = G
-                    else:
-                        c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
-                        while c > 0 and not (points[c - 1] < x):
-                            c -= 1
-                        while c < G and points[c] < x:
-                            c += 1
-                    t[j, c] += 1
+                    t[j, _cell(X[i, j], pts, tab, G)] += 1
         return out
     cells = np.empty(_BLOCK * d, dtype=np.int32)
     cdef int32_t[::1] buf = cells
@@ -104,18 +110,7 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
             m = 0
             for i in range(i0, i1):
                 for j in range(d):
-                    x = X[i, j]
-                    if x != x:
-                        # NaN: above every point, as in a sort (never counted as <= t)
-                        c = G
-                    else:
-                        c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
-                        # exact: c ends as the number of points < x, the table only guessed where to start
-                        while c > 0 and not (points[c - 1] < x):
-                            c -= 1
-                        while c < G and points[c] < x:
-                            c += 1
-                    buf[m] = <int32_t>(j * width + c)
+                    buf[m] = <int32_t>(j * width + _cell(X[i, j], pts, tab, G))
                     m += 1
             for k in range(m):
                 flat[buf[k]] += 1
