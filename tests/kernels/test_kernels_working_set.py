@@ -316,14 +316,15 @@ def test_the_smoothed_start_screens_close_to_the_minimizer(weights, clip):
     assert at_start.distance_bound < 0.05 * at_zero.distance_bound
 
 
+@pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("weights", [False, True])
-def test_a_smoothed_screen_certifies_the_same_minimizer(weights, monkeypatch):
+def test_a_smoothed_screen_certifies_the_same_minimizer(weights, sparse, monkeypatch):
     monkeypatch.setattr(_working_set, "SMOOTHED_MIN_ROWS", 1)
     calls = []
     from sklearn_dpsco._solvers._optim import _warm_start
     real = _warm_start.smoothed_absolute_start
     monkeypatch.setattr(_working_set, "smoothed_absolute_start", lambda *a: calls.append(1) or real(*a))
-    data = _instance(12, intercept=1.0, weights=weights)
+    data = _instance(12, intercept=1.0, weights=weights, sparse=sparse)
     res, cold = _solve(data, Absolute(), 3e-4, 5e-5)
     assert calls == [1]  # the screen at beta = 0 did not screen; the smoothed one did
     assert res.certified
