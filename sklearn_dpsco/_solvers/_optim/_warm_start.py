@@ -273,7 +273,8 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
         return None
     blk = _Block(data, start, stop)
     w0 = np.asarray(w0, dtype=float)
-    scale = float(np.mean(np.abs(blk.matvec(w0) - blk.y)))
+    with np.errstate(all="ignore"):  # no data-dependent warning: a non-finite scale just gives no start
+        scale = float(np.mean(np.abs(blk.matvec(w0) - blk.y)))
     if not (np.isfinite(scale) and scale > 0):
         return None
     # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser and

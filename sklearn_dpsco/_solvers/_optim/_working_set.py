@@ -222,10 +222,12 @@ def screening_point(data, rows, loss, lam, w0, cap, start, stop, beta):
     y = data.y[start:stop]
     sw = np.ones(n) if data.sample_weight is None else data.sample_weight[start:stop]
     w0 = np.asarray(w0, dtype=float)
-    w = w0 + rows.rmatvec(sw * beta, start, stop) / (lam * n) if np.any(beta) else w0.copy()
-    z = rows.matvec(w, start, stop) if np.any(w) else np.zeros(n)
-    psi = cap * (np.maximum(1.0 - y * z, 0.0) if loss.is_classification else np.abs(z - y))
-    gap = float(sw @ (psi + beta * (z - y))) / n
+    # no data-dependent warning (a non-finite estimate only means no screen), as in the compiled kernel
+    with np.errstate(all="ignore"):
+        w = w0 + rows.rmatvec(sw * beta, start, stop) / (lam * n) if np.any(beta) else w0.copy()
+        z = rows.matvec(w, start, stop) if np.any(w) else np.zeros(n)
+        psi = cap * (np.maximum(1.0 - y * z, 0.0) if loss.is_classification else np.abs(z - y))
+        gap = float(sw @ (psi + beta * (z - y))) / n
     distance = np.sqrt(2.0 * max(gap, 0.0) / lam) if np.isfinite(gap) else np.inf
     return ScreeningPoint(w, float(distance), beta)
 
