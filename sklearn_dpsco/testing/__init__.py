@@ -28,6 +28,7 @@ from ._estimator_checks import (
     deliberate_tags,
     estimator_for_checks,
     expected_failed_checks,
+    parametrize_with_checks,
 )
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import glm_neighbours, linear_loss_minimizer, linear_neighbour_centres, worst_case_neighbours
@@ -59,6 +60,7 @@ __all__ = [
     "deliberate_tags",
     "estimator_for_checks",
     "expected_failed_checks",
+    "parametrize_with_checks",
     "extreme_row",
     "GROUPS_REQUIRED",
     "GridResidueResult",

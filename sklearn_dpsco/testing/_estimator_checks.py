@@ -12,6 +12,9 @@ a tool can read it:
   :func:`sklearn.utils.estimator_checks.parametrize_with_checks`;
 * :func:`deliberate_tags` — ``{tag: reason}`` for the tags that relax checks
   (``poor_score``, ``non_deterministic``, ``requires_fit=False``);
+* :func:`parametrize_with_checks` — scikit-learn's decorator with its cases
+  as a list (scikit-learn 1.6, the oldest supported, hands pytest a
+  generator, which pytest deprecates: an error from pytest 10 on);
 * :func:`estimator_for_checks` — the estimator the checks can run on. The
   checks call ``fit(X, y)``; an estimator whose guarantee is about users
   needs ``groups`` (:data:`GROUPS_REQUIRED`), and runs the checks through a
@@ -31,6 +34,7 @@ from ..preprocessing import DPStandardScaler
 
 __all__ = [
     "GROUPS_REQUIRED",
+    "parametrize_with_checks",
     "RowsAreUsersDPStandardScaler",
     "RowsAreUsersLogistic",
     "deliberate_tags",
@@ -200,3 +204,18 @@ def estimator_for_checks(estimator):
     if type(estimator) is DPStandardScaler and params["privacy_unit"] == "user":
         return RowsAreUsersDPStandardScaler(**params)
     return estimator
+
+
+def parametrize_with_checks(estimators, **kwargs):
+    """:func:`sklearn.utils.estimator_checks.parametrize_with_checks` with its cases materialised as a list.
+
+    scikit-learn 1.6 passes ``pytest.mark.parametrize`` a generator of
+    ``(estimator, check)`` cases; pytest deprecates non-collection argument
+    values (an error from pytest 10 on). Same cases, same ids, same marks.
+    """
+    import pytest
+    from sklearn.utils.estimator_checks import parametrize_with_checks as sklearn_parametrize_with_checks
+
+    mark = sklearn_parametrize_with_checks(estimators, **kwargs)
+    names, cases = mark.args[0], mark.args[1]
+    return pytest.mark.parametrize(names, list(cases), *mark.args[2:], **mark.kwargs)

@@ -14,7 +14,7 @@
 import numpy as np
 import pytest
 from sklearn.utils import get_tags
-from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
+from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from sklearn_dpsco import (
     DPGrowthAdaptiveRegressor,
@@ -25,7 +25,13 @@ from sklearn_dpsco import (
     UserLevelDPLogistic,
 )
 from sklearn_dpsco.accounting import BudgetAccountant
-from sklearn_dpsco.testing import GROUPS_REQUIRED, deliberate_tags, estimator_for_checks, expected_failed_checks
+from sklearn_dpsco.testing import (
+    GROUPS_REQUIRED,
+    deliberate_tags,
+    estimator_for_checks,
+    expected_failed_checks,
+    parametrize_with_checks,
+)
 
 TRANSFORMERS = [
     DPStandardScaler(random_state=0),  # the default: bounds="auto"

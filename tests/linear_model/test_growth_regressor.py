@@ -23,7 +23,6 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco import BudgetAccountant, BudgetExceededError, DPGrowthAdaptiveRegressor
 from sklearn_dpsco._solvers import solve_certified
@@ -35,7 +34,13 @@ from sklearn_dpsco._solvers._output_perturbation import centred_phase_data, floa
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import mechanism_for
 from sklearn_dpsco.accounting import PureDPEvent, epsilon_delta
-from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
+from sklearn_dpsco.testing import (
+    audit_epsilon,
+    audit_gaussian_dp,
+    expected_failed_checks,
+    parametrize_with_checks,
+    project_on,
+)
 
 #: The solver's mechanics in the data's own units: no row or label unit (the "auto" units, which
 #: rescale the data before the solver runs, are tested in tests/privacy/test_auto_scales.py).

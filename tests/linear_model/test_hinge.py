@@ -20,7 +20,6 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from scipy import stats
 
 from sklearn_dpsco.accounting import (
@@ -34,7 +33,13 @@ from sklearn_dpsco.accounting import (
 from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.linear_model import _hinge_rules as hinge_rules
 from sklearn_dpsco.linear_model._hinge_rules import ALPHA_FACTOR, choose_solver, default_alpha, default_intercept_share
-from sklearn_dpsco.testing import audit_epsilon, audit_gaussian_dp, expected_failed_checks, project_on
+from sklearn_dpsco.testing import (
+    audit_epsilon,
+    audit_gaussian_dp,
+    expected_failed_checks,
+    parametrize_with_checks,
+    project_on,
+)
 
 SOLVERS = list(hinge_rules.SOLVERS)
 

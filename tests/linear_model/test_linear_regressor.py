@@ -18,12 +18,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.linear_model._least_squares_rules import choose_solver as _auto_solver
-from sklearn_dpsco.testing import expected_failed_checks
+from sklearn_dpsco.testing import expected_failed_checks, parametrize_with_checks
 
 SOLVERS = ["adassp", "snowball", "phased_sgd", "phased_erm", "lowy", "interpolation", "interpolation_ald"]
 SLOW_SOLVERS = ("phased_erm", "lowy", "interpolation_ald")  # certified ERM per phase (reference solver)

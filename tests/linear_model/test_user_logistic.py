@@ -12,7 +12,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco.accounting import (
@@ -25,7 +24,7 @@ from sklearn_dpsco.accounting import (
 )
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
 from sklearn_dpsco.linear_model._user_logistic_rules import default_sgd_iterations, prefers_dp_sgd
-from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks
+from sklearn_dpsco.testing import estimator_for_checks, expected_failed_checks, parametrize_with_checks
 
 
 # fit needs groups; the checks run on the rows-as-users test subclass (sklearn_dpsco.testing.GROUPS_REQUIRED)
