@@ -255,8 +255,9 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     ``beta_i = c_i clip((y_i - z_i) / mu, -1, 1)`` at the last minimizer: a
     point of the absolute loss's dual box whose duality gap is at most
     ``mu / 4`` per row within ``mu`` of its kink (and 0 for the others), so
-    its proven distance screens the rows tightly
-    (``_working_set.certified_kinked_erm``). None when a solve fails.
+    the distance its gap implies screens the rows tightly
+    (``_working_set.certified_kinked_erm``). None when a solve fails or the
+    point is not finite.
 
     Parameters
     ----------
@@ -297,7 +298,7 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
             mu = SMOOTH_WIDTHS[-1] * scale
             for b in levels:
                 w, z = _smoothed_newton(b, cap[: b.n], mu, unit, lam, w0, tol, w)
+            beta = INSIDE * cap * np.clip((blk.y - z) / mu, -1.0, 1.0)
     except (np.linalg.LinAlgError, ValueError):
         return None
-    beta = INSIDE * cap * np.clip((blk.y - z) / mu, -1.0, 1.0)
     return beta if np.all(np.isfinite(beta)) else None
