@@ -174,11 +174,14 @@ def rdp_epsilon(alpha, rdp, delta):
     - log(alpha)) / (alpha - 1)``, which is never worse than Mironov's
     ``rdp + log(1/delta) / (alpha - 1)``.
     """
+    return _rdp_conversion(alpha, rdp, math.log(1.0 / delta))
+
+
+def _rdp_conversion(alpha, rdp, log_inv):
+    """:func:`rdp_epsilon`'s formula with ``log_inv = log(1/delta)`` computed by the caller (once per grid)."""
     if alpha <= 1:
         raise ValueError(f"alpha must be > 1, got {alpha}.")
-    return rdp + (math.log(1.0 / delta) + (alpha - 1) * math.log1p(-1.0 / alpha) - math.log(alpha)) / (
-        alpha - 1
-    )
+    return rdp + (log_inv + (alpha - 1) * math.log1p(-1.0 / alpha) - math.log(alpha)) / (alpha - 1)
 
 
 def zcdp_epsilon(rho, delta):
@@ -208,20 +211,14 @@ def _zcdp_epsilon(rho, delta):
 
     def objective(log_am1):
         alpha = 1.0 + math.exp(log_am1)
-        return rdp_epsilon(alpha, alpha * rho, delta)
+        return _rdp_conversion(alpha, alpha * rho, log_inv)
 
     # The optimum is near alpha = 1 + sqrt(log(1/delta) / rho); search around it.
     centre = 0.5 * math.log(max(log_inv, 1e-300) / rho)
     grid = centre + np.linspace(-8.0, 8.0, 161)
-    # objective(g) at every grid point, inlined: rdp_epsilon's formula with the same operations in the
-    # same order (the same floats; tests/accounting compare with the function-call form)
-    values = []
-    exp, log, log1p = math.exp, math.log, math.log1p
-    for g in grid.tolist():
-        alpha = 1.0 + exp(g)
-        if alpha <= 1:
-            raise ValueError(f"alpha must be > 1, got {alpha}.")
-        values.append(alpha * rho + (log_inv + (alpha - 1) * log1p(-1.0 / alpha) - log(alpha)) / (alpha - 1))
+    # log(1/delta) once for the whole grid (the same floats as rdp_epsilon per point; tests/accounting
+    # compare with the function-call form)
+    values = [objective(g) for g in grid.tolist()]
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})

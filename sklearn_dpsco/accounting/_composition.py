@@ -80,8 +80,13 @@ def profile_of(event):
     raise TypeError(f"no composition rule for {type(event).__name__}")
 
 
+def _pure_parts(eps):
+    """``(pure_eps, pure_rho)`` of an eps-DP part: eps-DP implies (eps^2 / 2)-zCDP (Bun and Steinke 2016)."""
+    return eps, eps * eps / 2.0
+
+
 def _pure(eps):
-    return PrivacyProfile(pure_eps=eps, pure_rho=eps * eps / 2.0)
+    return PrivacyProfile(*_pure_parts(eps))
 
 
 @profile_of.register
@@ -119,8 +124,8 @@ def _(event: ComposedEvent):
     a, b, c, d, g, r = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     for e in event.events:
         if type(e) is PureDPEvent:
-            eps = e.epsilon
-            a, b, c, d, g, r = a + eps, b + eps * eps / 2.0, c + 0.0, d + 0.0, g + 0.0, r + 0.0
+            eps, eps_rho = _pure_parts(e.epsilon)
+            a, b, c, d, g, r = a + eps, b + eps_rho, c + 0.0, d + 0.0, g + 0.0, r + 0.0
         else:
             p = profile_of(e)
             a, b, c, d, g, r = (a + p.pure_eps, b + p.pure_rho, c + p.approx_eps, d + p.approx_delta,

@@ -174,11 +174,13 @@ def huber_newton(blk, k, lam, w0, tol, start=None):
     return w, z
 
 
-def _subsample_sizes(n):
-    """Prefix sizes ``n / 8^j`` above :data:`SUBSAMPLE_MIN_ROWS`, smallest first (empty for small blocks)."""
+def _subsample_sizes(n, min_rows=None, levels=None):
+    """Prefix sizes ``n / 8^j`` of at least ``min_rows`` (default :data:`SUBSAMPLE_MIN_ROWS`, read at call
+    time) — the ``levels`` largest, all when None — smallest first (empty for small blocks)."""
+    min_rows = SUBSAMPLE_MIN_ROWS if min_rows is None else min_rows
     sizes = []
     m = n // SUBSAMPLE_RATIO
-    while m >= SUBSAMPLE_MIN_ROWS:
+    while m >= min_rows and (levels is None or len(sizes) < levels):
         sizes.append(m)
         m //= SUBSAMPLE_RATIO
     return sizes[::-1]
@@ -281,13 +283,9 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser and
     # the Newton steps use the unit-weight Gram updates
     unit = blk.unit and bool(np.all(cap == cap[0]))
-    # nested prefixes of the block, n / 8^j rows down to SMOOTH_MIN_ROWS (at most SMOOTH_PREFIXES), smallest first
-    sizes = []
-    m = blk.n // SUBSAMPLE_RATIO
-    while m >= SMOOTH_MIN_ROWS and len(sizes) < SMOOTH_PREFIXES:
-        sizes.append(m)
-        m //= SUBSAMPLE_RATIO
-    levels = [_Block(data, start, start + m) for m in sizes[::-1]] + [blk]
+    # nested prefixes of the block (n / 8 and n / 64 rows, at least SMOOTH_MIN_ROWS), smallest first
+    sizes = _subsample_sizes(blk.n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES)
+    levels = [_Block(data, start, start + m) for m in sizes] + [blk]
     tol, w = 1e-3 * target_distance, None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
