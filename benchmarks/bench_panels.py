@@ -231,6 +231,7 @@ def rule_alpha(ds, eps):
 
 METHODS = {
     "ours default": lambda ds, e, s: ours(ds, e, s),
+    "ours uncentred": lambda ds, e, s: ours(ds, e, s, centering=False),
     "ours raw auto": lambda ds, e, s: ours(ds, e, s, raw=True),
     "ours scaled auto": lambda ds, e, s: ours(ds, e, s, data_norm="auto"),
     "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),

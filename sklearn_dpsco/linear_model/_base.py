@@ -315,8 +315,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             return None
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept)
 
-    def _column_rows(self, inputs):
-        """The rows the column quartiles are released from: every row (one row is the privacy unit)."""
+    def _column_rows(self, inputs, columns):
+        """The rows ``columns`` (the column plan) is released from: every row (one row is the privacy unit)."""
         return inputs.data[0]
 
     def _store_columns(self, plan, columns):
@@ -334,7 +334,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
             entry.update(info)
         if self.verbose:
-            print(f"[{type(self).__name__}] private column scaling: {info['column_scaling']}")
+            for key, value in info.items():
+                print(f"[{type(self).__name__}] private {key.replace('_', ' ')}: {value}")
 
     # -- budget ----------------------------------------------------------------------------
     def _budget(self):
@@ -443,7 +444,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             rng = check_random_state(self.random_state)
             released = columns = None
             if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
-                columns, column_event = plan.columns.release(self._column_rows(inputs), rng)
+                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 X = columns.transform(inputs.data[0])  # a dask array stays lazy, mapped chunk by chunk on the workers

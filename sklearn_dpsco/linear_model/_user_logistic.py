@@ -19,6 +19,7 @@ from .._solvers._core._user_data import index_users
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
+from ._centering import CenteringPlan, centering_applies, feature_bound
 from ._user_logistic_rules import (
     SGD_ALPHA_SHARE,
     SOLVERS,
@@ -89,7 +90,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         Public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
         The fit then clips tighter, as ``"auto"`` does with its estimate:
-        with ``c = R / 4`` it runs on ``X / c`` with bound ``sqrt(1 +
+        with ``c = R / 4`` (``R / 8`` when it centres the features, see
+        ``centering``) it runs on ``X / c`` with bound ``sqrt(1 +
         intercept_scaling^2)`` (a public per-row map;
         linear_model/_user_logistic_rules.py, ``declared_row_scale``), so
         ``alpha``, ``radius``, ``user_clip``, ``sgd_clip`` and ``sgd_step``
@@ -127,6 +129,24 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``sgd_clip`` and ``sgd_step`` are read, and ``data_norm_``,
         ``row_bound_`` and ``alpha_`` reported, in the units of the rescaled
         columns (``coef_`` and ``intercept_`` are in the data's units).
+    centering : {"auto", True, False}, default="auto"
+        Centre the features privately inside the fit, with user-level
+        privacy: the mean of the users' mean rows (each user's first
+        ``max_items_per_user`` rows in input order, every row and each
+        user's mean clipped to ``B = max(sqrt(R^2 - intercept_scaling^2), R /
+        sqrt(2))``) is released by the Gaussian mechanism (l2-sensitivity
+        2B under replace-one-user; discrete on the secure path) on 0.1 of the
+        budget (of zCDP rho, or of mu^2 on the float path); every row is
+        shifted by it, the fit runs on the rest with its rows clipped at ``c =
+        R / 8``, and the shift is folded into ``intercept_``
+        (doc/privacy/user_level.rst, "Feature centring"). Rows scaled by
+        public ranges sit far from the origin; the noise of gradient descent
+        then lands in the threshold (benchmarks/results/panels.md).
+        ``"auto"``: with a declared ``data_norm``, an intercept, dense rows,
+        and when the fit runs ``user_dp_sgd`` (forced, or chosen by
+        ``solver="auto"``; public facts only). ``True``: whatever the solver
+        (a declared ``data_norm``, an intercept and dense rows are required).
+        ``False``: never.
     alpha : float, default=None
         Strong convexity of the objective ``mean logistic loss + alpha/2
         ||w||^2`` (strongly convex solvers; an extra ridge for the others).
@@ -226,8 +246,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         a quarter of the declared ``data_norm`` or the released
         ``data_norm_`` (see ``data_norm``).
     column_center_, column_scale_ : ndarray of shape (n_features,) or None
-        The released column map (DP releases), or None when column scaling
-        did not run.
+        The released column map (DP releases): the quartiles' centre and
+        scale, or the released feature centre and ones; None when neither
+        column scaling nor centring ran.
     n_users_ : int
         Number of users seen by fit (public under the neighbouring relation).
     n_bottom_ : list of int
@@ -240,7 +261,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``scale_epsilon`` and ``scale_rule``. With column scaling the event
         is ``ComposedEvent((2 d quartile events, the event above))`` and
         every entry holds ``column_scaling`` (share, its epsilon, the number
-        of passed-through columns).
+        of passed-through columns); with centring it is
+        ``ComposedEvent((the centre's Gaussian event, the solver's event))``
+        and every entry holds ``centering`` (share, bound B, the noise std
+        of the released centre per coordinate).
 
     Notes
     -----
@@ -293,6 +317,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
+        "centering": [StrOptions({AUTO}), "boolean"],
         "alpha": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
         "deletion_test": [StrOptions({"graded", "exhaustive"})],
@@ -317,6 +342,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         data_norm=1.0,
         scale_share=None,
         column_scaling=AUTO,
+        centering=AUTO,
         alpha=None,
         radius=10.0,
         deletion_test="graded",
@@ -344,6 +370,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         self.data_norm = data_norm
         self.scale_share = scale_share
         self.column_scaling = column_scaling
+        self.centering = centering
         self.alpha = alpha
         self.radius = radius
         self.deletion_test = deletion_test
@@ -404,18 +431,19 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         """Value of the virtual intercept column (0 without intercept); public."""
         return self.intercept_scaling if self.fit_intercept else 0.0
 
-    def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm, declared=False):
+    def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm, declared=False,
+                     centred=False):
         """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events.
 
         ``declared``: ``data_norm`` is the user's bound; the fit runs on the
         rows ``(x, c intercept_scaling)`` clipped to ``c sqrt(1 +
-        intercept_scaling^2)`` (public: ``c`` from the declared bound,
-        :func:`declared_row_scale`), and every setting below is planned at that
-        bound, read in the units of ``X / c`` as under ``"auto"``.
+        intercept_scaling^2)`` (public: ``c`` from the declared bound and
+        ``centred``, :func:`declared_row_scale`), and every setting below is
+        planned at that bound, read in the units of ``X / c`` as under ``"auto"``.
         """
         spec = get_solver("user_logistic", solver)
         intercept_column, row_bound = self._intercept_column(), data_norm
-        scale = declared_row_scale(data_norm) if declared else None
+        scale = declared_row_scale(data_norm, centred) if declared else None
         if scale is not None:
             # the rows (x / c, is) of "auto" in the data's units: (x, c is) of norm <= c sqrt(1 + is^2)
             intercept_column = scale * intercept_column
@@ -465,11 +493,44 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         """True when ``data_norm`` is declared (``column_scaling="auto"`` then stays off); public."""
         return not is_auto(self.data_norm)
 
-    def _column_rows(self, inputs):
-        """One row per user, each user's first in input order (:func:`first_row_per_user`, public rule):
-        replacing one user changes at most one of them, so the quartiles are user-level DP."""
+    def _column_rows(self, inputs, columns):
+        """For the quartiles, one row per user, each user's first in input order (:func:`first_row_per_user`,
+        public rule): replacing one user changes at most one of them, so the quartiles are user-level DP.
+        For the centre, the rows and their user index (it averages each user's first rows itself)."""
         X_, _, _, users = inputs.data
+        if isinstance(columns, CenteringPlan):
+            return X_, users
         return X_[first_row_per_user(users)]
+
+    def _column_plan(self, inputs):
+        """The column quartiles' plan (``data_norm="auto"``), else the centre's, else None (public facts)."""
+        quartiles = super()._column_plan(inputs)
+        if quartiles is None:
+            return self._centering_plan(inputs)
+        if self.centering is True:  # "auto" yields to the quartiles (their map centres the columns too)
+            raise ValueError("centering=True and column scaling both shift the columns; set one of them to False. "
+                             "Nothing was spent.")
+        return quartiles
+
+    def _centering_plan(self, inputs):
+        """The :class:`CenteringPlan` of this fit, or None: :func:`centering_applies` on public facts (the
+        setting, the declared bound, the intercept, the rows' format, and the solver this fit runs)."""
+        if self.centering is False:
+            return None
+        declared = not is_auto(self.data_norm)
+        d = inputs.n_coef - (1 if self.fit_intercept else 0)
+        dense = isinstance(inputs.data[0], np.ndarray)
+        if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept, dense=dense,
+                                 n_features=d):
+            return None
+        plan = CenteringPlan.build(self._budget(), inputs.n_samples, d,
+                                   feature_bound(self.data_norm, self.intercept_scaling), self.max_items_per_user)
+        # the solver on the rest of the budget: "auto" centres only the fits that run DP-GD
+        dp_sgd = self.solver == "user_dp_sgd" or (
+            self.solver == "auto" and self._prefer(inputs.n_samples, inputs.n_coef, inputs.n_problems, plan.rest))
+        if self.centering == AUTO and not dp_sgd:
+            return None
+        return plan
 
     def _plan(self, n_users, n_coef, n_problems, columns=None):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
@@ -481,7 +542,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         its event, like the estimate's, is fixed here, before any data is read.
         ``columns`` (a ``ColumnScalingPlan`` built with ``n = n_users``): the
         rows are first mapped by the released column quartiles, on
-        ``columns.share`` of epsilon.
+        ``columns.share`` of epsilon; or a ``CenteringPlan``: the rows are
+        first shifted by the released mean of the users' mean rows, on
+        ``columns.share`` of the budget, and fitted at the centred row share.
         """
         targets = []
         if is_auto(self.data_norm):
@@ -495,11 +558,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         else:
             data_norm = float(self.data_norm)
         declared = scales is None
+        centred = isinstance(columns, CenteringPlan)
 
         def build(budget):
             plan = choose_plan(
                 self.solver,
-                lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared),
+                lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared,
+                                               centred),
                 self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
             )
             return replace(plan, scales=scales, columns=columns)

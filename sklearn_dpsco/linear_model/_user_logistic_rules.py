@@ -12,6 +12,7 @@ import numpy as np
 
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
+from ._centering import CENTRED_ROW_SHARE
 
 __all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
            "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
@@ -217,10 +218,11 @@ def prefers_dp_sgd(n_users, d, epsilon, delta):
 DECLARED_ROW_SHARE = 0.25
 
 
-def declared_row_scale(data_norm):
+def declared_row_scale(data_norm, centred=False):
     """``c``: a declared bound's rows are fitted as ``(x, c intercept_scaling)`` clipped to ``c sqrt(1 +
-    intercept_scaling^2)``, settings read in the units of ``X / c``. Public: the declared bound only."""
-    return DECLARED_ROW_SHARE * float(data_norm)
+    intercept_scaling^2)``, settings read in the units of ``X / c``. Public: the declared bound, and
+    whether the fit centres its features (``CENTRED_ROW_SHARE``, linear_model/_centering.py)."""
+    return (CENTRED_ROW_SHARE if centred else DECLARED_ROW_SHARE) * float(data_norm)
 
 
 def first_row_per_user(users):

@@ -10,7 +10,7 @@ from sklearn_dpsco._mechanisms._calibrate import expected_noise_norm
 from sklearn_dpsco.linear_model import _hinge_rules as hinge
 
 PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
-                "row_bound", "noise", "n_features", "iterations", "bounds_declared"}
+                "row_bound", "noise", "n_features", "iterations", "bounds_declared", "centred"}
 
 
 @pytest.mark.parametrize("rule", [hinge.default_alpha, hinge.declared_clip_level])
@@ -100,8 +100,10 @@ def test_user_estimator_uses_the_rule():
     assert est.get_params()["alpha"] is None
     est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, alpha=0.05, random_state=0,
                                accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
-    # a given alpha is read in the units of X / c (c = a quarter of the declared bound), as under "auto"
-    assert est2.alpha_ == pytest.approx(0.05 * 0.25**2)
+    # a given alpha is read in the units of X / c (c = a quarter of the declared bound, an eighth when the
+    # fit centres its features, as this DP-GD fit does), as under "auto"
+    assert est2.solver_ == "user_dp_sgd" and est2.column_center_ is not None
+    assert est2.alpha_ == pytest.approx(0.05 * 0.125**2)
 
 
 def test_user_sgd_rules_public_monotone_and_bounded():
@@ -158,7 +160,10 @@ def test_user_default_dp_sgd_event_and_spend():
     y = (X[:, 0] > 0).astype(int)
     g = np.repeat(np.arange(400), 5)
     acc = BudgetAccountant(epsilon=10, delta=1e-3)
-    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, accountant=acc)
+    # centering=False: the solver on the whole budget (a centred fit's rules read the budget the centre
+    # leaves, its event composes the centre's: tests/privacy/test_centering_user.py)
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, accountant=acc,
+                              centering=False)
     est.fit(X, y, g)
     steps = user.default_sgd_iterations(400, 5, 4, 1.0, 1e-6)
     assert est.solver_ == "user_dp_sgd" and est.sgd_iterations_ == steps
@@ -173,9 +178,13 @@ def test_user_default_dp_sgd_event_and_spend():
     assert 0.99 <= est.epsilon_spent_ <= 1.0 + 1e-9 and est.delta_spent_ <= 1e-6
     assert len(acc.ledger) == 1
     # the same public facts with other data: the same event
-    est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=1,
+    est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=1, centering=False,
                                accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(-X, 1 - y, g)
     assert est2.privacy_event_ == event
+    centred = [UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=s,
+                                   accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X_, y_, g).privacy_event_
+               for s, X_, y_ in ((0, X, y), (1, -X, 1 - y))]
+    assert centred[0] == centred[1] != event
 
 
 # --------------------------------------------------------------------------- linear regression table
@@ -224,6 +233,7 @@ def test_declared_row_scale_public():
     assert set(inspect.signature(user.declared_row_scale).parameters) <= PUBLIC_NAMES
     for R in (0.1, 1.0, math.sqrt(2.0), 30.0):
         assert user.declared_row_scale(R) == pytest.approx(user.DECLARED_ROW_SHARE * R)
+        assert user.declared_row_scale(R, centred=True) == pytest.approx(user.CENTRED_ROW_SHARE * R)
 
 
 @pytest.mark.parametrize("solver", ["user_clip", "user_dp_sgd", "item_group"])
@@ -249,12 +259,16 @@ def test_declared_rows_are_clipped_at_the_rule_bound(solver):
     import unittest.mock as um
     with um.patch.object(mod, "make_user_data", spy):
         est.fit(X, y, g)
-    c = user.declared_row_scale(R)
+    c = user.declared_row_scale(R, centred=est.column_center_ is not None)  # "auto" centres DP-GD fits
+    assert (est.column_center_ is not None) == (solver == "user_dp_sgd")
     bound = c * math.hypot(1.0, is_)
     assert seen["data_norm"] == pytest.approx(bound) and est.row_bound_ == pytest.approx(bound)
     assert seen["intercept"] == pytest.approx(c * is_)  # the intercept column scaled alike: inside the bound
     assert est.data_norm_ == R  # the declaration, reported as given
-    plan = est._plan(500, 4, 1)
-    assert est.privacy_event_ == plan.event  # the event is the public plan's
+    from sklearn_dpsco.linear_model._auto_scales import fit_event
+
+    columns = est._column_plan(est._validate_fit_inputs(X, y, g))  # the centre's plan (DP-GD) or None
+    plan = est._plan(500, 4, 1, columns=columns)
+    assert est.privacy_event_ == fit_event(None, plan.event, 1, columns)  # the event is the public plan's
     # the radius is read in the units of X / c (as under "auto"): ||w|| <= radius / c in the data's units
     assert plan.radius == pytest.approx(est.radius / c)

@@ -141,8 +141,10 @@ def test_error_messages_carry_no_data():
 def test_fit_spends_the_budget_once(solver):
     X, y, g = _grouped(700, 2, seed=2)
     acc = BudgetAccountant(20.0, 0.1)
+    # centering=False: the radius check below reads the solver's own units (a centred fit folds its shift
+    # into intercept_; tests/privacy/test_centering_user.py)
     est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, accountant=acc, random_state=3,
-                              noise=_noise(solver))
+                              noise=_noise(solver), centering=False)
     est.fit(X, y, g)
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
     eps, delta = epsilon_delta(est.privacy_event_, delta=1e-2)
@@ -186,7 +188,8 @@ def test_results_do_not_depend_on_n_jobs(solver):
 @pytest.mark.parametrize("solver", ["sc_output_pert", "user_dp_sgd", "item_group", "user_clip"])
 def test_sparse_equals_dense(solver):
     X, y, g = _grouped(300, 2, seed=7)
-    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1, noise=_noise(solver))
+    # centering=False: "auto" centres dense rows only (sparse rows would be densified)
+    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1, noise=_noise(solver), centering=False)
     a = UserLevelDPLogistic(**kw).fit(X, y, g)
     b = UserLevelDPLogistic(**kw).fit(sp.csr_matrix(X), y, g)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
@@ -241,7 +244,8 @@ def test_auto_choice_follows_the_public_rule_then_the_noise_proxy():
 def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
     X, y, g = _grouped(60, 3)
     acc = _fresh_accountant()
-    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, solver="user_dp_sgd", accountant=acc, random_state=0)
+    est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, solver="user_dp_sgd", accountant=acc, random_state=0,
+                              centering=False)  # the solver's event alone (centred: tests/privacy/test_centering_user.py)
     est.fit(X, y, g)
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent)

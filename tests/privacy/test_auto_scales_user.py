@@ -106,9 +106,10 @@ def test_declared_data_norm_spends_nothing_on_estimation(monkeypatch):
 
 
 def test_declared_default_unchanged():
-    # data_norm=1.0 stays the default and runs exactly the former plan (bound 1, whole budget)
+    # data_norm=1.0 stays the default and runs exactly the former plan (bound 1, whole budget) when the
+    # fit does not centre its features (centred fits: tests/privacy/test_centering_user.py)
     X, y, groups = _panel()
-    est = UserLevelDPLogistic(random_state=0)
+    est = UserLevelDPLogistic(random_state=0, centering=False)
     assert est.data_norm == 1.0
     est.fit(X, y, groups)
     plan = est._plan(300, X.shape[1] + 1, 1)

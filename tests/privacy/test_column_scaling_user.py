@@ -150,9 +150,11 @@ def test_declared_data_norm_spends_nothing_on_column_scaling(data_norm, monkeypa
     X, y, g = _raw_panel()
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
-    auto = UserLevelDPLogistic(data_norm=data_norm, random_state=0, accountant=_ledger()).fit(X, y, g)
+    # centering=False: a declared bound's DP-GD fit centres its features (tests/privacy/test_centering_user.py)
+    auto = UserLevelDPLogistic(data_norm=data_norm, random_state=0, accountant=_ledger(),
+                               centering=False).fit(X, y, g)
     off = UserLevelDPLogistic(data_norm=data_norm, random_state=0, accountant=_ledger(),
-                              column_scaling=False).fit(X, y, g)
+                              column_scaling=False, centering=False).fit(X, y, g)
     assert calls == [] and auto.column_center_ is None and auto.column_scale_ is None
     assert auto.privacy_event_ == off.privacy_event_
     np.testing.assert_array_equal(auto.coef_, off.coef_)
@@ -228,7 +230,7 @@ def _q1_scores(X, y, g, draws, seed):
     est = UserLevelDPLogistic(epsilon=8.0, noise="float", column_scaling=True)
     inputs = est._validate_fit_inputs(X, y, g)
     plan = _column_scaling.ColumnScalingPlan.build(Budget(8.0, 0.0, "float"), inputs.n_samples, 1, True)
-    rows = est._column_rows(inputs)
+    rows = est._column_rows(inputs, plan)
     out = np.empty(draws)
     for i in range(draws):
         columns, _ = plan.release(rows, np.random.default_rng(seed + i))
@@ -254,8 +256,8 @@ def test_audit_flags_all_rows_quartiles_and_passes_one_row_per_user(monkeypatch)
     assert eps_i == pytest.approx(1.0)
     private = audit_epsilon(d_scores, dp_scores, eps_i)
     assert not private.violation, private
-    monkeypatch.setattr(UserLevelDPLogistic, "_column_rows", lambda self, inputs: DPLinearModelMixin._column_rows(
-        self, inputs))
+    monkeypatch.setattr(UserLevelDPLogistic, "_column_rows", lambda self, inputs, columns: (
+        DPLinearModelMixin._column_rows(self, inputs, columns)))
     d_scores, _ = _q1_scores(X, y, g, draws, 0)
     dp_scores, _ = _q1_scores(Xp, y, g, draws, 10_000)
     mutant = audit_epsilon(d_scores, dp_scores, eps_i)

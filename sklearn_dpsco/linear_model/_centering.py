@@ -1,0 +1,204 @@
+"""Private feature centring inside UserLevelDPLogistic's fit (doc/privacy/user_level.rst, "Feature centring").
+
+Columns scaled by public ranges onto [-1, 1] are far from centred (on the real
+panels of benchmarks/bench_panels.py column means reach 0.86-0.89 of the range's
+half-width). DP gradient descent then spends its steps and its noise on the
+offset: the noise on the feature coefficients, projected on the rows' mean,
+lands in the decision threshold. With ``centering`` on, a fit first releases
+the mean of the users' mean feature rows with the Gaussian mechanism on a
+public share of its budget, maps every row by ``x -> x - centre`` (a public
+per-row map), runs the unchanged solver on the rest, and folds the shift back
+into the intercept (post-processing)::
+
+    m_u    = clip_B(mean of clip_B(x_r) over the user's first max_items rows)
+    centre = Pi_B((sum_u m_u + N) / n_users)          N Gaussian (secure: discrete, on a grid)
+    b      = b' - <w, centre>
+
+Replacing one user replaces one ``m_u`` (each of norm <= B), so the sum moves
+by at most 2B (plus, on the secure path, every rounding of its float64
+computation: :func:`~sklearn_dpsco._mechanisms._calibrate.clipped_sum_sensitivity`).
+The rows read are a public function of the grouping (each user's first
+``max_items`` rows in input order), never of values or labels.
+
+``B`` (:func:`feature_bound`) is the norm the features of a row within the
+declared bound can have. The share and the tighter row clip of centred fits
+(:data:`CENTRED_ROW_SHARE`) come from benchmarks/results/wages_study.md and
+benchmarks/results/panels.md; :func:`centering_applies` decides from public
+facts only.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._budget import Budget
+from .._mechanisms._calibrate import clipped_sum_sensitivity, gaussian_mechanism_for
+from ._column_scaling import ColumnScaling
+
+__all__ = ["CENTERING_SHARE", "CENTRED_ROW_SHARE", "CenteringPlan", "centering_applies", "feature_bound",
+           "user_mean_rows"]
+
+#: Share of the fit's budget (of zCDP rho on the secure path, of mu^2 on the float path: the units in
+#: which Gaussian releases compose exactly) spent on the centre. About two DP-GD steps' share at the
+#: default 15-30 steps. 30 seeds on seven panels, simulated with this share (wages_study.md, "Centring
+#: the feature columns"): 0.05 and 0.1 tie on baseball, Males and rwm5yr; 0.1 is ahead on Wages at eps 1.
+CENTERING_SHARE = 0.1
+#: A centred fit clips its rows ``(x - centre, c intercept_scaling)`` at ``c = CENTRED_ROW_SHARE R``
+#: instead of the declared rule's ``R / 4`` (``DECLARED_ROW_SHARE``): the centred rows are short, and
+#: the tighter clip (each row's direction, nearly) kept the gain on every panel where centring gained
+#: (wages_study.md, "geometry" and "pairing": Wages eps 1 0.724 -> 0.732 at R/8, baseball +0.027).
+CENTRED_ROW_SHARE = 0.125
+
+
+def feature_bound(data_norm, intercept_scaling):
+    """``B``: the clip of the features of a row and of a user's mean feature row (public).
+
+    A row ``(x, s)`` within the declared bound ``R`` (intercept column ``s``
+    included) has ``||x|| <= sqrt(R^2 - s^2)``; when that leaves the features
+    little room (``R`` near ``s``, as with ``data_norm=1`` and
+    ``intercept_scaling=1``, which scales every row down), the features of a
+    row no longer than its intercept column after the declared clip,
+    ``R / sqrt(2)``. The larger of the two: a continuous function of the
+    declared settings only.
+    """
+    R, s = float(data_norm), float(intercept_scaling)
+    return max(math.sqrt(max(R * R - s * s, 0.0)), R / math.sqrt(2.0))
+
+
+def centering_applies(setting, *, declared, fit_intercept, dense, n_features):
+    """Whether a fit may centre its features privately (public facts only).
+
+    Parameters
+    ----------
+    setting : {"auto", True, False}
+        The estimator's ``centering``.
+    declared : bool
+        ``data_norm`` is declared (a number): the bound ``B`` needs it.
+    fit_intercept : bool
+        The shift is folded into the intercept; without one it could not be undone.
+    dense : bool
+        Dense rows in memory (centring would densify sparse rows).
+    n_features : int
+
+    Returns
+    -------
+    bool
+        ``"auto"`` and ``True``: all of the above (``True`` refuses the others,
+        before anything is spent). ``"auto"`` then also requires the fit to run
+        ``user_dp_sgd`` (forced, or chosen by ``solver="auto"`` on the budget
+        the centre leaves; the estimator decides it, :class:`CenteringPlan`
+        gives that budget): under ``user_clip`` the simulated centring lost on
+        every panel (wages_study.md: -0.007..-0.045), under DP-GD it gained or
+        tied except on Wages at eps 2 (-0.009 +- 0.005). ``False``: never.
+
+    Raises
+    ------
+    ValueError
+        ``setting=True`` without a declared ``data_norm``, an intercept or dense rows.
+    """
+    if setting is False:
+        return False
+    if setting is True:
+        missing = [text for ok, text in ((declared, "a declared data_norm (the bound of the rows it averages)"),
+                                         (fit_intercept, "fit_intercept=True (the shift is folded into it)"),
+                                         (dense, "dense rows (centring would densify sparse rows)"))
+                   if not ok]
+        if missing:
+            raise ValueError(f"centering=True needs {' and '.join(missing)}. Use centering='auto' or False. "
+                             "Nothing was spent.")
+    return declared and fit_intercept and dense and n_features > 0
+
+
+def _clip(V, bound):
+    """Each row of ``V`` scaled to norm <= ``bound`` by ``v min(1, B / ||v||)`` (the clip the sensitivity
+    bound of :func:`clipped_sum_sensitivity` covers: norm <= B (1 + gamma_{2p+6}) in float64). A row whose
+    norm overflows is scaled by 0 (still within B), without a data-dependent warning."""
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(V, axis=1, keepdims=True)
+    return V * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+
+
+def user_mean_rows(X, users, max_items, bound):
+    """``(n_users, d)``: each user's mean of its first ``max_items`` rows (input order), rows and mean clipped.
+
+    A public selection of rows (:func:`~sklearn_dpsco._solvers._core._user_data.index_users`'
+    stable sort keeps each user's rows in input order), then, per user, every row
+    clipped to ``bound``, their float64 mean, and the mean clipped to ``bound``.
+    Each user's vector is a function of that user's rows only (summed in their
+    order, whatever the other users hold). Rows clipped first: no sum can overflow.
+    """
+    counts = np.asarray(users.counts, dtype=np.intp)
+    n = int(counts.sum())
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+    rank = np.arange(n, dtype=np.intp) - np.repeat(starts, counts)  # a row's place among its user's rows
+    kept = np.flatnonzero(rank < int(max_items))  # positions in user order
+    rows = kept if users.order is None else np.asarray(users.order)[kept]
+    clipped = _clip(np.asarray(X[rows], dtype=np.float64), bound)
+    sizes = np.minimum(counts, int(max_items))
+    kept_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.intp)
+    means = np.add.reduceat(clipped, kept_starts, axis=0) / sizes[:, None]
+    return _clip(means, bound)
+
+
+@dataclass(frozen=True)
+class CenteringPlan:
+    """The centre's release in one fit: its mechanism, event and the rest of the budget, fixed before data.
+
+    Attributes
+    ----------
+    n_users, n_features : int
+    bound : float
+        ``B`` (:func:`feature_bound`).
+    max_items : int
+        Rows per user averaged (the estimator's ``max_items_per_user``).
+    share : float
+    mechanism : GaussianMechanism
+        Releases the sum of the users' mean rows (l2-sensitivity 2B and its float64 rounding).
+    rest : Budget
+        What the solver gets (the budget fill then raises it until the fit certifies its epsilon).
+    """
+
+    n_users: int
+    n_features: int
+    bound: float
+    max_items: int
+    share: float
+    mechanism: object
+    rest: Budget
+
+    @classmethod
+    def build(cls, budget, n_users, n_features, bound, max_items, share=CENTERING_SHARE):
+        """Split ``budget`` (the fit's whole budget; delta > 0) by ``share`` in its Gaussian units."""
+        centre_budget, rest = budget.split([share, 1.0 - share])
+        # why: replacing one user replaces one clipped mean (norm <= B): the exact sum moves by <= 2B; the
+        # bound also covers the float64 clipping and summation (the other users' vectors are the same floats
+        # on both neighbours: term error 0), so it holds for the floats the secure path rounds to its grid
+        # (doc/privacy/user_level.rst, "Feature centring").
+        sensitivity = clipped_sum_sensitivity(bound, n_users, n_features, 0.0)
+        mechanism = gaussian_mechanism_for(sensitivity, centre_budget, n_features)
+        return cls(int(n_users), int(n_features), float(bound), int(max_items), float(share), mechanism, rest)
+
+    @property
+    def event(self):
+        return self.mechanism.event
+
+    def release(self, rows, rng):
+        """``(ColumnScaling, event)``: the released centre as a shift-only column map.
+
+        ``rows`` is ``(X, users)``: the validated rows and their user index. Call only after the budget checks.
+        """
+        X, users = rows
+        total = user_mean_rows(X, users, self.max_items, self.bound).sum(axis=0)
+        noisy = self.mechanism.release(total, rng)
+        centre = noisy / self.n_users
+        norm = float(np.linalg.norm(centre))
+        if norm > self.bound:  # post-processing: a centre inside the rows' ball keeps centred rows within 2B
+            centre = centre * (self.bound / norm)
+        d = self.n_features
+        return ColumnScaling(None, centre, np.ones(d), np.zeros(d, dtype=bool)), self.event
+
+    def info(self, columns):
+        """Public facts (and the release) for ``fit_info_``."""
+        return {"centering": {"share": self.share, "bound": self.bound,
+                              "sigma": self.mechanism.sigma / self.n_users}}
