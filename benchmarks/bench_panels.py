@@ -36,6 +36,8 @@ linear_model/_user_logistic_rules.py ``declared_row_scale``):
 * ``majority``: the training majority class;
 * ``ours default``: ``UserLevelDPLogistic(epsilon, delta, max_items_per_user=m, data_norm=sqrt(2))``
   on the scaled encoding, every other parameter at its default;
+* ``ours uncentred``: the same with ``centering=False`` (the default before the private feature
+  centring; doc/privacy/user_level.rst, "Feature centring");
 * ``ours raw auto``: the same with ``data_norm="auto"`` on the raw encoding (with the default
   ``column_scaling="auto"``: user-level column quartiles where its public rule runs, about
   ``n_users >= 400 d / epsilon``; benchmarks/results/column_scaling_user.md);
@@ -44,7 +46,7 @@ linear_model/_user_logistic_rules.py ``declared_row_scale``):
 * ``user_clip (prev. default)``: ``solver="user_clip"`` (what ``"auto"`` chose before the panel rule);
 * ``user_dp_sgd (50 steps)``: user-level DP-SGD with the earlier defaults (50 plain steps, no
   momentum, the ``user_clip`` alpha rule, the users' mean gradients clipped at half the fitted row
-  bound, ``sgd_clip = sqrt(2) / 2`` in the units of ``X / c``);
+  bound, ``sgd_clip = sqrt(2) / 2`` in the units of ``X / c``, no centring);
 * ``item_group``: ours, item-level output perturbation at epsilon / m made user-level by group
   privacy (built-in solver);
 * ``diffprivlib (eps/m)``: diffprivlib LogisticRegression(epsilon / m, data_norm = 1) on the first
@@ -237,7 +239,7 @@ METHODS = {
     "user_clip (prev. default)": lambda ds, e, s: ours(ds, e, s, solver="user_clip"),
     "user_dp_sgd (50 steps)": lambda ds, e, s: ours(ds, e, s, solver="user_dp_sgd", sgd_iterations=50,
                                                     sgd_momentum=0.0, alpha=rule_alpha(ds, e),
-                                                    sgd_clip=math.sqrt(2.0) / 2),
+                                                    sgd_clip=math.sqrt(2.0) / 2, centering=False),
     "item_group (eps/m)": lambda ds, e, s: ours(ds, e, s, solver="item_group"),
 }
 

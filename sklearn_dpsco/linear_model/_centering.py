@@ -31,9 +31,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._budget import Budget
 from .._mechanisms._calibrate import clipped_sum_sensitivity, gaussian_mechanism_for
+from .._solvers import safe_row_norms
 from ._column_scaling import ColumnScaling
 
 __all__ = ["CENTERING_SHARE", "CENTRED_ROW_SHARE", "CenteringPlan", "centering_applies", "feature_bound",
@@ -123,10 +125,12 @@ def user_mean_rows(X, users, max_items, bound):
     """``(n_users, d)``: each user's mean of its first ``max_items`` rows (input order), rows and mean clipped.
 
     A public selection of rows (:func:`~sklearn_dpsco._solvers._core._user_data.index_users`'
-    stable sort keeps each user's rows in input order), then, per user, every row
-    clipped to ``bound``, their float64 mean, and the mean clipped to ``bound``.
-    Each user's vector is a function of that user's rows only (summed in their
-    order, whatever the other users hold). Rows clipped first: no sum can overflow.
+    stable sort keeps each user's rows in input order), then, per user, the mean of its
+    rows each clipped to ``bound`` (weights ``min(1, B / ||x_r||) / k_u`` on the rows, summed
+    in the rows' order by one sparse-times-dense product: one pass over ``X``, no copy of it),
+    and that mean clipped to ``bound``. Each user's vector is a function of that user's rows
+    only, whatever the other users hold. Rows are clipped before they are summed: no sum can
+    overflow.
     """
     counts = np.asarray(users.counts, dtype=np.intp)
     n = int(counts.sum())
@@ -134,11 +138,12 @@ def user_mean_rows(X, users, max_items, bound):
     rank = np.arange(n, dtype=np.intp) - np.repeat(starts, counts)  # a row's place among its user's rows
     kept = np.flatnonzero(rank < int(max_items))  # positions in user order
     rows = kept if users.order is None else np.asarray(users.order)[kept]
-    clipped = _clip(np.asarray(X[rows], dtype=np.float64), bound)
     sizes = np.minimum(counts, int(max_items))
-    kept_starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.intp)
-    means = np.add.reduceat(clipped, kept_starts, axis=0) / sizes[:, None]
-    return _clip(means, bound)
+    norms = safe_row_norms(X)[rows]
+    weights = np.minimum(1.0, bound / np.maximum(norms, 1e-300)) / np.repeat(sizes, sizes)
+    indptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
+    A = sp.csr_matrix((weights, rows, indptr), shape=(counts.size, X.shape[0]))
+    return _clip(np.asarray(A @ X), bound)
 
 
 @dataclass(frozen=True)
