@@ -200,6 +200,65 @@ def group_sums(X, a, indptr):
     return out
 
 
+def clipped_row_means(X, rows, indptr, double bound):
+    """Per-user means of chosen dense rows, each row clipped to ``bound``: shape (n_users, p).
+
+    User ``u`` averages the rows ``X[rows[indptr[u]:indptr[u + 1]]]`` (in that
+    order), each scaled by ``min(1, bound / ||x_r||)`` (the norm from the sum of
+    squares; a row whose sum of squares overflows is scaled by 0), with weights
+    ``1 / k_u``: ``sum_r (min(1, B / ||x_r||) / k_u) x_r``, accumulated row by
+    row. One pass over the chosen rows; each user's vector depends on its own
+    rows only (linear_model/_centering.py, the private feature centre).
+
+    Parameters
+    ----------
+    X : ndarray (C-contiguous float64) of shape (n_rows, p)
+    rows : ndarray of intp, the chosen rows grouped by user
+    indptr : ndarray of shape (n_users + 1,), every user with at least one row
+    bound : float > 0
+
+    Returns
+    -------
+    ndarray of shape (n_users, p)
+    """
+    cdef const double[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float64)
+    cdef const Py_ssize_t[::1] rv = np.ascontiguousarray(rows, dtype=np.intp)
+    cdef const Py_ssize_t[::1] ptr = _check_indptr(indptr, rv.shape[0])
+    cdef Py_ssize_t n_users = ptr.shape[0] - 1, n = xv.shape[0], p = xv.shape[1], u, i, r, j, k
+    if np.any(np.diff(ptr) < 1):
+        raise ValueError("every user needs at least one row")
+    if rv.shape[0] and (np.min(rows) < 0 or np.max(rows) >= n):
+        raise ValueError("rows must index X")
+    if not bound > 0:
+        raise ValueError("bound must be > 0")
+    out = np.zeros((n_users, p))
+    cdef double[:, ::1] ov = out
+    cdef double ss, f, nrm
+    cdef const double *x
+    cdef double *o
+    with nogil:
+        for u in range(n_users):
+            o = &ov[u, 0]
+            k = ptr[u + 1] - ptr[u]
+            for i in range(ptr[u], ptr[u + 1]):
+                r = rv[i]
+                x = &xv[r, 0]
+                ss = 0.0
+                for j in range(p):
+                    ss += x[j] * x[j]
+                if isfinite(ss):
+                    nrm = sqrt(ss)
+                    f = bound / (nrm if nrm > 1e-300 else 1e-300)
+                    if f > 1.0:
+                        f = 1.0
+                else:
+                    f = 0.0
+                f = f / k
+                for j in range(p):
+                    o[j] += f * x[j]
+    return out
+
+
 def user_block_margins(X, indptr, users, V):
     """``<x_r, V[k]>`` for every row ``r`` of ``users[k]``, written into a length-n_rows array (others 0)."""
     cdef Rows rows

@@ -31,11 +31,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._budget import Budget
+from .._fast._users import clipped_row_means
 from .._mechanisms._calibrate import clipped_sum_sensitivity, gaussian_mechanism_for
-from .._solvers import safe_row_norms
 from ._column_scaling import ColumnScaling
 
 __all__ = ["CENTERING_SHARE", "CENTRED_ROW_SHARE", "CenteringPlan", "centering_applies", "feature_bound",
@@ -126,24 +125,24 @@ def user_mean_rows(X, users, max_items, bound):
 
     A public selection of rows (:func:`~sklearn_dpsco._solvers._core._user_data.index_users`'
     stable sort keeps each user's rows in input order), then, per user, the mean of its
-    rows each clipped to ``bound`` (weights ``min(1, B / ||x_r||) / k_u`` on the rows, summed
-    in the rows' order by one sparse-times-dense product: one pass over ``X``, no copy of it),
-    and that mean clipped to ``bound``. Each user's vector is a function of that user's rows
-    only, whatever the other users hold. Rows are clipped before they are summed: no sum can
-    overflow.
+    rows each clipped to ``bound`` (``sum_r min(1, B / ||x_r||) x_r / k_u`` in the rows'
+    order, compiled: one pass over the chosen rows, no copy of ``X``; a row whose squared
+    norm overflows counts as 0), and that mean clipped to ``bound``. Each user's vector is a
+    function of that user's rows only, whatever the other users hold. Rows are clipped
+    before they are summed: no sum can overflow.
     """
     counts = np.asarray(users.counts, dtype=np.intp)
     n = int(counts.sum())
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
-    rank = np.arange(n, dtype=np.intp) - np.repeat(starts, counts)  # a row's place among its user's rows
-    kept = np.flatnonzero(rank < int(max_items))  # positions in user order
+    if counts.size and counts.max() <= int(max_items):
+        kept = np.arange(n, dtype=np.intp)  # every row is among its user's first max_items
+    else:
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+        rank = np.arange(n, dtype=np.intp) - np.repeat(starts, counts)  # a row's place among its user's rows
+        kept = np.flatnonzero(rank < int(max_items))  # positions in user order
     rows = kept if users.order is None else np.asarray(users.order)[kept]
     sizes = np.minimum(counts, int(max_items))
-    norms = safe_row_norms(X)[rows]
-    weights = np.minimum(1.0, bound / np.maximum(norms, 1e-300)) / np.repeat(sizes, sizes)
     indptr = np.concatenate(([0], np.cumsum(sizes))).astype(np.intp)
-    A = sp.csr_matrix((weights, rows, indptr), shape=(counts.size, X.shape[0]))
-    return _clip(np.asarray(A @ X), bound)
+    return _clip(clipped_row_means(X, rows, indptr, bound), bound)
 
 
 @dataclass(frozen=True)

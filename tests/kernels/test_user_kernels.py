@@ -165,3 +165,32 @@ def test_user_dp_sgd_release_does_not_depend_on_n_jobs(noise, monkeypatch):
     coefs = [UserLevelDPLogistic(solver="user_dp_sgd", noise=noise, random_state=0, n_jobs=n_jobs)
              .fit(X, y, groups).coef_ for n_jobs in (None, 2)]
     assert np.array_equal(coefs[0], coefs[1])
+
+
+# --------------------------------------------------------------------------- clipped_row_means
+def test_clipped_row_means_against_numpy_and_its_edge_rows():
+    from sklearn_dpsco._fast._users import clipped_row_means
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((60, 4)) * 10.0 ** rng.uniform(-3, 3, (60, 1))
+    X[5] = 1e300  # squared norm overflows: the row counts as 0
+    X[6] = 0.0
+    rows = rng.permutation(60)[:45]
+    indptr = np.array([0, 1, 10, 10 + 17, 45])
+    got = clipped_row_means(X, rows, indptr, 0.8)
+    for u in range(4):
+        R = X[rows[indptr[u]:indptr[u + 1]]]
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(np.sum(R * R, axis=1))
+        f = np.where(np.isfinite(norms), np.minimum(1.0, 0.8 / np.maximum(norms, 1e-300)), 0.0)
+        np.testing.assert_allclose(got[u], (f[:, None] * R).sum(axis=0) / R.shape[0], rtol=1e-13, atol=1e-300)
+        assert np.linalg.norm(got[u]) <= 0.8 * (1 + 1e-14)
+    # each user's vector depends on its own rows only: changing user 0's row leaves the others
+    X2 = X.copy()
+    X2[rows[0]] = -X2[rows[0]] * 1e5
+    other = clipped_row_means(X2, rows, indptr, 0.8)
+    np.testing.assert_array_equal(other[1:], got[1:])
+    with pytest.raises(ValueError, match="at least one row"):
+        clipped_row_means(X, rows, np.array([0, 0, 45]), 0.8)
+    with pytest.raises(ValueError, match="rows must index X"):
+        clipped_row_means(X, np.array([60]), np.array([0, 1]), 0.8)
