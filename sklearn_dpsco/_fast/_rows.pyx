@@ -11,7 +11,7 @@ blocked helpers ``block_matvec`` / ``block_rmatvec``.
 import numpy as np
 import scipy.sparse as sp
 
-from libc.math cimport sqrt, fabs
+from libc.math cimport sqrt, fabs, nearbyint, isfinite
 
 from ._dot cimport dense_dot
 
@@ -386,4 +386,40 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
             for j in range(d):
                 diff = X[i, j] - centre[j]
                 o[i, j] = diff * factor[j]
+    return out
+
+
+def clipped_row_grid_sums(const double[:, ::1] X, double bound, double grid):
+    """``sum_i round(clip_B(x_i) / grid)`` as int64: the rows clipped to ``bound``, on a grid, summed exactly.
+
+    Each row is scaled by ``min(1, B / ||x_i||)`` (a row whose squared norm
+    overflows counts as 0), every coordinate divided by ``grid`` (a power of
+    two: exact) and rounded to the nearest integer (ties to even); the integers
+    are summed exactly, so the result does not depend on the order of the rows
+    or on how they are cut into chunks (linear_model/_centering.py, the
+    row-level centre; doc/privacy/hinge.rst, "Private centring"). Needs
+    ``n (B / grid + 1) < 2^63``.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if not (bound > 0 and grid > 0):
+        raise ValueError("bound and grid must be > 0")
+    if n * (bound / grid + 1.0) >= 9.2e18:
+        raise ValueError("too many rows for exact int64 sums at this grid")
+    out = np.zeros(d, dtype=np.int64)
+    cdef long long[::1] o = out
+    cdef double ss, f, nrm
+    with nogil:
+        for i in range(n):
+            ss = 0.0
+            for j in range(d):
+                ss = ss + X[i, j] * X[i, j]
+            if isfinite(ss):
+                nrm = sqrt(ss)
+                f = bound / (nrm if nrm > 1e-300 else 1e-300)
+                if f > 1.0:
+                    f = 1.0
+            else:
+                f = 0.0
+            for j in range(d):
+                o[j] += <long long> nearbyint((f * X[i, j]) / grid)
     return out

@@ -111,6 +111,27 @@ def clipped_sum_sensitivity(clip, n_terms, dimension, term_error):
     return _float_up(bound)
 
 
+def row_grid_sum_sensitivity(clip, n_terms, dimension, grid):
+    """l2-sensitivity of ``grid * float(K)``, ``K`` the exact integer sum of ``n_terms`` rows clipped to ``clip``
+    and rounded to ``grid`` (a power of two) coordinate by coordinate (``_fast._rows.clipped_row_grid_sums``),
+    when one row is replaced.
+
+    Each rounded row has norm at most ``C (1 + gamma_{2p+6}) + sqrt(p) grid / 2``; the integers add exactly,
+    so replacing one row moves ``grid K`` by at most twice that; converting ``K`` to float64 errs by at most
+    ``u |K_j|`` per coordinate on each side (``grid`` a power of two: the product is exact), and ``grid ||K||``
+    is at most ``n`` times the rounded rows' norm.
+    """
+    if not clip >= _MIN_CLIP:
+        raise ValueError(f"clip must be >= 2^-300 for the secure path's float error bound, got {clip!r}.")
+    C, n, p, g = Fraction(clip), int(n_terms), int(dimension), Fraction(grid)
+    # why: the rounded row's norm (clip computed within gamma_{2p+6}, then +- grid/2 per coordinate); sqrt(p)
+    # bounded above by the rational p/isqrt(p) >= sqrt(p) (doc/privacy/hinge.rst, "Private centring")
+    root_p = Fraction(p, math.isqrt(p)) if p > 0 else Fraction(0)
+    term = C * (1 + _gamma(2 * p + 6)) + root_p * g / 2
+    bound = 2 * term + 2 * Fraction(1, 2**53) * n * term
+    return _float_up(bound)
+
+
 # --------------------------------------------------------------------------- one-shot releases
 def mechanism_for(sensitivity, budget, dimension):
     """The mechanism releasing a ``dimension``-vector of l2-sensitivity ``sensitivity`` at ``budget``.

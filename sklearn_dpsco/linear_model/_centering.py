@@ -25,20 +25,34 @@ declared bound can have. The share and the tighter row clip of centred fits
 (:data:`CENTRED_ROW_SHARE`) come from benchmarks/results/wages_study.md and
 benchmarks/results/panels.md; :func:`centering_applies` decides from public
 facts only.
+
+Row level (DPHingeClassifier with a declared ``clip``; doc/privacy/hinge.rst,
+"Private centring"): every row is its own unit, ``B`` the declared clip, and
+the sum of the clipped rows is formed exactly in integers on the grid
+:func:`row_grid` (the same value in memory and on a Dask cluster, however the
+rows are chunked); pure DP releases it with the l2-Laplace.
 """
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from .._budget import Budget
+from .._fast._rows import clipped_row_grid_sums
 from .._fast._users import clipped_row_means
-from .._mechanisms._calibrate import clipped_sum_sensitivity, gaussian_mechanism_for
+from .._mechanisms._calibrate import (
+    clipped_sum_sensitivity,
+    expected_noise_norm,
+    mechanism_for,
+    row_grid_sum_sensitivity,
+)
+from .._solvers import is_dask_collection, map_chunks
 from ._column_scaling import ColumnScaling
 
-__all__ = ["CENTERING_SHARE", "CENTRED_ROW_SHARE", "CenteringPlan", "centering_applies", "feature_bound",
-           "user_mean_rows"]
+__all__ = ["CENTERING_SHARE", "CENTRED_ROW_SHARE", "ROW_CENTERING_SHARE", "ROW_CENTRE_MAX_ERROR", "CenteringPlan",
+           "centering_applies", "feature_bound", "row_grid", "user_mean_rows"]
 
 #: Share of the fit's budget (of zCDP rho on the secure path, of mu^2 on the float path: the units in
 #: which Gaussian releases compose exactly) spent on the centre. About two DP-GD steps' share at the
@@ -50,6 +64,14 @@ CENTERING_SHARE = 0.1
 #: the tighter clip (each row's direction, nearly) kept the gain on every panel where centring gained
 #: (wages_study.md, "geometry" and "pairing": Wages eps 1 0.724 -> 0.732 at R/8, baseball +0.027).
 CENTRED_ROW_SHARE = 0.125
+#: Row level (DPHingeClassifier with a declared ``clip``): share of epsilon (pure DP) or of the Gaussian
+#: units spent on the centre, and the largest expected error of the released centre, relative to the
+#: rows' bound, at which ``centering="auto"`` runs (a public function of n, d and the budget).
+ROW_CENTERING_SHARE = 0.1
+ROW_CENTRE_MAX_ERROR = 0.1
+#: The row-level sum is exact in integers on the grid ``2^-ROW_GRID_BITS B`` (a power of two): the rounding
+#: adds at most ``sqrt(d) 2^-33 B`` to a row, and the integers stay within int64 up to about 1e9 rows.
+ROW_GRID_BITS = 32
 
 
 def feature_bound(data_norm, intercept_scaling):
@@ -101,7 +123,7 @@ def centering_applies(setting, *, declared, fit_intercept, dense, n_features):
     if setting is False:
         return False
     if setting is True:
-        missing = [text for ok, text in ((declared, "a declared data_norm (the bound of the rows it averages)"),
+        missing = [text for ok, text in ((declared, "a declared bound (the norm of the rows it averages)"),
                                          (fit_intercept, "fit_intercept=True (the shift is folded into it)"),
                                          (dense, "dense rows (centring would densify sparse rows)"))
                    if not ok]
@@ -145,6 +167,11 @@ def user_mean_rows(X, users, max_items, bound):
     return _clip(clipped_row_means(X, rows, indptr, bound), bound)
 
 
+def row_grid(bound):
+    """The grid of the row-level sum: the largest power of two at most ``bound * 2^-32`` (public)."""
+    return math.ldexp(1.0, math.frexp(float(bound))[1] - 1 - ROW_GRID_BITS)
+
+
 @dataclass(frozen=True)
 class CenteringPlan:
     """The centre's release in one fit: its mechanism, event and the rest of the budget, fixed before data.
@@ -152,13 +179,15 @@ class CenteringPlan:
     Attributes
     ----------
     n_users, n_features : int
+        Users (rows, at row level) and features.
     bound : float
-        ``B`` (:func:`feature_bound`).
-    max_items : int
-        Rows per user averaged (the estimator's ``max_items_per_user``).
+        ``B``: the clip of each user's mean row (:func:`feature_bound`) or of each row (the declared clip).
+    max_items : int or None
+        Rows per user averaged (the estimator's ``max_items_per_user``); ``None`` at row level.
     share : float
-    mechanism : GaussianMechanism
-        Releases the sum of the users' mean rows (l2-sensitivity 2B and its float64 rounding).
+    mechanism : GaussianMechanism or L2LaplaceMechanism
+        Releases the sum (l2-sensitivity 2B plus its float64 rounding): Gaussian at ``delta > 0``,
+        l2-Laplace for pure DP.
     rest : Budget
         What the solver gets (the budget fill then raises it until the fit certifies its epsilon).
     """
@@ -166,35 +195,72 @@ class CenteringPlan:
     n_users: int
     n_features: int
     bound: float
-    max_items: int
+    max_items: object
     share: float
     mechanism: object
     rest: Budget
 
     @classmethod
     def build(cls, budget, n_users, n_features, bound, max_items, share=CENTERING_SHARE):
-        """Split ``budget`` (the fit's whole budget; delta > 0) by ``share`` in its Gaussian units."""
+        """Split ``budget`` (the fit's whole budget) by ``share``: of epsilon for pure DP, in Gaussian units
+        (zCDP rho or mu^2, the budget's own split rule) at ``delta > 0``. ``max_items=None``: row level
+        (every row its own unit; the sum of the clipped rows on a grid, exact in integers)."""
         centre_budget, rest = budget.split([share, 1.0 - share])
-        # why: replacing one user replaces one clipped mean (norm <= B): the exact sum moves by <= 2B; the
-        # bound also covers the float64 clipping and summation (the other users' vectors are the same floats
-        # on both neighbours: term error 0), so it holds for the floats the secure path rounds to its grid
-        # (doc/privacy/user_level.rst, "Feature centring").
-        sensitivity = clipped_sum_sensitivity(bound, n_users, n_features, 0.0)
-        mechanism = gaussian_mechanism_for(sensitivity, centre_budget, n_features)
-        return cls(int(n_users), int(n_features), float(bound), int(max_items), float(share), mechanism, rest)
+        if max_items is None:
+            if n_users * (2.0**ROW_GRID_BITS * 2 + 1) >= 9.2e18:
+                raise ValueError(f"{n_users} rows are too many for the exact integer sum of the private centre; "
+                                 "use centering=False. Nothing was spent.")
+            # why: replacing one row replaces one clipped row (norm <= B) rounded to the grid; the integers add
+            # exactly; the bound adds the rounding, the clip's float error and the float conversion of the sum
+            # (doc/privacy/hinge.rst, "Private centring").
+            sensitivity = row_grid_sum_sensitivity(bound, n_users, n_features, row_grid(bound))
+        else:
+            # why: replacing one user replaces one clipped mean (norm <= B): the exact sum moves by <= 2B; the
+            # bound also covers the float64 clipping and summation (the other users' vectors are the same floats
+            # on both neighbours: term error 0), so it holds for the floats the secure path rounds to its grid
+            # (doc/privacy/user_level.rst, "Feature centring").
+            sensitivity = clipped_sum_sensitivity(bound, n_users, n_features, 0.0)
+        mechanism = mechanism_for(sensitivity, centre_budget, n_features)
+        return cls(int(n_users), int(n_features), float(bound), None if max_items is None else int(max_items),
+                   float(share), mechanism, rest)
 
     @property
     def event(self):
         return self.mechanism.event
 
-    def release(self, rows, rng):
-        """``(ColumnScaling, event)``: the released centre as a shift-only column map.
+    @property
+    def relative_error(self):
+        """Expected norm of the released centre's error over the bound B (public: n, d, the budget).
 
-        ``rows`` is ``(X, users)``: the validated rows and their user index. Call only after the budget checks.
+        ``E||Z|| / (n B)``: about ``2 d / (n epsilon_c)`` for the l2-Laplace and ``2 sqrt(d) / (n mu_c)``
+        for the Gaussian (:func:`expected_noise_norm`; the secure path's scale is a few percent larger).
         """
-        X, users = rows
-        total = user_mean_rows(X, users, self.max_items, self.bound).sum(axis=0)
-        noisy = self.mechanism.release(total, rng)
+        m = self.mechanism
+        delta = getattr(m, "delta", 0.0)
+        return expected_noise_norm(m.sensitivity, self.n_features, m.epsilon, delta) / (self.n_users * self.bound)
+
+    def total(self, rows):
+        """The (noise-free) sum the mechanism releases; reads the data.
+
+        User level: ``rows`` is ``(X, users)``, the float64 sum of :func:`user_mean_rows`. Row level: ``rows``
+        is ``X`` (in memory, or a dask array of NumPy chunks summed on the workers): ``grid K``, ``K`` the
+        exact integer sum of the clipped rows on :func:`row_grid` (the same integers however ``X`` is chunked).
+        """
+        if self.max_items is not None:
+            X, users = rows
+            return user_mean_rows(X, users, self.max_items, self.bound).sum(axis=0)
+        grid = row_grid(self.bound)
+        if is_dask_collection(rows):
+            parts = map_chunks(partial(_chunk_grid_sums, bound=self.bound, grid=grid), (rows,))
+            K = sum(parts, np.zeros(self.n_features, dtype=np.int64))  # exact: integers
+        else:
+            K = clipped_row_grid_sums(np.ascontiguousarray(rows, dtype=np.float64), self.bound, grid)
+        return K.astype(np.float64) * grid
+
+    def release(self, rows, rng):
+        """``(ColumnScaling, event)``: the released centre as a shift-only column map (call only after the
+        budget checks; ``rows`` as for :meth:`total`)."""
+        noisy = self.mechanism.release(self.total(rows), rng)
         centre = noisy / self.n_users
         norm = float(np.linalg.norm(centre))
         if norm > self.bound:  # post-processing: a centre inside the rows' ball keeps centred rows within 2B
@@ -203,6 +269,11 @@ class CenteringPlan:
         return ColumnScaling(None, centre, np.ones(d), np.zeros(d, dtype=bool)), self.event
 
     def info(self, columns):
-        """Public facts (and the release) for ``fit_info_``."""
+        """Public facts for ``fit_info_``."""
         return {"centering": {"share": self.share, "bound": self.bound,
-                              "sigma": self.mechanism.sigma / self.n_users}}
+                              "expected_error": self.relative_error * self.bound}}
+
+
+def _chunk_grid_sums(X, *rest, bound, grid):
+    """The exact integer sum of one row-chunk's clipped rows on the grid (runs on its worker)."""
+    return clipped_row_grid_sums(np.ascontiguousarray(X, dtype=np.float64), bound, grid)

@@ -263,8 +263,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         every entry holds ``column_scaling`` (share, its epsilon, the number
         of passed-through columns); with centring it is
         ``ComposedEvent((the centre's Gaussian event, the solver's event))``
-        and every entry holds ``centering`` (share, bound B, the noise std
-        of the released centre per coordinate).
+        and every entry holds ``centering`` (share, bound B, the expected
+        norm of the released centre's error).
 
     Notes
     -----

@@ -214,6 +214,8 @@ def test_hinge_same_release_multiclass(client, regression, clip):
     _same_fit(a, b)
     assert list(b.classes_) == ["0", "1", "2"]
     assert b.clip_ == a.clip_
+    # a declared clip: the private centre runs on the workers too (exact integer sums: the same release)
+    assert ("centering" in b.fit_info_[0]) == (clip != "auto")
 
 
 def test_growth_regressor_same_release(client, regression):

@@ -205,9 +205,9 @@ def test_centre_reads_each_users_first_rows_and_the_fold_is_exact(monkeypatch):
     np.testing.assert_allclose(seen["means"], _naive_means(X, g, 4, 1.0), rtol=1e-12, atol=1e-15)
     centre = est.column_center_
     assert centre is not None and np.all(est.column_scale_ == 1.0)
-    # the released centre is near the users' mean (noise std per coordinate in fit_info_)
-    sd = est.fit_info_[0]["centering"]["sigma"]
-    assert np.max(np.abs(centre - seen["means"].mean(axis=0))) < 6 * sd
+    # the released centre is near the users' mean (the expected norm of its error in fit_info_)
+    error = est.fit_info_[0]["centering"]["expected_error"]
+    assert 0 < np.linalg.norm(centre - seen["means"].mean(axis=0)) < 3 * error
     # the folded model on raw rows is the centred rows' model
     coef = np.atleast_2d(est.coef_)
     raw = X[:50] @ coef.T + est.intercept_
