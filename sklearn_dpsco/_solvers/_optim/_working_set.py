@@ -173,7 +173,7 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
         probe = min(probe, max_epochs - used)
         if probe > 0 and smoothed:
             smoothed = False
-            guess = smoothed_absolute_start(data, lam, w0, cap, target_distance, start, stop)
+            guess = smoothed_absolute_start(data, lam, w0, cap, target_distance, start, stop, rows)
             if guess is not None:
                 point, probe, res = guess, 0, None
         if probe == 0 and ball_center is None:
