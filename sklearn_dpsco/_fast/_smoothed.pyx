@@ -122,16 +122,18 @@ cdef double _dense_pass(RowData rows, Py_ssize_t start, Py_ssize_t n, Pass *ps) 
 
 
 cdef double _sparse_pass(RowData rows, Py_ssize_t start, Py_ssize_t n, Pass *ps) noexcept nogil:
-    cdef Py_ssize_t li
-    cdef double a, total = 0.0
+    cdef Py_ssize_t li, n4 = n - n % 4
+    cdef double a
+    cdef double v[4]
+    v[0] = v[1] = v[2] = v[3] = 0.0
     for li in range(n):
         if ps.p != NULL:
             ps.dz[li] = rows.dot(start + li, ps.p)
         a = _piece(ps, li, ps.dz[li])
-        total += _value(ps, li)
+        v[li & 3 if li < n4 else 0] += _value(ps, li)  # the dense pass's four partial sums
         if a != 0.0:
             rows.axpy(start + li, a, ps.grad)
-    return total
+    return (v[0] + v[1]) + (v[2] + v[3])
 
 
 def huber_step(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] y, double k, sw,
@@ -194,11 +196,14 @@ def huber_step(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1
 
 
 def huber_value(const double[::1] y, double k, sw, const double[::1] z, const double[::1] dz, double t):
-    """``sum_i s_i huber_k(z_i + t dz_i - y_i)`` (no row is read: a line-search trial)."""
-    cdef Py_ssize_t n = z.shape[0], li
+    """``sum_i s_i huber_k(z_i + t dz_i - y_i)`` (no row is read: a line-search trial), summed as
+    :func:`huber_step` sums it (the same float for the same step)."""
+    cdef Py_ssize_t n = z.shape[0], li, n4 = z.shape[0] - z.shape[0] % 4
     cdef const double *sp = NULL
     cdef const double[::1] sw_view
-    cdef double total = 0.0, r, g, s
+    cdef double r, g, s
+    cdef double v[4]
+    v[0] = v[1] = v[2] = v[3] = 0.0
     if y.shape[0] < n or dz.shape[0] < n:
         raise ValueError("buffer too short")
     if sw is not None:
@@ -211,5 +216,5 @@ def huber_value(const double[::1] y, double k, sw, const double[::1] z, const do
             r = (z[li] + t * dz[li]) - y[li]
             g = _clip(r, k)
             s = 1.0 if sp == NULL else sp[li]
-            total += s * (g * (r - 0.5 * g))
-    return total
+            v[li & 3 if li < n4 else 0] += s * (g * (r - 0.5 * g))  # the passes' four partial sums
+    return (v[0] + v[1]) + (v[2] + v[3])
