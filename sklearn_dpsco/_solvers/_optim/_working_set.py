@@ -14,7 +14,7 @@ is on. :func:`certified_kinked_erm` finds that out on a small problem:
    :func:`screening_point`): first at ``beta = 0`` (``w = w0``: often screens
    well when ``lam`` is large); on a block of at least ``SMOOTHED_MIN_ROWS``
    rows of the absolute loss, then at the minimizer of the loss smoothed at a
-   small width (a BLAS Newton solve, ``_warm_start.smoothed_absolute_start``);
+   small width (a Newton solve with compiled passes, ``_warm_start.smoothed_absolute_start``);
    and while the working set it gives overflows, after 3 more passes of the
    ascent (up to 9 in all, ``PROBE_EPOCHS``: those points come with the
    kernel's certificate);
@@ -166,7 +166,7 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     # the kernel's own extension levels (rounded down, _objective.row_k): the rows' slopes, bound dual values
     cap = np.minimum(Objective(rows, y, loss, lam, w0, clip, sw, start, stop).k_values(), 1.0)
     # screen at the start (beta = 0: w = w0), then for a large absolute-loss block at the minimizer of
-    # the loss's smoothing (BLAS Newton), then after a few passes of the ascent: at the first that allows it
+    # the loss's smoothing (compiled Newton passes), then after a few passes of the ascent: at the first that allows it
     smoothed = (stop - start >= SMOOTHED_MIN_ROWS and dual_start is None and not loss.is_classification
                 and ball_center is None)
     point = np.zeros(stop - start) if dual_start is None else dual_start
