@@ -51,6 +51,7 @@ from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
+from .._solvers._core._data import DeferredRowScale, RowScaledData
 from ..accounting import BudgetAccountant, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ._auto_scales import fill_budget, fit_event, scale_plan
@@ -234,6 +235,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         X, targets, sample_weight = inputs.data
         states = spawn_random_states(rng, len(targets))
         rows = ClusterRows if inputs.public.get("cluster") else GLMData
+        if isinstance(X, DeferredRowScale):
+            rows = RowScaledData
         return [
             (Problem(rows(X, t, sample_weight, plan.intercept_scaling), plan.loss, plan.radius, self.n_jobs), s)
             for t, s in zip(targets, states)
@@ -252,12 +255,18 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if row_scale != 1.0:
             if X is inputs.scratch and isinstance(X, np.ndarray) and X.dtype == np.float64:
                 np.multiply(X, 1.0 / row_scale, out=X)  # the fit's own copy: the same products, no new array
+            elif self._defers_row_scaling(inputs, X):
+                X = DeferredRowScale(X, 1.0 / row_scale)  # the same products, block by block (RowScaledData)
             else:
                 X = X * (1.0 / row_scale)
         if label_scale != 1.0 or label_shift != 0.0:
             targets = [(t - label_shift) / label_scale for t in targets]
         return FitInputs(inputs.n_samples, inputs.n_coef, inputs.n_problems, (X, targets, sample_weight),
                          dict(inputs.plan_options), dict(inputs.public))
+
+    def _defers_row_scaling(self, inputs, X):
+        """Whether the rows' public rescaling is left to the solver's blocks (``RowScaledData``); speed only."""
+        return False
 
     def _store_scales(self, plan, released):
         """Coefficients back in the data's units (post-processing), the estimates in ``fit_info_``."""

@@ -355,6 +355,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             inputs = self._rescale_inputs(inputs, {})
         return super()._draw_problems(inputs, plan, rng)
 
+    def _defers_row_scaling(self, inputs, X):
+        # the phases read disjoint blocks of rows (centred_block): each scales its own block when it starts
+        return (not inputs.public.get("cluster") and type(X) is np.ndarray and X.dtype == np.float64
+                and X.ndim == 2 and X.flags.c_contiguous)
+
     def _store_scales(self, plan, released):
         super()._store_scales(plan, released)
         for name, value in released.items():

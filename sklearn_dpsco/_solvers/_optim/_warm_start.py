@@ -36,6 +36,9 @@ import scipy.linalg
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from ..._fast._smoothed import huber_step, huber_value
+from .._core._data import GLMData
+
 __all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system", "huber_newton", "smoothed_absolute_start"]
 
 #: Largest number of coefficients for which a Gram matrix is formed (d^2 memory, d^3 solve).
@@ -236,18 +239,83 @@ SMOOTH_MIN_ROWS = 1000
 SMOOTH_PREFIXES = 2
 
 
-def _smoothed_newton(blk, cap, mu, unit, lam, w0, tol, start):
-    """``huber_newton`` on ``(1/n) sum_i s_i c_i h_mu(r_i) + lam/2 ||w - w0||^2``; returns ``(w, z)``."""
-    k = np.full(blk.n, mu)
+def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
+    """:func:`huber_newton` of ``(1/n) sum_i s_i huber_k(<x_i, w> - y_i) + lam/2 ||w - w0||^2`` on rows
+    [start, stop) of ``rows`` (``X`` the same rows, for the Gram matrices), with one compiled pass per step.
+
+    The same damped semismooth Newton (Armijo backtracking along ``z + t X p``, Gram matrix updated on
+    the rows that change piece, the same stopping rules), with each step's row work fused by
+    ``_fast._smoothed.huber_step``: the product with the direction, the pieces at the full step, the
+    loss sum and the next gradient in one read of the rows (NumPy and BLAS read them twice and made a
+    dozen elementwise passes). A scalar width ``k``; ``sw`` None for unit weights. Returns ``(w, z)``.
+    """
+    n = stop - start
+    d = rows.n_features
+    w = np.array(w0 if w is None else w, dtype=float)
+    z, z_new, dz = np.zeros(n), np.empty(n), np.empty(n)
+    h, h_new = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.uint8)
+    enter, leave = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    grad_loss, grad_new = np.empty(d), np.empty(d)
+    s = rows.intercept_scaling
+
+    def gram(idx):
+        return gram_system(X[idx], np.ones(idx.size) if sw is None else sw[idx], s) / n
+
+    # the pieces, loss and gradient at w: z = 0 + 1 X w
+    f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
+    z, z_new = z_new, z
+    active = np.flatnonzero(h)
+    G = gram(active) if active.size else np.zeros((d, d))
+    eye = lam * np.eye(d)
+    changed_prev = None
+    for _ in range(MAX_NEWTON):
+        dw = w - w0
+        f = f_loss / n + 0.5 * lam * float(dw @ dw)
+        grad = grad_loss / n + lam * dw
+        step = -_solve_pos(G + eye, grad)
+        slope = float(grad @ step)
+        t = 1.0
+        # the full step's pass: dz = X step, the pieces, loss and gradient at z + dz
+        fl, ne, nl = huber_step(rows, start, stop, y, k, sw, step, z, 1.0, dz, z_new, h, h_new, grad_new, enter,
+                                leave)
+        while True:
+            w_t = w + t * step
+            fn = fl / n + 0.5 * lam * float((w_t - w0) @ (w_t - w0))
+            if fn <= f + 1e-4 * t * slope:
+                break
+            t *= 0.5
+            if t < 1e-10:
+                return w, z
+            fl = huber_value(y, k, sw, z, dz, t)
+        if t != 1.0:  # a backtracked step: its pieces and gradient (dz is kept)
+            fl, ne, nl = huber_step(rows, start, stop, y, k, sw, None, z, t, dz, z_new, h, h_new, grad_new, enter,
+                                    leave)
+        w, f_loss = w_t, fl
+        z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
+        # the curvature changes only on rows entering or leaving the quadratic part
+        if ne:
+            G = G + gram(enter[:ne])
+        if nl:
+            G = G - gram(leave[:nl])
+        # a full step after a step that changed no piece: it solved the minimizer's own piece
+        if t == 1.0 and changed_prev is not None and not changed_prev:
+            break
+        changed_prev = ne + nl > 0
+        if t * float(np.linalg.norm(step)) <= tol:
+            break
+    return w, z
+
+
+def _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw):
+    """The Newton solve of ``(1/m) sum_i s_i c_i h_mu(r_i) + lam/2 ||w - w0||^2`` on rows [start, start + m)."""
     if unit:
         # c h_mu(r) = (c / mu) huber_mu(r): divide the objective by c / mu
-        return huber_newton(blk, k, lam * mu / cap[0], w0, tol, start=start)
-    blk.unit = False
-    blk.sw = blk.base_sw * cap / mu
-    return huber_newton(blk, k, lam, w0, tol, start=start)
+        return _fused_huber_newton(rows, X[:m], start, start + m, y[:m], mu, None, lam * mu / cap[0], w0, tol, w)
+    sw = (np.ones(m) if base_sw is None else base_sw[:m]) * cap[:m] / mu
+    return _fused_huber_newton(rows, X[:m], start, start + m, y[:m], mu, sw, lam, w0, tol, w)
 
 
-def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=None):
+def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=None, rows=None):
     """Dual start for the absolute loss from Newton solves of its smoothing (speed only).
 
     Minimizes ``(1/n) sum_i s_i c_i h_mu(<x_i, w> - y_i) + lam/2 ||w - w0||^2``
@@ -259,7 +327,8 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     ``mu / 4`` per row within ``mu`` of its kink (and 0 for the others), so
     the distance its gap implies screens the rows tightly
     (``_working_set.certified_kinked_erm``). None when a solve fails or the
-    point is not finite.
+    point is not finite. The Newton steps' row work runs in compiled passes
+    (:func:`_fused_huber_newton`).
 
     Parameters
     ----------
@@ -270,33 +339,40 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     target_distance : float
         The certified solver's target (the Newton steps stop below a thousandth of it).
     start, stop : int
+    rows : RowData, optional
+        The compiled rows of ``data`` (built when not given).
     """
     stop = data.n_samples if stop is None else stop
     if stop - start < 1 or data.n_features < 1 or data.n_features > MAX_GRAM_FEATURES:
         return None
-    blk = _Block(data, start, stop)
+    rows = data.row_data() if rows is None else rows
+    n = stop - start
+    X = data.X[start:stop]
+    y = np.ascontiguousarray(data.y[start:stop])
+    base_sw = None if data.sample_weight is None else data.sample_weight[start:stop]
     w0 = np.asarray(w0, dtype=float)
     with np.errstate(all="ignore"):  # no data-dependent warning: a non-finite scale just gives no start
-        scale = float(np.mean(np.abs(blk.matvec(w0) - blk.y)))
+        # at a zero centre the residuals are the targets (X 0 = 0: no pass over the rows)
+        r0 = GLMData(X, y, None, data.intercept_scaling).matvec(w0) - y if np.any(w0) else -y
+        scale = float(np.mean(np.abs(r0)))
     if not (np.isfinite(scale) and scale > 0):
         return None
-    # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser and
-    # the Newton steps use the unit-weight Gram updates
-    unit = blk.unit and bool(np.all(cap == cap[0]))
+    # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser
+    unit = base_sw is None and bool(np.all(cap == cap[0]))
     # nested prefixes of the block (n / 8 and n / 64 rows, at least SMOOTH_MIN_ROWS), smallest first
-    sizes = _subsample_sizes(blk.n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES)
-    levels = [_Block(data, start, start + m) for m in sizes] + [blk]
+    sizes = _subsample_sizes(n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES) + [n]
     tol, w = 1e-3 * target_distance, None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             # the wider widths on the smallest prefix, then the narrowest on every level up to the block
             for share in SMOOTH_WIDTHS[:-1]:
-                w, _ = _smoothed_newton(levels[0], cap[: levels[0].n], share * scale, unit, lam, w0, tol, w)
+                w, _ = _smoothed_newton(rows, X, start, sizes[0], y, cap, share * scale, unit, lam, w0, tol, w,
+                                        base_sw)
             mu = SMOOTH_WIDTHS[-1] * scale
-            for b in levels:
-                w, z = _smoothed_newton(b, cap[: b.n], mu, unit, lam, w0, tol, w)
-            beta = INSIDE * cap * np.clip((blk.y - z) / mu, -1.0, 1.0)
+            for m in sizes:
+                w, z = _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw)
+            beta = INSIDE * cap * np.clip((y - z) / mu, -1.0, 1.0)
     except (np.linalg.LinAlgError, ValueError):
         return None
     return beta if np.all(np.isfinite(beta)) else None

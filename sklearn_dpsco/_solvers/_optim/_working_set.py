@@ -14,7 +14,7 @@ is on. :func:`certified_kinked_erm` finds that out on a small problem:
    :func:`screening_point`): first at ``beta = 0`` (``w = w0``: often screens
    well when ``lam`` is large); on a block of at least ``SMOOTHED_MIN_ROWS``
    rows of the absolute loss, then at the minimizer of the loss smoothed at a
-   small width (a BLAS Newton solve, ``_warm_start.smoothed_absolute_start``);
+   small width (a Newton solve with compiled passes, ``_warm_start.smoothed_absolute_start``);
    and while the working set it gives overflows, after 3 more passes of the
    ascent (up to 9 in all, ``PROBE_EPOCHS``: those points come with the
    kernel's certificate);
@@ -81,11 +81,13 @@ NESTED_MIN_ROWS = 1000
 MAX_WORKING_FRACTION = 0.5
 #: Blocks of at least this many rows solved with the absolute loss screen at the minimizer of its
 #: smoothing (``_warm_start.smoothed_absolute_start``) when the certificate at the start does not
-#: screen, before any pass of the ascent. Its 15-25 Newton steps cost about 9 ms on 12.5k rows x 21
-#: (Python and Gram overhead) against 4-5 ms for a 3-pass probe; on 133k rows they cost less than one
-#: pass. Growth regressor, one thread, CPU: 2e6 x 20 2.37-2.53 s -> 1.86-1.95 s; 2e5 x 20 (12.5k-row
-#: phases) within the noise either way.
-SMOOTHED_MIN_ROWS = 2**15
+#: screen, before any pass of the ascent. With its Newton steps' row work in one compiled pass
+#: (``_fast._smoothed``) it costs about one 3-pass probe on 12.5k rows x 21 and leaves far smaller
+#: working sets. Growth regressor, one thread, CPU, best of 7-9 (2**15 -> 2**12): 4e5 x 20 (27k-row
+#: phases) 0.25 s -> 0.15 s, 2e5 x 20 (12.5k) 0.11-0.12 s -> 0.09 s, 1e5 x 20 (6.7k) 0.064-0.072 s ->
+#: 0.055-0.058 s; 5e4 x 20 (3.3k-row phases, below it) unchanged; 2**10 and 2**11 no better. (With the
+#: NumPy/BLAS Newton it was 2**15: its 20-30 Python-bound steps cost 8-12 ms on 12.5k rows.)
+SMOOTHED_MIN_ROWS = 2**12
 #: Before the smoothed screen, a working set above this fraction of such a block is not solved: the
 #: smoothed minimizer screens far better, at about the cost of a 35k-row nested solve (2e6 x 20, one
 #: thread: the phases at lam = 0.005 and 0.01 left 65k and 48k of 133k rows in the start's working set,
@@ -164,7 +166,7 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
     # the kernel's own extension levels (rounded down, _objective.row_k): the rows' slopes, bound dual values
     cap = np.minimum(Objective(rows, y, loss, lam, w0, clip, sw, start, stop).k_values(), 1.0)
     # screen at the start (beta = 0: w = w0), then for a large absolute-loss block at the minimizer of
-    # the loss's smoothing (BLAS Newton), then after a few passes of the ascent: at the first that allows it
+    # the loss's smoothing (compiled Newton passes), then after a few passes of the ascent: at the first that allows it
     smoothed = (stop - start >= SMOOTHED_MIN_ROWS and dual_start is None and not loss.is_classification
                 and ball_center is None)
     point = np.zeros(stop - start) if dual_start is None else dual_start
@@ -173,7 +175,7 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
         probe = min(probe, max_epochs - used)
         if probe > 0 and smoothed:
             smoothed = False
-            guess = smoothed_absolute_start(data, lam, w0, cap, target_distance, start, stop)
+            guess = smoothed_absolute_start(data, lam, w0, cap, target_distance, start, stop, rows)
             if guess is not None:
                 point, probe, res = guess, 0, None
         if probe == 0 and ball_center is None:
@@ -201,12 +203,13 @@ def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target
 
 
 class ScreeningPoint:
-    """A point to screen rows at (no pass of the ascent): ``w``, an estimate of its distance, its dual point."""
+    """A point to screen rows at (no pass of the ascent): ``w``, an estimate of its distance, its dual point,
+    and the products ``z_i = <x_i, w>`` over the block (read again by the screen, not recomputed)."""
 
     n_epochs = 0
 
-    def __init__(self, w, distance_bound, dual_coef):
-        self.w, self.distance_bound, self.dual_coef = w, distance_bound, dual_coef
+    def __init__(self, w, distance_bound, dual_coef, z=None):
+        self.w, self.distance_bound, self.dual_coef, self.z = w, distance_bound, dual_coef, z
 
 
 def screening_point(data, rows, loss, lam, w0, cap, start, stop, beta):
@@ -229,7 +232,7 @@ def screening_point(data, rows, loss, lam, w0, cap, start, stop, beta):
         psi = cap * (np.maximum(1.0 - y * z, 0.0) if loss.is_classification else np.abs(z - y))
         gap = float(sw @ (psi + beta * (z - y))) / n
     distance = np.sqrt(2.0 * max(gap, 0.0) / lam) if np.isfinite(gap) else np.inf
-    return ScreeningPoint(w, float(distance), beta)
+    return ScreeningPoint(w, float(distance), beta, z)
 
 
 def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_distance, probe, ball, nested=False,
@@ -250,7 +253,9 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     if not np.isfinite(D):
         return None
     norms = rows.row_norms()[start:stop]
-    e = _kink_residual(name, rows.matvec(probe.w, start, stop), y)
+    # a screening point brings its products (the same call on the same w: the same floats)
+    z = getattr(probe, "z", None)
+    e = _kink_residual(name, rows.matvec(probe.w, start, stop) if z is None else z, y)
     side = np.sign(e)
     in_set = (np.abs(e) <= norms * (D / SCREEN_SHRINK)) & (sw > 0)
     if not in_set.any():

@@ -1,0 +1,220 @@
+"""Fused passes of the Huber (smoothed absolute) Newton screen (speed only, never privacy).
+
+``_solvers/_optim/_warm_start.smoothed_absolute_start`` minimises
+
+    F(w) = (1/n) sum_{i in [start, stop)} s_i huber_k(<x_i, w> - y_i) + (lam/2) ||w - w0||^2
+
+by damped semismooth Newton to pick a screening point for the absolute loss.
+With NumPy and BLAS each step read the block twice (``X p`` and ``X^T g``) and
+made a dozen elementwise passes over n-vectors. :func:`huber_step` does one
+step's row work in one pass: per row the product with the direction, the
+Huber pieces at the full step, the loss sum, the row's contribution to the
+gradient (while the row is still in cache) and the rows that change piece.
+The passes read rows through :class:`RowData` (dense or CSR, virtual
+intercept column); dense rows use the shared four-accumulator dot product
+inline. Sums are plain (no compensation): the result only chooses which rows
+are screened, the certificate decides every release.
+"""
+import numpy as np
+
+from ._dot cimport dense_dot
+from ._rows cimport RowData
+
+
+cdef inline double _clip(double r, double k) noexcept nogil:
+    # min and max as comparisons (minsd / maxsd): libm's fmin / fmax are calls
+    r = r if r < k else k
+    return r if r > -k else -k
+
+
+cdef struct Pass:
+    const double *y
+    const double *sw       # NULL: unit weights
+    const double *p        # NULL: dz is given
+    const double *z
+    const unsigned char *h  # NULL: no change is recorded
+    double *dz
+    double *z_new
+    unsigned char *h_new
+    double *grad
+    Py_ssize_t *enter
+    Py_ssize_t *leave
+    Py_ssize_t n_enter
+    Py_ssize_t n_leave
+    double k
+    double t
+
+
+cdef inline double _piece(Pass *ps, Py_ssize_t li, double dzi) noexcept nogil:
+    """Row ``li``'s pieces at ``z + t dz``: stores them, returns ``s g`` (its gradient coefficient)."""
+    cdef double zi = ps.z[li] + ps.t * dzi
+    cdef double r = zi - ps.y[li]
+    cdef double g = _clip(r, ps.k)  # branch-free: neighbouring rows' pieces are unpredictable
+    cdef unsigned char hn = g == r
+    ps.z_new[li] = zi
+    ps.h_new[li] = hn
+    if ps.h != NULL and hn != ps.h[li]:
+        if hn:
+            ps.enter[ps.n_enter] = li
+            ps.n_enter += 1
+        else:
+            ps.leave[ps.n_leave] = li
+            ps.n_leave += 1
+    return g if ps.sw == NULL else ps.sw[li] * g
+
+
+cdef inline double _value(Pass *ps, Py_ssize_t li) noexcept nogil:
+    """Row ``li``'s weighted loss at its stored ``z_new``."""
+    cdef double r = ps.z_new[li] - ps.y[li]
+    cdef double g = _clip(r, ps.k)
+    cdef double v = g * (r - 0.5 * g)
+    return v if ps.sw == NULL else ps.sw[li] * v
+
+
+cdef double _dense_pass(RowData rows, Py_ssize_t start, Py_ssize_t n, Pass *ps) noexcept nogil:
+    # four rows at a time: four independent products, and each gradient entry gets the four rows'
+    # terms in one update (a row at a time, every entry is a chain of dependent additions across rows)
+    cdef Py_ssize_t li = 0, j, m = rows.n_raw
+    cdef const double *x0
+    cdef const double *x1
+    cdef const double *x2
+    cdef const double *x3
+    cdef double a0, a1, a2, a3, c = rows.intercept_scaling
+    cdef double v0 = 0.0, v1 = 0.0, v2 = 0.0, v3 = 0.0, pc = 0.0
+    cdef double *g = ps.grad
+    if ps.p != NULL and rows.has_intercept:
+        pc = c * ps.p[m]
+    while li + 4 <= n:
+        x0 = rows.dense + (start + li) * m
+        x1 = x0 + m
+        x2 = x1 + m
+        x3 = x2 + m
+        if ps.p != NULL:
+            ps.dz[li] = dense_dot(x0, ps.p, m) + pc
+            ps.dz[li + 1] = dense_dot(x1, ps.p, m) + pc
+            ps.dz[li + 2] = dense_dot(x2, ps.p, m) + pc
+            ps.dz[li + 3] = dense_dot(x3, ps.p, m) + pc
+        a0 = _piece(ps, li, ps.dz[li])
+        a1 = _piece(ps, li + 1, ps.dz[li + 1])
+        a2 = _piece(ps, li + 2, ps.dz[li + 2])
+        a3 = _piece(ps, li + 3, ps.dz[li + 3])
+        v0 += _value(ps, li)
+        v1 += _value(ps, li + 1)
+        v2 += _value(ps, li + 2)
+        v3 += _value(ps, li + 3)
+        for j in range(m):
+            g[j] += (a0 * x0[j] + a1 * x1[j]) + (a2 * x2[j] + a3 * x3[j])
+        if rows.has_intercept:
+            g[m] += c * ((a0 + a1) + (a2 + a3))
+        li += 4
+    while li < n:
+        x0 = rows.dense + (start + li) * m
+        if ps.p != NULL:
+            ps.dz[li] = dense_dot(x0, ps.p, m) + pc
+        a0 = _piece(ps, li, ps.dz[li])
+        v0 += _value(ps, li)
+        for j in range(m):
+            g[j] += a0 * x0[j]
+        if rows.has_intercept:
+            g[m] += c * a0
+        li += 1
+    return (v0 + v1) + (v2 + v3)
+
+
+cdef double _sparse_pass(RowData rows, Py_ssize_t start, Py_ssize_t n, Pass *ps) noexcept nogil:
+    cdef Py_ssize_t li, n4 = n - n % 4
+    cdef double a
+    cdef double v[4]
+    v[0] = v[1] = v[2] = v[3] = 0.0
+    for li in range(n):
+        if ps.p != NULL:
+            ps.dz[li] = rows.dot(start + li, ps.p)
+        a = _piece(ps, li, ps.dz[li])
+        v[li & 3 if li < n4 else 0] += _value(ps, li)  # the dense pass's four partial sums
+        if a != 0.0:
+            rows.axpy(start + li, a, ps.grad)
+    return (v[0] + v[1]) + (v[2] + v[3])
+
+
+def huber_step(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] y, double k, sw,
+               p, const double[::1] z, double t, double[::1] dz, double[::1] z_new, const unsigned char[::1] h,
+               unsigned char[::1] h_new, double[::1] grad, Py_ssize_t[::1] enter, Py_ssize_t[::1] leave):
+    """One pass over rows [start, stop): the Huber pieces at ``z + t dz``, their loss sum and gradient.
+
+    With a direction ``p`` (length ``n_features``) the pass first computes
+    ``dz_i = <x_i, p>`` into ``dz``; with ``p=None`` it reads ``dz`` as given
+    (a backtracked step). For each row ``r = z_i + t dz_i - y_i``,
+    ``g = clip(r, -k, k)``: writes ``z_new_i``, ``h_new_i = (g == r)`` and
+    adds ``s_i g x_i`` to ``grad`` (zeroed first). Rows entering the quadratic
+    piece (``h_new_i`` set, ``h_i`` not) go to ``enter``, rows leaving it to
+    ``leave`` (local indices). ``sw=None`` means unit weights. ``h=None``
+    (first evaluation) records no change. Returns
+    ``(sum_i s_i g (r - g / 2), n_enter, n_leave)``.
+    """
+    cdef Py_ssize_t n = stop - start, j
+    cdef Py_ssize_t d = rows.n_features
+    cdef const double[::1] sw_view
+    cdef const double[::1] p_view
+    cdef Pass ps
+    cdef double total
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if y.shape[0] < n or z.shape[0] < n or dz.shape[0] < n or z_new.shape[0] < n or h_new.shape[0] < n \
+            or enter.shape[0] < n or leave.shape[0] < n or grad.shape[0] != d:
+        raise ValueError("buffer too short")
+    for j in range(d):
+        grad[j] = 0.0
+    if n == 0:
+        return 0.0, 0, 0
+    ps.sw = NULL
+    ps.p = NULL
+    ps.h = NULL
+    if sw is not None:
+        sw_view = sw
+        if sw_view.shape[0] < n:
+            raise ValueError("buffer too short")
+        ps.sw = &sw_view[0]
+    if p is not None:
+        p_view = p
+        if p_view.shape[0] != d or d == 0:
+            raise ValueError("direction of the wrong length")
+        ps.p = &p_view[0]
+    if h is not None:
+        if h.shape[0] < n:
+            raise ValueError("buffer too short")
+        ps.h = &h[0]
+    ps.y, ps.z, ps.dz, ps.z_new, ps.h_new = &y[0], &z[0], &dz[0], &z_new[0], &h_new[0]
+    ps.grad, ps.enter, ps.leave = &grad[0], &enter[0], &leave[0]
+    ps.n_enter = ps.n_leave = 0
+    ps.k, ps.t = k, t
+    with nogil:
+        if rows.is_sparse:
+            total = _sparse_pass(rows, start, n, &ps)
+        else:
+            total = _dense_pass(rows, start, n, &ps)
+    return total, ps.n_enter, ps.n_leave
+
+
+def huber_value(const double[::1] y, double k, sw, const double[::1] z, const double[::1] dz, double t):
+    """``sum_i s_i huber_k(z_i + t dz_i - y_i)`` (no row is read: a line-search trial), summed as
+    :func:`huber_step` sums it (the same float for the same step)."""
+    cdef Py_ssize_t n = z.shape[0], li, n4 = z.shape[0] - z.shape[0] % 4
+    cdef const double *sp = NULL
+    cdef const double[::1] sw_view
+    cdef double r, g, s
+    cdef double v[4]
+    v[0] = v[1] = v[2] = v[3] = 0.0
+    if y.shape[0] < n or dz.shape[0] < n:
+        raise ValueError("buffer too short")
+    if sw is not None:
+        sw_view = sw
+        if sw_view.shape[0] < n:
+            raise ValueError("buffer too short")
+        sp = &sw_view[0] if n > 0 else NULL
+    with nogil:
+        for li in range(n):
+            r = (z[li] + t * dz[li]) - y[li]
+            g = _clip(r, k)
+            s = 1.0 if sp == NULL else sp[li]
+            v[li & 3 if li < n4 else 0] += s * (g * (r - 0.5 * g))  # the passes' four partial sums
+    return (v[0] + v[1]) + (v[2] + v[3])
