@@ -1,4 +1,7 @@
-# The four-accumulator dense dot product shared by the row kernels (_rows.pyx, _users.pyx).
+# The four-accumulator dense dot product shared by the row kernels (_rows.pyx, _users.pyx), and the
+# private centre's row clip.
+
+from libc.math cimport isfinite, sqrt
 
 
 cdef inline double dense_dot(const double *x, const double *w, Py_ssize_t n) noexcept nogil:
@@ -17,3 +20,18 @@ cdef inline double dense_dot(const double *x, const double *w, Py_ssize_t n) noe
         s0 += x[j] * w[j]
         j += 1
     return (s0 + s1) + (s2 + s3)
+
+
+cdef inline double clip_scale(const double *x, Py_ssize_t n, double bound) noexcept nogil:
+    # min(1, bound / ||x||) with the norm from the plain sum of squares (sequential: within gamma_n of
+    # the exact one); a row whose sum of squares overflows gets 0 (still within the bound). The private
+    # centre's row clip (_rows.clipped_row_grid_sums, _users.clipped_row_means).
+    cdef Py_ssize_t j
+    cdef double ss = 0.0, nrm, f
+    for j in range(n):
+        ss = ss + x[j] * x[j]
+    if not isfinite(ss):
+        return 0.0
+    nrm = sqrt(ss)
+    f = bound / (nrm if nrm > 1e-300 else 1e-300)
+    return f if f < 1.0 else 1.0

@@ -11,9 +11,9 @@ blocked helpers ``block_matvec`` / ``block_rmatvec``.
 import numpy as np
 import scipy.sparse as sp
 
-from libc.math cimport sqrt, fabs, nearbyint, isfinite
+from libc.math cimport sqrt, fabs, nearbyint
 
-from ._dot cimport dense_dot
+from ._dot cimport clip_scale, dense_dot
 
 
 cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
@@ -407,19 +407,10 @@ def clipped_row_grid_sums(const double[:, ::1] X, double bound, double grid):
         raise ValueError("too many rows for exact int64 sums at this grid")
     out = np.zeros(d, dtype=np.int64)
     cdef long long[::1] o = out
-    cdef double ss, f, nrm
+    cdef double f
     with nogil:
         for i in range(n):
-            ss = 0.0
-            for j in range(d):
-                ss = ss + X[i, j] * X[i, j]
-            if isfinite(ss):
-                nrm = sqrt(ss)
-                f = bound / (nrm if nrm > 1e-300 else 1e-300)
-                if f > 1.0:
-                    f = 1.0
-            else:
-                f = 0.0
+            f = clip_scale(&X[i, 0], d, bound) if d > 0 else 1.0
             for j in range(d):
                 o[j] += <long long> nearbyint((f * X[i, j]) / grid)
     return out

@@ -30,7 +30,7 @@ from libc.math cimport exp, log, log1p, sqrt, fabs, isfinite, NAN
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 
-from ._dot cimport dense_dot
+from ._dot cimport clip_scale, dense_dot
 
 cdef double _LOGE2 = 0.693147180559945309417232121458176568
 
@@ -233,7 +233,7 @@ def clipped_row_means(X, rows, indptr, double bound):
         raise ValueError("bound must be > 0")
     out = np.zeros((n_users, p))
     cdef double[:, ::1] ov = out
-    cdef double ss, f, nrm
+    cdef double f
     cdef const double *x
     cdef double *o
     with nogil:
@@ -243,17 +243,7 @@ def clipped_row_means(X, rows, indptr, double bound):
             for i in range(ptr[u], ptr[u + 1]):
                 r = rv[i]
                 x = &xv[r, 0]
-                ss = 0.0
-                for j in range(p):
-                    ss += x[j] * x[j]
-                if isfinite(ss):
-                    nrm = sqrt(ss)
-                    f = bound / (nrm if nrm > 1e-300 else 1e-300)
-                    if f > 1.0:
-                        f = 1.0
-                else:
-                    f = 0.0
-                f = f / k
+                f = clip_scale(x, p, bound) / k
                 for j in range(p):
                     o[j] += f * x[j]
     return out

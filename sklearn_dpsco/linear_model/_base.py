@@ -304,15 +304,34 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         return True
 
     def _column_plan(self, inputs):
+        """The fit's column map plan: the quartiles' (:meth:`_quartile_plan`), else the private centre's
+        (:meth:`_centering_plan`, linear_model/_centering.py), else None; public facts only."""
+        quartiles = self._quartile_plan(inputs)
+        if quartiles is None:
+            return self._centering_plan(inputs)
+        if getattr(self, "centering", False) is True:  # "auto" yields to the quartiles (they centre too)
+            raise ValueError("centering=True and column scaling both shift the columns; set one of them to False. "
+                             "Nothing was spent.")
+        return quartiles
+
+    def _centering_plan(self, inputs):
+        """The private centre's :class:`~._centering.CenteringPlan`, or None (estimators with ``centering``)."""
+        return None
+
+    @staticmethod
+    def _dense_rows(inputs):
+        """True for dense rows in memory, or on a cluster in NumPy chunks (a public fact of the input's format)."""
+        X = inputs.data[0] if isinstance(inputs.data, tuple) else None
+        if inputs.public.get("cluster"):  # a dask array: dense when its chunks are NumPy arrays
+            return isinstance(getattr(X, "_meta", None), np.ndarray)
+        return isinstance(X, np.ndarray) and not inputs.plan_options.get("streaming")
+
+    def _quartile_plan(self, inputs):
         """The :class:`ColumnScalingPlan` of this fit, or None (public facts: n, d, epsilon, settings, format)."""
         setting = getattr(self, "column_scaling", False)
         if setting is False:
             return None
-        X = inputs.data[0] if isinstance(inputs.data, tuple) else None
-        if inputs.public.get("cluster"):  # a dask array: dense when its chunks are NumPy arrays (public format)
-            dense = isinstance(getattr(X, "_meta", None), np.ndarray)
-        else:
-            dense = isinstance(X, np.ndarray) and not inputs.plan_options.get("streaming")
+        dense = self._dense_rows(inputs)
         if setting is True and not dense:
             raise ValueError(
                 "column_scaling=True needs dense rows (centring would densify sparse rows; rows in a stream are "

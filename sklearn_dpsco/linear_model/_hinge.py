@@ -5,8 +5,6 @@ import numbers
 
 from sklearn.base import ClassifierMixin
 
-import numpy as np
-
 from .._compat import Interval, StrOptions, _fit_context
 from .._budget import split_scale_share
 from .._mechanisms import DEFAULT_NOISE
@@ -352,16 +350,6 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         return not (is_auto(self.clip) and self.intercept_scaling is None)
 
     # -- private centring with a declared clip (linear_model/_centering.py) -----------------
-    def _column_plan(self, inputs):
-        """The column quartiles' plan (nothing declared), else the centre's (a declared clip), else None."""
-        quartiles = super()._column_plan(inputs)
-        if quartiles is None:
-            return self._centering_plan(inputs)
-        if self.centering is True:  # "auto" yields to the quartiles (their map centres the columns too)
-            raise ValueError("centering=True and column scaling both shift the columns; set one of them to False. "
-                             "Nothing was spent.")
-        return quartiles
-
     def _centering_plan(self, inputs):
         """The row-level :class:`CenteringPlan` of this fit, or None (public facts: the settings, n, d, the
         budget, the rows' format). ``"auto"``: a declared numeric ``clip`` and an expected error of the
@@ -370,13 +358,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             return None
         declared = self.clip is not None and not is_auto(self.clip)
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
-        X = inputs.data[0] if isinstance(inputs.data, tuple) else None
-        if inputs.public.get("cluster"):  # a dask array: dense when its chunks are NumPy arrays (public format)
-            dense = isinstance(getattr(X, "_meta", None), np.ndarray)
-        else:
-            dense = isinstance(X, np.ndarray) and not inputs.plan_options.get("streaming")
-        if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept, dense=dense,
-                                 n_features=d):
+        if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept,
+                                 dense=self._dense_rows(inputs), n_features=d):
             return None
         plan = CenteringPlan.build(self._budget(), inputs.n_samples, d, float(self.clip), None,
                                    share=ROW_CENTERING_SHARE)

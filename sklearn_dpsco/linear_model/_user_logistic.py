@@ -502,16 +502,6 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return X_, users
         return X_[first_row_per_user(users)]
 
-    def _column_plan(self, inputs):
-        """The column quartiles' plan (``data_norm="auto"``), else the centre's, else None (public facts)."""
-        quartiles = super()._column_plan(inputs)
-        if quartiles is None:
-            return self._centering_plan(inputs)
-        if self.centering is True:  # "auto" yields to the quartiles (their map centres the columns too)
-            raise ValueError("centering=True and column scaling both shift the columns; set one of them to False. "
-                             "Nothing was spent.")
-        return quartiles
-
     def _centering_plan(self, inputs):
         """The :class:`CenteringPlan` of this fit, or None: :func:`centering_applies` on public facts (the
         setting, the declared bound, the intercept, the rows' format, and the solver this fit runs)."""
@@ -519,9 +509,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return None
         declared = not is_auto(self.data_norm)
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
-        dense = isinstance(inputs.data[0], np.ndarray)
-        if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept, dense=dense,
-                                 n_features=d):
+        if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept,
+                                 dense=self._dense_rows(inputs), n_features=d):
             return None
         plan = CenteringPlan.build(self._budget(), inputs.n_samples, d,
                                    feature_bound(self.data_norm, self.intercept_scaling), self.max_items_per_user)
