@@ -61,18 +61,20 @@ def _mixed_units(units):
 
 
 def _column_settings(step, earlier):
-    """``{"column_scaling": False}`` for a model with ``column_scaling="auto"`` after a DPStandardScaler.
+    """``{"column_scaling": False, "centering": False}`` (those the model has at ``"auto"``) after a DPStandardScaler.
 
     The scaler already released the columns' location and spread; the model's own
-    column quartiles would spend a second time on the same information
-    (linear_model/_column_scaling.py). Public: the pipeline's configuration only.
+    column quartiles or private centre would spend a second time on the same
+    information (linear_model/_column_scaling.py, linear_model/_centering.py).
+    Public: the pipeline's configuration only.
     """
     from ._scaler import DPStandardScaler
 
-    value = step.get_params(deep=False).get("column_scaling")
-    if isinstance(value, str) and value == "auto" and any(isinstance(s, DPStandardScaler) for s in earlier):
-        return {"column_scaling": False}
-    return {}
+    if not any(isinstance(s, DPStandardScaler) for s in earlier):
+        return {}
+    params = step.get_params(deep=False)
+    return {name: False for name in ("column_scaling", "centering")
+            if isinstance(params.get(name), str) and params[name] == "auto"}
 
 
 def _takes_groups(step):
@@ -126,10 +128,11 @@ class DPPipeline(AccountantMixin, Pipeline):
         a single private step gets everything. A ``DPStandardScaler(bounds=
         "auto")`` that would release nothing at its share (too few rows for
         its quartiles) gets ``IDLE_WEIGHT = 1e-3`` and the model the rest.
-        A final model with ``column_scaling="auto"`` after a
-        ``DPStandardScaler`` is fitted with ``column_scaling=False`` (restored
-        afterwards): its input is already scaled per column, and its own
-        column quartiles would spend twice (doc/privacy/column_scaling.rst).
+        A final model with ``column_scaling="auto"`` (``centering="auto"``)
+        after a ``DPStandardScaler`` is fitted with ``column_scaling=False``
+        (``centering=False``; restored afterwards): its input is already
+        scaled and centred per column, and its own column quartiles or
+        private centre would spend twice (doc/privacy/column_scaling.rst).
     accountant : BudgetAccountant, default=None
         The ledger charged by the steps. None: the budget block in force,
         else the session default.

@@ -200,3 +200,15 @@ def test_centre_release_audit_with_half_noise_mutant():
         results.append(audit_epsilon(a, b, eps_c, alpha=1e-6))
     assert not results[0].violation, results[0]
     assert results[1].violation, results[1]
+
+
+def test_pipeline_after_a_scaler_turns_centering_off_and_restores_it():
+    from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
+
+    X, y = _offset_rows()
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(clip=1.0, random_state=0),
+                            epsilon=1.0, accountant=_ledger()).fit(X, y)
+    assert "centering" not in pipe[-1].fit_info_[0]  # the scaler already centred the columns
+    assert pipe[-1].get_params()["centering"] == "auto"
+    alone = make_dp_pipeline(DPHingeClassifier(clip=1.0, random_state=0), epsilon=1.0, accountant=_ledger()).fit(X, y)
+    assert "centering" in alone[-1].fit_info_[0]
