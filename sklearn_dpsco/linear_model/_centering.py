@@ -1,4 +1,5 @@
-"""Private feature centring inside UserLevelDPLogistic's fit (doc/privacy/user_level.rst, "Feature centring").
+"""Private feature centring inside a fit: UserLevelDPLogistic (doc/privacy/user_level.rst, "Feature
+centring") and DPHingeClassifier (doc/privacy/hinge.rst, "Private centring").
 
 Columns scaled by public ranges onto [-1, 1] are far from centred (on the real
 panels of benchmarks/bench_panels.py column means reach 0.86-0.89 of the range's
@@ -97,7 +98,7 @@ def centering_applies(setting, *, declared, fit_intercept, dense, n_features):
     setting : {"auto", True, False}
         The estimator's ``centering``.
     declared : bool
-        ``data_norm`` is declared (a number): the bound ``B`` needs it.
+        The rows' bound is declared (a number for ``data_norm`` / ``clip``): ``B`` needs it.
     fit_intercept : bool
         The shift is folded into the intercept; without one it could not be undone.
     dense : bool
@@ -108,17 +109,18 @@ def centering_applies(setting, *, declared, fit_intercept, dense, n_features):
     -------
     bool
         ``"auto"`` and ``True``: all of the above (``True`` refuses the others,
-        before anything is spent). ``"auto"`` then also requires the fit to run
-        ``user_dp_sgd`` (forced, or chosen by ``solver="auto"`` on the budget
-        the centre leaves; the estimator decides it, :class:`CenteringPlan`
-        gives that budget): under ``user_clip`` the simulated centring lost on
-        every panel (wages_study.md: -0.007..-0.045), under DP-GD it gained or
-        tied except on Wages at eps 2 (-0.009 +- 0.005). ``False``: never.
+        before anything is spent). ``"auto"`` then also requires the
+        estimator's own rule, on the budget :class:`CenteringPlan` leaves:
+        UserLevelDPLogistic centres the fits that run ``user_dp_sgd`` (forced,
+        or chosen by ``solver="auto"``; under ``user_clip`` the simulated
+        centring lost on every panel, wages_study.md: -0.007..-0.045),
+        DPHingeClassifier those whose centre has a public expected error of at
+        most ``ROW_CENTRE_MAX_ERROR`` times the clip. ``False``: never.
 
     Raises
     ------
     ValueError
-        ``setting=True`` without a declared ``data_norm``, an intercept or dense rows.
+        ``setting=True`` without a declared bound, an intercept or dense rows.
     """
     if setting is False:
         return False
