@@ -6,7 +6,9 @@ Every fit is ``bench_panels.ours`` (the estimator at ``max_items_per_user=m``, `
 secure noise, delta = 1e-6) on bench_panels.py's split; seeds 0..S-1 (bench_panels.py reads 0..9, so
 "first10" is the panels.json reading). Nothing here changes the library: the study only passes
 public settings, post-processes released models, or (``variants``, ``centering``) simulates a
-mechanism that does not exist yet. Results: benchmarks/results/wages_study.md.
+mechanism that did not exist yet. The library's own private centring (``centering="auto"``,
+linear_model/_centering.py, built from this study) is switched off in every fit here
+(``centering=False``), so the study reads as it was run. Results: benchmarks/results/wages_study.md.
 
 * ``knobs``: the public settings of ``user_dp_sgd`` on Wages: horizon x clip at the rule's T = 28,
   steps x horizon, ridge x horizon, noise="float".
@@ -50,6 +52,23 @@ DELTA = B.DELTA
 _DATA = {}
 
 
+def ours(data, eps, seed, **params):
+    """``bench_panels.ours`` without the library's private centring (the study simulates it)."""
+    return B.ours(data, eps, seed, **{"centering": False, **params})
+
+
+def centred_acc(d, mu, sd, seed, eps):
+    """Accuracy of a fit on train and test rows shifted by ``mu`` plus ``N(0, sd^2)`` per coordinate
+    (the simulated private centre; its noise from seed ``10000 + seed``)."""
+    m = mu + sd * np.random.default_rng(10_000 + seed).standard_normal(mu.size)
+    return ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), eps, seed)
+
+
+def row_share(k):
+    """``declared_row_scale`` replaced for the study only: rows fitted at ``k R`` (centred or not)."""
+    return lambda data_norm, centred=False: k * float(data_norm)
+
+
 def ds(key):
     if key not in _DATA:
         _DATA[key] = B.synthetic() if key == "synthetic" else B.load_panel(key)
@@ -63,7 +82,7 @@ def fmt(a):
 
 def accs(key, eps, seeds, data=None, **params):
     d = ds(key) if data is None else data
-    runs = [B.ours(d, eps, s, **params) for s in range(seeds)]
+    runs = [ours(d, eps, s, **params) for s in range(seeds)]
     return np.array([r["acc"] for r in runs]), runs[-1]
 
 
@@ -157,7 +176,7 @@ def _fit(key, eps, seed, X=None):
     from sklearn_dpsco.linear_model import UserLevelDPLogistic
 
     d = ds(key)
-    est = UserLevelDPLogistic(epsilon=eps, delta=DELTA, max_items_per_user=d["m"], random_state=seed,
+    est = UserLevelDPLogistic(epsilon=eps, delta=DELTA, max_items_per_user=d["m"], random_state=seed, centering=False,
                               data_norm=math.sqrt(2.0), accountant=BudgetAccountant(epsilon=float("inf"), delta=1.0))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -227,7 +246,7 @@ def centering(seeds, out):
         res = []
         for s in range(seeds):
             m = mu + sd * rng.standard_normal(mu.size)
-            res.append(B.ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), 1.0, s)["acc"])
+            res.append(ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), 1.0, s)["acc"])
         print(f"Wages eps=1 centred at the training mean + N(0, {sd}^2) per coordinate: {fmt(res)}")
         out[f"Wages oracle sd={sd}"] = res
     for key in list(B.PANELS) + ["synthetic"]:
@@ -239,15 +258,8 @@ def centering(seeds, out):
             for share in (0.0, 0.05, 0.1):
                 e_fit = zcdp_epsilon(rho * (1.0 - share), DELTA) if share else eps
                 sd = 2.0 / math.sqrt(2.0 * rho * share) / n if share else 0.0
-                res, solver = [], None
-                for s in range(seeds):
-                    data = d
-                    if share:
-                        m = mu + sd * np.random.default_rng(10_000 + s).standard_normal(mu.size)
-                        data = dict(d, X=d["X"] - m, Xt=d["Xt"] - m)
-                    r = B.ours(data, e_fit, s)
-                    res.append(r["acc"])
-                    solver = r["solver"]
+                runs = [centred_acc(d, mu, sd, s, e_fit) if share else ours(d, eps, s) for s in range(seeds)]
+                res, solver = [r["acc"] for r in runs], runs[-1]["solver"]
                 print(f"{key:9s} eps={eps:<4g} share={share:<5g} {solver:12s} mean sd {sd:.3f}: {fmt(res)}", flush=True)
                 out[f"{key}|{eps:g}|{share:g}"] = res
 
@@ -265,18 +277,13 @@ def geometry(seeds, out):
         for eps in (1.0, 2.0):
             rho = zcdp_rho(eps, DELTA)
             e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
-            for row_share in (0.125, 0.25, 0.35, 0.5):
-                UL.declared_row_scale = lambda data_norm, k=row_share: k * float(data_norm)  # study only
+            for k in (0.125, 0.25, 0.35, 0.5):
+                UL.declared_row_scale = row_share(k)  # study only
                 for centre in (False, True):
-                    res = []
-                    for s in range(seeds):
-                        data = d
-                        if centre:
-                            m = mu + sd * np.random.default_rng(10_000 + s).standard_normal(mu.size)
-                            data = dict(d, X=d["X"] - m, Xt=d["Xt"] - m)
-                        res.append(B.ours(data, e_fit if centre else eps, s)["acc"])
-                    print(f"Wages eps={eps:g} row share {row_share:g} centred={centre}: {fmt(res)}", flush=True)
-                    out[f"{eps:g}|{row_share:g}|{centre}"] = res
+                    res = [(centred_acc(d, mu, sd, s, e_fit) if centre else ours(d, eps, s))["acc"]
+                           for s in range(seeds)]
+                    print(f"Wages eps={eps:g} row share {k:g} centred={centre}: {fmt(res)}", flush=True)
+                    out[f"{eps:g}|{k:g}|{centre}"] = res
     finally:
         UL.declared_row_scale = original
 
@@ -297,14 +304,10 @@ def pairing(seeds, out):
                 rho = zcdp_rho(eps, DELTA)
                 e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
                 UL.declared_row_scale = original
-                base = [B.ours(d, eps, s) for s in range(seeds)]
-                UL.declared_row_scale = lambda data_norm: 0.125 * float(data_norm)  # study only
-                res = []
-                for s in range(seeds):
-                    m = mu + sd * np.random.default_rng(10_000 + s).standard_normal(mu.size)
-                    res.append(B.ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), e_fit, s)["acc"])
+                base = [ours(d, eps, s) for s in range(seeds)]
+                UL.declared_row_scale = row_share(0.125)  # study only
                 a0 = np.array([r["acc"] for r in base])
-                a = np.array(res)
+                a = np.array([centred_acc(d, mu, sd, s, e_fit)["acc"] for s in range(seeds)])
                 se = math.sqrt(a.var(ddof=1) / a.size + a0.var(ddof=1) / a0.size)
                 print(f"{key:9s} eps={eps:<4g} {base[0]['solver']:12s} default {fmt(a0)} | centred, R/8: {fmt(a)} | "
                       f"gap {a.mean() - a0.mean():+.3f} ± {se:.3f}", flush=True)
