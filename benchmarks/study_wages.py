@@ -64,6 +64,15 @@ def centred_acc(d, mu, sd, seed, eps):
     return ours(dict(d, X=d["X"] - m, Xt=d["Xt"] - m), eps, seed)
 
 
+def simulated_split(eps, share, n_users):
+    """``(epsilon of the fit, sd of the centre)``: a zCDP share ``share`` of ``rho(eps)`` for the mean of
+    ``n_users`` mean rows (sensitivity 2, sd = 2 / sqrt(2 share rho) / n_users), the fit on the rest."""
+    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
+
+    rho = zcdp_rho(eps, DELTA)
+    return zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n_users
+
+
 def row_share(k):
     """``declared_row_scale`` replaced for the study only: rows fitted at ``k R`` (centred or not)."""
     return lambda data_norm, centred=False: k * float(data_norm)
@@ -237,7 +246,6 @@ def _user_means(key):
 
 
 def centering(seeds, out):
-    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
 
     d = ds("Wages")
     mu = d["X"].mean(axis=0)
@@ -254,10 +262,8 @@ def centering(seeds, out):
         means = _user_means(key)
         n, mu = means.shape[0], means.mean(axis=0)
         for eps in (1.0, 0.5, 2.0):
-            rho = zcdp_rho(eps, DELTA)
             for share in (0.0, 0.05, 0.1):
-                e_fit = zcdp_epsilon(rho * (1.0 - share), DELTA) if share else eps
-                sd = 2.0 / math.sqrt(2.0 * rho * share) / n if share else 0.0
+                e_fit, sd = simulated_split(eps, share, n) if share else (eps, 0.0)
                 runs = [centred_acc(d, mu, sd, s, e_fit) if share else ours(d, eps, s) for s in range(seeds)]
                 res, solver = [r["acc"] for r in runs], runs[-1]["solver"]
                 print(f"{key:9s} eps={eps:<4g} share={share:<5g} {solver:12s} mean sd {sd:.3f}: {fmt(res)}", flush=True)
@@ -267,7 +273,6 @@ def centering(seeds, out):
 def geometry(seeds, out):
     """Simulated private centring (share 0.1) against the declared row share (DECLARED_ROW_SHARE = 0.25), Wages."""
     import sklearn_dpsco.linear_model._user_logistic as UL
-    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
 
     d = ds("Wages")
     means = _user_means("Wages")
@@ -275,8 +280,7 @@ def geometry(seeds, out):
     original = UL.declared_row_scale
     try:
         for eps in (1.0, 2.0):
-            rho = zcdp_rho(eps, DELTA)
-            e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
+            e_fit, sd = simulated_split(eps, share, n)
             for k in (0.125, 0.25, 0.35, 0.5):
                 UL.declared_row_scale = row_share(k)  # study only
                 for centre in (False, True):
@@ -291,7 +295,6 @@ def geometry(seeds, out):
 def pairing(seeds, out):
     """Simulated private centring (share 0.1) with rows fitted at R / 8 on every panel, against the default."""
     import sklearn_dpsco.linear_model._user_logistic as UL
-    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
 
     original = UL.declared_row_scale
     share = 0.1
@@ -301,8 +304,7 @@ def pairing(seeds, out):
             means = _user_means(key)
             n, mu = means.shape[0], means.mean(axis=0)
             for eps in (1.0, 0.5, 2.0):
-                rho = zcdp_rho(eps, DELTA)
-                e_fit, sd = zcdp_epsilon(rho * (1.0 - share), DELTA), 2.0 / math.sqrt(2.0 * rho * share) / n
+                e_fit, sd = simulated_split(eps, share, n)
                 UL.declared_row_scale = original
                 base = [ours(d, eps, s) for s in range(seeds)]
                 UL.declared_row_scale = row_share(0.125)  # study only
