@@ -4,6 +4,7 @@ Two commands (2 cores, about 3 minutes each)::
 
     OMP_NUM_THREADS=1 python benchmarks/study_hinge_eps2.py diagnose [--datasets Benefits,Participation,HI,baseball]
     OMP_NUM_THREADS=1 python benchmarks/study_hinge_eps2.py variants [--seeds 5] [--variants base,p1=0.25,share=0.25]
+    OMP_NUM_THREADS=1 python benchmarks/study_hinge_eps2.py margins [--datasets baseball,HI,syn20000,Participation]
 
 Datasets: bench_defaults.py's scaled encoding (b) (columns mapped onto [-1, 1] by documented ranges,
 rows divided by sqrt(d)), run_all.py's baseball seasons and ``syn<n>`` (bench_hinge.bounded_data, rows of
@@ -24,7 +25,12 @@ norm <= 1, d = 20); declared ``clip=1``.
 ``variants`` (private fits, noise seeds 0..seeds-1, mean ± std): ``base`` = the current rules;
 ``p1=<f>``: the localization's first-phase factor multiplied by f; ``share=<x>``: a declared clip C
 fitted at x C where the rule fits it at C / 2; ``g=<x>``: localization growth x. A variant patches
-the module constants for the run only. Results: benchmarks/results/hinge_eps2.md.
+the module constants for the run only.
+
+``margins`` (no noise, epsilon 1, rows centred at their exact mean as the private centre does): the
+minimizer at the rule's alpha, alpha / 4 and alpha / 16, its norm and the fraction of training rows with
+margin below 1, below 0.5 and below 0 — could a private count of active hinges tell an over-regularized
+fit (baseball) from a well-regularized one (HI)? Results: benchmarks/results/hinge_eps2.md.
 """
 
 import argparse
@@ -130,6 +136,29 @@ def diagnose(keys):
                       f"{expected:.3f} | {sd:.3g} |", flush=True)
 
 
+def margins(keys):
+    from sklearn_dpsco.linear_model import _hinge_rules as rules
+
+    print("| dataset | alpha x | alpha | norm of w | margin < 1 | margin < 0.5 | margin < 0 |")
+    print("|---|---|---|---|---|---|---|")
+    for key in keys:
+        X, y, _, _ = load(key)
+        X = X - X.mean(axis=0)  # the oracle centre (the private one is within 0.1 clip of it)
+        n, d_raw = X.shape
+        share = rules.default_intercept_share(n, 1.0)
+        c = rules.declared_clip_level(1.0, n, d_raw + 1, 1.0 - share, 0.0)
+        alpha = rules.default_alpha(n, d_raw + 1, c, 1.0 - share, 0.0)
+        s = rules.default_intercept_scaling(c, d_raw)
+        for f in FACTORS[:3]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = noiseless(X, y, alpha * f, c, s)
+            signs = np.where(y == est.classes_[1], 1.0, -1.0)
+            margin = signs * (X @ est.coef_[0] + est.intercept_[0])
+            print(f"| {key} | {f:g} | {alpha * f:.3g} | {np.linalg.norm(est.coef_):.2f} | {np.mean(margin < 1):.3f} | "
+                  f"{np.mean(margin < 0.5):.3f} | {np.mean(margin < 0):.3f} |", flush=True)
+
+
 def _patched(variant):
     """Patch the rules' constants for ``variant``; returns the function that restores them."""
     from sklearn_dpsco.linear_model import _hinge as module
@@ -180,7 +209,7 @@ def variants(keys, names, seeds):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("mode", choices=("diagnose", "variants"))
+    p.add_argument("mode", choices=("diagnose", "variants", "margins"))
     p.add_argument("--datasets", default="Benefits,Participation,HI,baseball")
     p.add_argument("--variants", default="base,p1=0.25,share=0.25")
     p.add_argument("--seeds", type=int, default=5)
@@ -188,6 +217,8 @@ def main(argv=None):
     keys = args.datasets.split(",")
     if args.mode == "diagnose":
         diagnose(keys)
+    elif args.mode == "margins":
+        margins(keys)
     else:
         variants(keys, args.variants.split(","), args.seeds)
     return 0
