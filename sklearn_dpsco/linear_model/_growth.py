@@ -81,6 +81,24 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         Fraction of epsilon spent on the ``"auto"`` scales, in (0, 1);
         ignored when none is ``"auto"``. ``None``: ``min(0.5, max(0.05, 50 k
         / (n epsilon)))`` for ``k`` estimates (public facts only).
+    column_scaling : "auto" or bool, default="auto"
+        Rescale the columns privately inside the fit, as
+        :class:`~sklearn_dpsco.linear_model.DPLinearRegressor` does: private
+        quartiles ``q1, q3`` of every column (DPStandardScaler's
+        ``bounds="auto"`` releases, on ``min(0.25, max(0.05, 600 n_features /
+        (n epsilon)))`` of epsilon), rows mapped to ``(x - (q1 + q3) / 2) /
+        max(q3 - q1, 1)`` before the ``"auto"`` scales and the solver run on
+        the rest, and the map folded back into ``coef_`` and ``intercept_``
+        (post-processing; no centring without an intercept;
+        doc/privacy/column_scaling.rst). For raw columns in mixed units (a
+        year next to 0/1 indicators), where one row-norm unit follows the
+        dominant column. ``"auto"``: only with ``row_bound="auto"``, dense
+        rows, more than one coefficient (not the one-coefficient
+        ``inverse_sensitivity`` mechanism) and ``n epsilon`` large enough for
+        the ``2 n_features`` quartiles (about ``n epsilon >= 400
+        n_features``); public facts only. ``True``: always (dense rows only).
+        ``False``: never. :class:`~sklearn_dpsco.preprocessing.DPPipeline`
+        turns ``"auto"`` off after a ``DPStandardScaler``.
     radius : float or None, default=None
         Radius of the public ball around 0 the coefficients (intercept
         included, scaled by ``intercept_scaling``) are searched in; in the
@@ -142,6 +160,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     label_center_ : float
         The label shift ``c`` (0 unless ``label_bound="auto"`` with an
         intercept, where it is a private release).
+    column_center_, column_scale_ : ndarray of shape (n_features,) or None
+        The released column map (differentially private: functions of the
+        released quartiles), or None when ``column_scaling`` did not run.
+        With it, ``row_bound_`` and ``radius_`` are in the units of the
+        rescaled columns.
     fit_info_ : dict
         Public schedule diagnostics (radii in the rescaled units); with
         "auto" scales also ``scale_estimates``, ``scale_share``,
@@ -222,6 +245,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "column_scaling": [StrOptions({AUTO}), "boolean"],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "schedule": [StrOptions(set(SCHEDULES))],
         "smoothness": [Interval(numbers.Real, 0, None, closed="neither"), None],
@@ -242,6 +266,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         row_bound=AUTO,
         label_bound=AUTO,
         scale_share=None,
+        column_scaling=AUTO,
         radius=None,
         schedule="practical",
         smoothness=None,
@@ -265,6 +290,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         self.row_bound = row_bound
         self.label_bound = label_bound
         self.scale_share = scale_share
+        self.column_scaling = column_scaling
         self.radius = radius
         self.schedule = schedule
         self.smoothness = smoothness
@@ -316,15 +342,28 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             if value is not None and not is_auto(value) and not np.isfinite(value):
                 raise ValueError(f"{name} must be finite, got {value!r}. Nothing was spent.")
 
-    def _plan(self, n_samples, n_features, n_problems):
+    def _declares_scales(self):
+        """True when the row unit is declared (``column_scaling="auto"`` then stays off); public."""
+        return not is_auto(self.row_bound)
+
+    def _quartile_plan(self, inputs):
+        """The template's column plan, except that ``"auto"`` leaves the one-coefficient mechanism alone
+        (``inverse_sensitivity``: a private median of one column has no columns to balance); public."""
+        if self.column_scaling == AUTO and resolve_solver(self.solver, inputs.n_coef) == "inverse_sensitivity":
+            return None
+        return super()._quartile_plan(inputs)
+
+    def _plan(self, n_samples, n_features, n_problems, columns=None):
         """The solver's plan from (n, d) and the public parameters; with "auto" units, at unit scale.
 
         An "auto" row (label) unit is planned as 1: the rows (labels) are
         divided by the released ``row_bound_`` (``label_bound_``) before the
         run, so the solver's event, like the estimates', is fixed here.
+        ``columns`` (a ``ColumnScalingPlan``): the rows are first mapped by the
+        released column quartiles, on ``columns.share`` of epsilon.
         """
         self._check_units()
-        scales, rest = self._scale_plan(self._scale_targets(), n_samples)
+        scales, rest = self._scale_plan(self._scale_targets(), n_samples, columns)
         solver = resolve_solver(self.solver, n_features)
         spec = get_solver("growth", solver)
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
@@ -336,9 +375,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         def build(budget):
             plan = spec.build(n_samples, n_features, budget, self._params(radius))
             return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=radius,
-                           intercept_scaling=scaling, attributes=attributes, scales=scales)
+                           intercept_scaling=scaling, attributes=attributes, scales=scales, columns=columns)
 
-        return self._fill_budget(build, scales, rest)
+        return self._fill_budget(build, scales, rest, columns=columns)
 
     # -- units: "auto" releases or declared numbers (a public per-row map either way) ----------
     def _scale_units(self, released):
