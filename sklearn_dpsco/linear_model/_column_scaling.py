@@ -29,7 +29,7 @@ the declared settings, the input's format): see :func:`column_scaling_applies`.
 """
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -37,10 +37,12 @@ from .._budget import Budget, split_scale_share
 from .._fast._rows import column_affine
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection, map_chunks
+from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_RANKS", "COLUMN_SHARE_CAP", "MIN_COLUMN_SCALE", "ColumnScalingPlan", "column_scaling_applies", "default_column_share"]
+__all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "MIN_COLUMN_SCALE", "ColumnScalingPlan",
+           "column_sample_stride", "column_scaling_applies", "default_column_share"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
@@ -58,6 +60,27 @@ MIN_COLUMN_SCALE = 1.0
 #: accuracy fell from 0.77 to 0.71 on one seed in three; at epsilon 1 (93) it is 0.78 either way,
 #: and Computers at epsilon 1 (61) gains R^2 0.14 -> 0.38 (benchmarks/results/defaults_rawcols.md).
 COLUMN_RANKS = SCALE_RANKS
+#: The quartiles read every ``k``-th row (``k`` a power of two) when the rows hold more than twice the
+#: ranks the share rule aims at (``n epsilon_i >= 2 x 300``, only where the share sits at its floor, large
+#: ``n``): ``ceil(n / k) epsilon_i >= 300`` still puts a quartile within about 2 % of its level, far
+#: inside one step of the grid's 8 points per octave, while the counting pass over every row was the
+#: growth regressor's largest single cost at 2e6 rows (benchmarks/results/speed.md).
+COLUMN_SAMPLE_RANKS = BOUNDS_RANKS
+
+
+def column_sample_stride(n, d, epsilon, share):
+    """``k``: the quartiles read rows ``0, k, 2k, ...`` (a public rule of n, d, epsilon and the share).
+
+    The largest power of two ``k <= DEFAULT_BLOCK_ROWS`` with ``ceil(n / k) epsilon_i >=
+    COLUMN_SAMPLE_RANKS``, ``epsilon_i = share epsilon / (2 d)`` (each quartile's part), else 1. A power
+    of two dividing the cluster's block size, so every row-chunk of a Dask fit starts on a sampled row
+    and ``chunk[::k]`` selects the same rows as ``X[::k]``.
+    """
+    per_row = share * epsilon / (len(BOUNDS_LEVELS) * max(int(d), 1))
+    k = 1
+    while 2 * k <= DEFAULT_BLOCK_ROWS and -(-int(n) // (2 * k)) * per_row >= COLUMN_SAMPLE_RANKS:
+        k *= 2
+    return k
 
 
 def default_column_share(n, d, epsilon):
@@ -116,6 +139,8 @@ class ColumnScalingPlan:
     share : float
     centre : bool
         Centre the columns (only with an intercept).
+    stride : int
+        The quartiles read every ``stride``-th row (:func:`column_sample_stride`; 1: every row).
     """
 
     n_features: int
@@ -123,13 +148,15 @@ class ColumnScalingPlan:
     rest: Budget
     share: float
     centre: bool = True
+    stride: int = 1
 
     @classmethod
     def build(cls, budget, n, d, centre):
         """Split ``budget`` (the fit's whole budget) at :func:`default_column_share` (public facts)."""
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
-        return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre))
+        return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre),
+                   column_sample_stride(n, d, budget.epsilon, share))
 
     @cached_property
     def event(self):
@@ -142,28 +169,32 @@ class ColumnScalingPlan:
     def release(self, X, rng):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
 
-        Reads ``X`` (dense, finite; in memory or a dask array of NumPy chunks); call only
-        after the budget checks.
+        Reads the rows ``0, stride, 2 stride, ...`` of ``X`` (dense, finite; in memory or a dask
+        array of NumPy chunks): a public selection, so replacing one row changes at most one
+        selected row and each release keeps its epsilon (doc/privacy/column_scaling.rst). Call
+        only after the budget checks.
         """
         if is_dask_collection(X):
             # rows on a cluster: each release reads its column only through the grid counts, summed
             # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
-            parts = map_chunks(_chunk_column_counts, (X,))
+            # (chunks start at multiples of DEFAULT_BLOCK_ROWS, which the stride divides)
+            parts = map_chunks(partial(_chunk_column_counts, stride=self.stride), (X,))
             quartiles = column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts),
                                                      BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
         else:
-            quartiles = private_column_quantiles(X, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
+            quartiles = private_column_quantiles(X[::self.stride], BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID,
+                                                 random_state=rng)
         return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
 
     def info(self, columns):
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
-                                   "n_passthrough": int(columns.passthrough.sum())}}
+                                   "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride}}
 
 
-def _chunk_column_counts(X, *rest):
-    """``(grid counts of every column, rows)`` of one row-chunk (runs on its worker)."""
-    X = np.asarray(X, dtype=np.float64)
+def _chunk_column_counts(X, *rest, stride=1):
+    """``(grid counts of every column, rows)`` of one row-chunk's sampled rows (runs on its worker)."""
+    X = np.asarray(X, dtype=np.float64)[::stride]
     return BOUNDS_GRID.column_counts(X), X.shape[0]
 
 

@@ -218,6 +218,23 @@ def test_hinge_same_release_multiclass(client, regression, clip):
     assert ("centering" in b.fit_info_[0]) == (clip != "auto")
 
 
+@pytest.mark.parametrize("chunks", [3000, 20000])
+def test_column_quartiles_on_sampled_rows_same_release(client, regression, chunks, monkeypatch):
+    # the quartiles read every k-th row (k a power of two dividing the block size): each aligned chunk takes
+    # chunk[::k], the same rows as X[::k] in memory, so the same counts and the same release
+    from sklearn_dpsco.linear_model import _column_scaling
+
+    monkeypatch.setattr(_column_scaling, "COLUMN_SAMPLE_RANKS", 10.0)
+    X, y = regression
+    X = X * np.array([1.0, 100.0, 1.0, 10.0])  # columns in mixed units
+    a = DPLinearRegressor(random_state=6).fit(X, y)
+    b = DPLinearRegressor(random_state=6).fit(*_dask(X, y, chunks))
+    assert a.fit_info_["column_scaling"]["row_stride"] > 1
+    _same_fit(a, b)
+    np.testing.assert_array_equal(a.column_center_, b.column_center_)
+    np.testing.assert_array_equal(a.column_scale_, b.column_scale_)
+
+
 def test_growth_regressor_same_release(client, regression):
     X, y = regression
     X, y = X[:2000] / 2, np.clip(y[:2000], -1, 1)

@@ -16,7 +16,9 @@ from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, PureDPEven
 from sklearn_dpsco.linear_model import _column_scaling
 from sklearn_dpsco.linear_model._column_scaling import (
     COLUMN_RANKS,
+    COLUMN_SAMPLE_RANKS,
     ColumnScaling,
+    column_sample_stride,
     column_scaling_applies,
     default_column_share,
 )
@@ -168,6 +170,60 @@ def test_the_rule_reads_public_facts_only():
         assert not column_scaling_applies(False, n, d, eps, declared=False, dense=True)
     assert column_scaling_applies("auto", 15590, 21, 1.0, declared=False, dense=True)
     assert not column_scaling_applies("auto", 15590, 21, 0.5, declared=False, dense=True)
+
+
+def test_the_row_stride_is_public_and_keeps_the_ranks():
+    from sklearn_dpsco._solvers._core._cluster import DEFAULT_BLOCK_ROWS
+
+    for n, d, eps in [(6000, 4, 1.0), (2e5, 20, 1.0), (2e6, 20, 1.0), (2e6, 20, 0.5), (1e7, 20, 1.0), (1e9, 2, 5.0)]:
+        share = default_column_share(n, d, eps)
+        k = column_sample_stride(n, d, eps, share)
+        per_row = share * eps / (2 * d)
+        assert k >= 1 and k & (k - 1) == 0 and DEFAULT_BLOCK_ROWS % k == 0  # a power of two dividing the blocks
+        if k > 1:  # the sampled rows still give every quartile its ranks, and twice the stride would not
+            assert -(-int(n) // k) * per_row >= COLUMN_SAMPLE_RANKS
+        assert k == DEFAULT_BLOCK_ROWS or -(-int(n) // (2 * k)) * per_row < COLUMN_SAMPLE_RANKS
+    # the rule's own scale: every row up to 2e5 x 20 at epsilon 1 (300 ranks at the share rule), 1/8 at 2e6
+    assert column_sample_stride(2e5, 20, 1.0, default_column_share(2e5, 20, 1.0)) == 1
+    assert column_sample_stride(2e6, 20, 1.0, default_column_share(2e6, 20, 1.0)) == 8
+
+
+@pytest.mark.parametrize("k", [1, 2, 8])
+def test_sampled_rows_keep_the_counts_sensitivity(k):
+    # exact sensitivity of what the quartiles read: replacing any one row (by an extreme one) moves every
+    # column's grid count by at most 1 and never by more (positions are public: a selected row stays selected)
+    X, _, _ = _mixed(n=97)
+    base = BOUNDS_GRID.column_counts(X[::k])
+    worst = 0
+    for i in range(X.shape[0]):
+        for value in (-1e300, 0.0, 1e300):
+            Xn = X.copy()
+            Xn[i] = value
+            diff = np.abs(BOUNDS_GRID.column_counts(Xn[::k]) - base)
+            worst = max(worst, int(diff.max()))
+            assert diff.max() <= 1
+            if i % k:
+                assert diff.max() == 0  # an unselected row is not read
+    assert worst == 1  # attained
+
+
+def test_quartiles_read_every_kth_row(monkeypatch):
+    X, y, _ = _mixed()
+    seen = {}
+    real = _column_scaling.private_column_quantiles
+
+    def spy(X_, qs, budget, **kw):
+        seen["X"] = np.array(X_)
+        return real(X_, qs, budget, **kw)
+
+    monkeypatch.setattr(_column_scaling, "private_column_quantiles", spy)
+    monkeypatch.setattr(_column_scaling, "COLUMN_SAMPLE_RANKS", 10.0)
+    est = DPLinearRegressor(epsilon=1.0, random_state=0, accountant=_ledger()).fit(X, y)
+    k = est.fit_info_["column_scaling"]["row_stride"]
+    assert k > 1
+    np.testing.assert_array_equal(seen["X"], X[::k])
+    # the event does not depend on the stride: the same 2 d releases on the same share
+    assert est.privacy_event_.events[0] == _quartile_event(1.0, X.shape[1])[0]
 
 
 def test_too_few_rows_and_sparse_rows_leave_the_fit_as_before():
