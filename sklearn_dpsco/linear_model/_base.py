@@ -253,10 +253,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         row_scale, label_scale, label_shift = self._scale_units(released)
         X, targets, sample_weight = inputs.data
         if row_scale != 1.0:
-            if X is inputs.scratch and isinstance(X, np.ndarray) and X.dtype == np.float64:
-                np.multiply(X, 1.0 / row_scale, out=X)  # the fit's own copy: the same products, no new array
+            if isinstance(X, DeferredRowScale):  # the column map is deferred too: the row scale joins it
+                X = replace(X, factor=1.0 / row_scale)  # its factor was 1.0: the same products, block by block
             elif self._defers_row_scaling(inputs, X):
                 X = DeferredRowScale(X, 1.0 / row_scale)  # the same products, block by block (RowScaledData)
+            elif X is inputs.scratch and isinstance(X, np.ndarray) and X.dtype == np.float64:
+                np.multiply(X, 1.0 / row_scale, out=X)  # the fit's own copy: the same products, no new array
             else:
                 X = X * (1.0 / row_scale)
         if label_scale != 1.0 or label_shift != 0.0:
@@ -475,13 +477,18 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                 columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
-                X = columns.transform(inputs.data[0])  # a dask array stays lazy, mapped chunk by chunk on the workers
-                X = np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X
-                # a fresh array (the map never returns its input, nor a view of it; checked, as the caller's
-                # rows must never be written): the row rescaling may then work in place
                 source = inputs.data[0]
-                owned = isinstance(X, np.ndarray) and not (isinstance(source, np.ndarray)
-                                                           and np.may_share_memory(X, source))
+                if self._defers_row_scaling(inputs, source):
+                    # the solver's blocks map their own rows (RowScaledData): the same floats as the eager map,
+                    # without a mapped copy of every row (speed only)
+                    X, owned = DeferredRowScale(source, 1.0, *columns.affine()), False
+                else:
+                    X = columns.transform(source)  # a dask array stays lazy, mapped chunk by chunk on the workers
+                    X = np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X
+                    # a fresh array (the map never returns its input, nor a view of it; checked, as the caller's
+                    # rows must never be written): the row rescaling may then work in place
+                    owned = isinstance(X, np.ndarray) and not (isinstance(source, np.ndarray)
+                                                               and np.may_share_memory(X, source))
                 inputs = replace(inputs, data=(X, *inputs.data[1:]), scratch=X if owned else None)
             if plan.scales is not None:  # 4a: private scales (after the checks), then a public rescaling
                 released, scale_event = plan.scales.release(inputs.data, rng)

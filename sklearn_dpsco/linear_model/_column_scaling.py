@@ -220,12 +220,16 @@ class ColumnScaling:
         return cls(np.array([q1, q3]), np.where(passthrough, 0.0, mid), np.where(passthrough, 1.0, spread),
                    passthrough)
 
+    def affine(self):
+        """``(centre, 1 / scale)`` as the float64 arrays :meth:`transform`'s compiled pass reads."""
+        return (np.ascontiguousarray(self.centre, dtype=np.float64),
+                np.ascontiguousarray(1.0 / self.scale, dtype=np.float64))
+
     def transform(self, X):
         """``(X - centre) / scale`` (a public per-row map)."""
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64:
             # the same two roundings per entry as below, in one compiled pass into a fresh array
-            return column_affine(X, np.ascontiguousarray(self.centre, dtype=np.float64),
-                                 np.ascontiguousarray(1.0 / self.scale, dtype=np.float64))
+            return column_affine(X, *self.affine())
         out = X - self.centre
         if isinstance(out, np.ndarray):
             np.multiply(out, 1.0 / self.scale, out=out)

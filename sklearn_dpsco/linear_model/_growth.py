@@ -8,7 +8,8 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
-from .._solvers import get_solver, loss_for, safe_row_norms
+from .._solvers import get_solver, loss_for
+from .._solvers._core._data import row_norms_of
 from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import SOLVERS, default_radius, resolve_solver
@@ -328,7 +329,8 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         """The "auto" units to estimate (linear_model/_auto_scales.py); public."""
         targets = []
         if is_auto(self.row_bound):
-            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: safe_row_norms(data[0])))
+            # row_norms_of: also the norms of column-mapped rows whose map the solver's blocks apply (deferred)
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: row_norms_of(data[0])))
         if is_auto(self.label_bound):
             if self.fit_intercept:  # without an intercept a shift of the labels could not be undone
                 targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DeferredRowScale", "GLMData", "RowScaledData"]
+__all__ = ["DeferredRowScale", "GLMData", "RowScaledData", "row_norms_of"]
 
 
 def safe_row_norms(X, intercept_scaling=0.0):
@@ -138,10 +138,46 @@ class GLMData:
 
 @dataclass(frozen=True)
 class DeferredRowScale:
-    """Rows ``X * factor`` (dense C-contiguous float64 ``X``) not computed yet: :class:`RowScaledData` scales them."""
+    """Rows ``X * factor`` (dense C-contiguous float64 ``X``) not computed yet: :class:`RowScaledData` scales them.
+
+    With a released column map (``centre``, ``inv_scale``: linear_model/_column_scaling.py) the rows are
+    ``column_affine(X, centre, inv_scale) * factor``: the column map's two roundings per entry, then the
+    row scale's product, as the eager arrays had them.
+    """
 
     X: np.ndarray
     factor: float
+    centre: object = None
+    inv_scale: object = None
+
+    def rows(self, start=0, stop=None):
+        """The mapped rows [start, stop) as a fresh array (the same floats as the eager map's rows)."""
+        X = self.X[start:stop]
+        if self.centre is None:
+            return X * self.factor
+        from ..._fast._rows import column_affine
+
+        out = column_affine(X, self.centre, self.inv_scale)
+        if self.factor != 1.0:
+            np.multiply(out, self.factor, out=out)  # in place: the same products as out * factor
+        return out
+
+
+#: Rows per block when :func:`row_norms_of` maps deferred rows (a few MB at d ~ 100).
+_NORM_BLOCK_ROWS = 8192
+
+
+def row_norms_of(X):
+    """:func:`safe_row_norms` of ``X``, or of the rows a :class:`DeferredRowScale` stands for, mapped block by
+    block (the norms are row by row: the same floats as those of the eager mapped array, without it)."""
+    if not isinstance(X, DeferredRowScale):
+        return safe_row_norms(X)
+    n = X.X.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for a in range(0, n, _NORM_BLOCK_ROWS):
+        b = min(a + _NORM_BLOCK_ROWS, n)
+        out[a:b] = safe_row_norms(X.rows(a, b))
+    return out
 
 
 class RowScaledData:
@@ -158,20 +194,20 @@ class RowScaledData:
     """
 
     def __init__(self, rows, y, sample_weight=None, intercept_scaling=0.0):
+        self._rows = rows
         self._raw = rows.X
-        self._factor = float(rows.factor)
         self._args = (y, sample_weight, intercept_scaling)
         self._data = None
 
     def materialized(self):
         """The eager ``GLMData`` of the scaled rows (built once)."""
         if self._data is None:
-            self._data = GLMData(self._raw * self._factor, *self._args)
+            self._data = GLMData(self._rows.rows(), *self._args)
         return self._data
 
     def __getattr__(self, name):
         # everything but the block path reads the eager GLMData (private names included: its caches)
-        if name.startswith("__") or name in ("_raw", "_factor", "_args", "_data"):
+        if name.startswith("__") or name in ("_rows", "_raw", "_args", "_data"):
             raise AttributeError(name)
         return getattr(self.materialized(), name)
 
@@ -190,5 +226,5 @@ class RowScaledData:
         stop = self.n_samples if stop is None else stop
         y, sample_weight, intercept_scaling = self._args
         sw = None if sample_weight is None else sample_weight[start:stop]
-        block = GLMData(self._raw[start:stop] * self._factor, y[start:stop], sw, intercept_scaling)
+        block = GLMData(self._rows.rows(start, stop), y[start:stop], sw, intercept_scaling)
         return block.centred_block(center)
