@@ -13,14 +13,15 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import check_groups
 from .._rng import spawn_random_states
-from .._scale_estimation import per_user_reduce
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from .._solvers._core._user_data import index_users
 from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, is_auto
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._centering import CenteringPlan, centering_applies, feature_bound
+from ._column_scaling import ColumnScalingPlan
 from ._user_logistic_rules import (
+    DEFAULT_DATA_NORM,
     SGD_ALPHA_SHARE,
     SOLVERS,
     choose_plan,
@@ -86,8 +87,18 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     item_selection : {"first", "random"}, default="first"
         ``"first"``: the first m rows of the user in input order.
         ``"random"``: a uniformly random subset (drawn from ``random_state``).
-    data_norm : float or "auto", default=1.0
-        Public bound R on row norms (intercept column included). Rows above
+    data_norm : float, "auto" or None, default=None
+        ``None`` (the default): ``"auto"`` when the fit rescales its columns
+        privately (``column_scaling``: dense rows and about ``n_users epsilon
+        >= 400 d``, public facts), else the declared bound ``1.0``. Raw
+        columns need the column map and the private scale (a raw panel of
+        4288 users at epsilon 1: 0.657, the majority class, at ``1.0``
+        against 0.757 with ``"auto"``; LogisticRegression 0.759), while
+        rows already scaled to norm at most 1 gain from the declared bound
+        where there are too few users for the column quartiles
+        (benchmarks/results/panels.md, "The default data_norm"); ``data_norm_``
+        reports which.
+        A number: public bound R on row norms (intercept column included). Rows above
         it are scaled down to norm R before fitting (each row on its own).
         The fit then clips tighter, as ``"auto"`` does with its estimate:
         with ``c = R / 4`` (``R / 8`` when it centres the features, see
@@ -314,7 +325,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "solver": [StrOptions({"auto", *SOLVERS})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "centering": [StrOptions({AUTO}), "boolean"],
@@ -339,7 +350,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         solver="auto",
         max_items_per_user=10,
         item_selection="first",
-        data_norm=1.0,
+        data_norm=None,
         scale_share=None,
         column_scaling=AUTO,
         centering=AUTO,
@@ -432,7 +443,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         return self.intercept_scaling if self.fit_intercept else 0.0
 
     def _plan_solver(self, solver, n_users, n_coef, n_problems, solver_budget, data_norm, declared=False,
-                     centred=False):
+                     centred=False, declared_norm=None):
         """The plan of ``solver``; one-vs-rest problems share the budget by the rule of its events.
 
         ``declared``: ``data_norm`` is the user's bound; the fit runs on the
@@ -468,7 +479,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         plan = spec.build(n_users, n_coef, budget, params)
         # the step count and momentum are settings of user_dp_sgd only (None for the other solvers)
         sgd = solver == "user_dp_sgd"
-        attributes = {"alpha_": alpha, "data_norm_": float(self.data_norm) if declared else data_norm,
+        attributes = {"alpha_": alpha, "data_norm_": declared_norm if declared else data_norm,
                       "row_bound_": row_bound, "sgd_iterations_": sgd_iterations if sgd else None,
                       "sgd_momentum_": sgd_momentum if sgd else None}
         return FitPlan(solver, plan, loss=loss_for(spec), radius=params["radius"],
@@ -491,7 +502,14 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
 
     def _declares_scales(self):
         """True when ``data_norm`` is declared (``column_scaling="auto"`` then stays off); public."""
-        return not is_auto(self.data_norm)
+        return self.data_norm is not None and not is_auto(self.data_norm)
+
+    def _data_norm(self, columns):
+        """``data_norm`` with ``None`` resolved: ``"auto"`` when the column quartiles run (``columns`` is a
+        ``ColumnScalingPlan``), else ``DEFAULT_DATA_NORM``; public (the column plan is)."""
+        if self.data_norm is not None:
+            return self.data_norm
+        return AUTO if isinstance(columns, ColumnScalingPlan) else DEFAULT_DATA_NORM
 
     def _column_rows(self, inputs, columns):
         """For the quartiles, one row per user, each user's first in input order (:func:`first_row_per_user`,
@@ -507,13 +525,14 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         setting, the declared bound, the intercept, the rows' format, and the solver this fit runs)."""
         if self.centering is False:
             return None
-        declared = not is_auto(self.data_norm)
+        data_norm = self._data_norm(None)  # the quartiles do not run when the template asks for a centre
+        declared = not is_auto(data_norm)
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
         if not centering_applies(self.centering, declared=declared, fit_intercept=self.fit_intercept,
                                  dense=self._dense_rows(inputs), n_features=d):
             return None
         plan = CenteringPlan.build(self._budget(), inputs.n_samples, d,
-                                   feature_bound(self.data_norm, self.intercept_scaling), self.max_items_per_user)
+                                   feature_bound(data_norm, self.intercept_scaling), self.max_items_per_user)
         # the solver on the rest of the budget: "auto" centres only the fits that run DP-GD
         dp_sgd = self.solver == "user_dp_sgd" or (
             self.solver == "auto" and self._prefer(inputs.n_samples, inputs.n_coef, inputs.n_problems, plan.rest))
@@ -536,16 +555,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``columns.share`` of the budget, and fitted at the centred row share.
         """
         targets = []
-        if is_auto(self.data_norm):
+        resolved = self._data_norm(columns)
+        if is_auto(resolved):
             # one value per user (its largest row norm): replacing a user replaces one value, so the
             # replace-one quantile release is user-level DP (doc/privacy/quantiles.rst, "User level")
             targets.append(ScaleTarget("data_norm", DATA_NORM_LEVEL, DATA_NORM_MARGIN,
-                                       lambda data, _: per_user_reduce(safe_row_norms(data[0]), data[2], "max")))
+                                       lambda data, _: data[3].max_per_user(safe_row_norms(data[0]))))
         scales, solver_budget = self._scale_plan(targets, n_users, columns)
         if scales is not None:
             data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1
         else:
-            data_norm = float(self.data_norm)
+            data_norm = float(resolved)
         declared = scales is None
         centred = isinstance(columns, CenteringPlan)
 
@@ -553,7 +573,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             plan = choose_plan(
                 self.solver,
                 lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared,
-                                               centred),
+                                               centred, declared_norm=None if scales is not None else float(resolved)),
                 self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
             )
             return replace(plan, scales=scales, columns=columns)

@@ -14,7 +14,7 @@ from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
 from ._centering import CENTRED_ROW_SHARE
 
-__all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
+__all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "DEFAULT_DATA_NORM", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
            "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
            "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_clip", "default_sgd_iterations",
@@ -216,6 +216,13 @@ def prefers_dp_sgd(n_users, d, epsilon, delta):
 #: c = 0.25 and c = 0.5 (shares 0.18 and 0.35) within 0.012 of it everywhere
 #: (benchmarks/results/panels.md).
 DECLARED_ROW_SHARE = 0.25
+#: ``data_norm=None`` (the default) is this declared bound unless the fit rescales its columns (then
+#: ``"auto"``). Where the column quartiles run (about ``n_users epsilon >= 400 d``), "auto" on raw columns
+#: against 1.0: rwm5yr 0.757 / 0.765 vs 0.657 / 0.657 (the majority class) at eps 1 / 2, synthetic 0.777 /
+#: 0.784 vs 0.776 / 0.776; on rows scaled by public ranges within -0.004..+0.002 of 1.0. Where they do not
+#: run (fewer users), 1.0 (with the private centre) beats "auto" on every scaled panel by 0.001-0.028 and
+#: both fail on raw columns (10 seeds; benchmarks/results/panels.md, "The default data_norm").
+DEFAULT_DATA_NORM = 1.0
 
 
 def declared_row_scale(data_norm, centred=False):

@@ -188,8 +188,10 @@ def test_results_do_not_depend_on_n_jobs(solver):
 @pytest.mark.parametrize("solver", ["sc_output_pert", "user_dp_sgd", "item_group", "user_clip"])
 def test_sparse_equals_dense(solver):
     X, y, g = _grouped(300, 2, seed=7)
-    # centering=False: "auto" centres dense rows only (sparse rows would be densified)
-    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1, noise=_noise(solver), centering=False)
+    # centering=False, column_scaling=False: "auto" centres / rescales dense rows only (sparse rows would be
+    # densified), and the default data_norm follows the column scaling
+    kw = dict(epsilon=30.0, delta=1e-2, solver=solver, random_state=1, noise=_noise(solver), centering=False,
+              column_scaling=False)
     a = UserLevelDPLogistic(**kw).fit(X, y, g)
     b = UserLevelDPLogistic(**kw).fit(sp.csr_matrix(X), y, g)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)

@@ -106,15 +106,43 @@ def test_declared_data_norm_spends_nothing_on_estimation(monkeypatch):
 
 
 def test_declared_default_unchanged():
-    # data_norm=1.0 stays the default and runs exactly the former plan (bound 1, whole budget) when the
-    # fit does not centre its features (centred fits: tests/privacy/test_centering_user.py)
+    # data_norm=None (the default) is the declared 1.0 where the columns are not rescaled (too few users for
+    # the quartiles), and runs exactly the former plan (bound 1, whole budget) when the fit does not centre
+    # its features (centred fits: tests/privacy/test_centering_user.py)
     X, y, groups = _panel()
     est = UserLevelDPLogistic(random_state=0, centering=False)
-    assert est.data_norm == 1.0
+    assert est.data_norm is None
     est.fit(X, y, groups)
+    assert est.column_scale_ is None
     plan = est._plan(300, X.shape[1] + 1, 1)
     assert plan.scales is None and plan.attributes["data_norm_"] == 1.0
     assert est.data_norm_ == 1.0 and est.privacy_event_ == plan.event  # the solver alone, whole budget
+    declared = UserLevelDPLogistic(random_state=0, centering=False, data_norm=1.0).fit(X, y, groups)
+    np.testing.assert_array_equal(declared.coef_, est.coef_)
+    assert declared.privacy_event_ == est.privacy_event_
+
+
+@pytest.mark.parametrize("setting", [None, "auto"])
+def test_default_data_norm_follows_the_column_scaling(setting):
+    # data_norm=None: "auto" exactly when the column quartiles run (a public rule: n_users, d, epsilon, the
+    # rows' format), the same fit as data_norm="auto" there; a declared number never rescales the columns
+    rng = np.random.default_rng(5)
+    n_users, m, d = 3000, 3, 4
+    X = rng.standard_normal((n_users * m, d)) * np.array([1.0, 100.0, 1.0, 5.0]) + np.array([0, 1980.0, 0, 0])
+    y = (X[:, 0] + (X[:, 1] - 1980.0) / 100.0 > 0).astype(int)
+    groups = np.repeat(np.arange(n_users), m)
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=2, accountant=BudgetAccountant(float("inf"), 1.0))
+    default = UserLevelDPLogistic(**kw).fit(X, y, groups)
+    auto = UserLevelDPLogistic(data_norm="auto", **kw).fit(X, y, groups)
+    assert default.column_scale_ is not None and "scale_estimates" in default.fit_info_[0]
+    np.testing.assert_array_equal(default.coef_, auto.coef_)
+    assert default.privacy_event_ == auto.privacy_event_ and default.data_norm_ == auto.data_norm_
+    # too few users for the quartiles (or column_scaling off): the declared default bound
+    small = UserLevelDPLogistic(data_norm=setting, column_scaling=False, **kw).fit(X, y, groups)
+    if setting is None:
+        assert small.data_norm_ == 1.0 and "scale_estimates" not in small.fit_info_[0]
+    declared = UserLevelDPLogistic(data_norm=1.0, **kw).fit(X, y, groups)
+    assert declared.data_norm_ == 1.0 and "column_scaling" not in declared.fit_info_[0]
 
 
 
@@ -204,3 +232,15 @@ def test_audit_flags_a_max_norm_data_norm_and_passes_the_private_one(monkeypatch
     monkeypatch.setattr(_auto_scales.ScalePlan, "release", _max_norm_release)
     mutant = audit_epsilon(_norm_scores(X, y, groups, draws, 0), _norm_scores(Xp, y, groups, draws, 10_000), eps_s)
     assert mutant.violation, mutant
+
+
+def test_max_per_user_from_the_index_equals_per_user_reduce():
+    # the estimator reduces the row norms with its user index (no second unique of the ids): the same values
+    from sklearn_dpsco._solvers._core._user_data import index_users
+
+    rng = np.random.default_rng(9)
+    for groups in (np.repeat(np.arange(50), 3), rng.integers(0, 40, 300), rng.permutation(np.repeat([7, -2, 90], 5)),
+                   np.array(["b", "a", "b", "c"] * 10)):
+        values = rng.standard_normal(len(groups)) * 10.0
+        values[::7] = np.inf
+        np.testing.assert_array_equal(index_users(groups).max_per_user(values), per_user_reduce(values, groups, "max"))

@@ -299,7 +299,7 @@ def _estimator(kind, solver, delta):
                                           **extra), "row_regression")
     # eps 8, delta 1e-2 keep the deletion mechanism's user count small; radius 1000 keeps the
     # one-shot releases inside the ball (no projection: the release itself is what is audited)
-    return UserLevelDPLogistic(epsilon=8.0, delta=delta, solver=solver, radius=1000.0), "user_data"
+    return UserLevelDPLogistic(epsilon=8.0, delta=delta, solver=solver, radius=1000.0, data_norm=1.0), "user_data"
 
 
 CASES = (
@@ -370,7 +370,8 @@ def test_dp_gd_step_releases_carry_no_centre_bits(user_data, first_step_releases
 
     Step 0 is taken at w = 0 on every fit, so its centre (the clipped gradient sum) is a fixed function of
     the data: the residue test has power, and the unrounded-centre mutant must be flagged."""
-    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver="user_dp_sgd", sgd_iterations=2, radius=1000.0)
+    est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver="user_dp_sgd", sgd_iterations=2, radius=1000.0,
+                              data_norm=1.0)  # the declared bound (the default would rescale the columns here)
     install, first_of_fit = first_step_releases
     install()
     result = grid_residue_audit(*collect_releases(est, *user_data, n_fits=N_FITS, extract=first_of_fit))
