@@ -48,7 +48,9 @@ __all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "MIN_COLUM
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
 #: bare model spends no second statistic (no noisy means or variances: the quartiles are the whole
 #: per-column information used), so 0.25 of epsilon buys the same quartile accuracy and leaves the
-#: model 0.75 (benchmarks/results/defaults_rawcols.md).
+#: model 0.75 (benchmarks/results/defaults_rawcols.md). A cap of 0.35 (2026-11-27, bench_defaults.py, 3 seeds) lets
+#: the quartiles run on HI at epsilon 0.5 (raw 0.736 -> 0.772) but costs the cells already at the cap: BudgetFood
+#: eps 0.5 -0.017, Computers eps 2 -0.02..-0.03, Wages eps 2 -0.034 (DPLinearRegressor): not taken.
 COLUMN_SHARE_CAP = 0.25
 #: Smallest column scale (see the module docstring): a column is divided by its released spread only
 #: when that spread exceeds the 0/1 indicators' one, so the rescaled columns are comparable with them.
