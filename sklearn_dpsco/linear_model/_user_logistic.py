@@ -131,8 +131,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         and the map is folded back into ``coef_`` and ``intercept_``
         (doc/privacy/column_scaling.rst, "User level"). For raw columns in
         mixed units (a year next to 0/1 indicators), which one global row
-        scale cannot fix. ``"auto"``: only with ``data_norm="auto"``, dense
-        rows and at least about ``400 d / epsilon`` users (each quartile gets
+        scale cannot fix. ``"auto"``: only with ``data_norm="auto"`` or
+        ``None`` (the default), dense rows and at least about ``400 d / epsilon`` users (each quartile gets
         ``n_users epsilon_i >= 50``; public facts only); a declared
         ``data_norm`` leaves the fit exactly as before. ``True``: always
         (dense rows; with a few hundred users the quartiles are mostly noise).
@@ -250,7 +250,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``None`` when another solver ran.
     data_norm_ : float
         The declared ``data_norm``, or with ``data_norm="auto"`` the released
-        scale the rows were divided by (a differentially private release).
+        scale the rows were divided by (a differentially private release);
+        ``data_norm=None`` gives one of the two (the declared 1.0 unless the
+        columns were rescaled).
     row_bound_ : float
         The norm the fit clipped its rows ``(x, c intercept_scaling)`` to,
         in the data's units: ``c sqrt(1 + intercept_scaling^2)`` with ``c``
