@@ -282,6 +282,14 @@ def encode(rs, encoding):
     return Z, y
 
 
+def split(key, encoding):
+    """``(X_train, y_train, X_test, y_test)`` of data set ``key`` in ``encoding`` on the fixed split."""
+    rs = load(key)
+    tr, te = train_test(rs)
+    X, y = encode(rs, encoding)
+    return X[tr], y[tr], X[te], y[te]
+
+
 def train_test(rs, test_size=0.3):
     """Fixed 70/30 split (by user for panels)."""
     from sklearn.model_selection import GroupShuffleSplit, ShuffleSplit

@@ -59,10 +59,7 @@ def load(key):
     if key in ("biopsy", "baseball"):
         ds = run_all.real_classification(key)
         return ds.X, ds.y, ds.Xt, ds.yt
-    rs = R.load(key)
-    tr, te = R.train_test(rs)
-    X, y = R.encode(rs, "scaled")
-    return X[tr], y[tr], X[te], y[te]
+    return R.split(key, "scaled")
 
 
 def _ledger():

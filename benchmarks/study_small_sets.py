@@ -44,10 +44,8 @@ def load(key):
 
         X, y = load_iris(return_X_y=True)
         return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    rs = R.load(key)
-    tr, te = R.train_test(rs)
-    X, y = R.encode(rs, "raw")
-    return X[tr], X[te], y[tr], y[te]
+    X, y, Xt, yt = R.split(key, "raw")
+    return X, Xt, y, yt
 
 
 def _ledger():
