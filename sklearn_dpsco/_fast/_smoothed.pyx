@@ -17,6 +17,8 @@ are screened, the certificate decides every release.
 """
 import numpy as np
 
+from libc.math cimport fabs
+
 from ._dot cimport dense_dot
 from ._rows cimport RowData
 
@@ -218,3 +220,110 @@ def huber_value(const double[::1] y, double k, sw, const double[::1] z, const do
             s = 1.0 if sp == NULL else sp[li]
             v[li & 3 if li < n4 else 0] += s * (g * (r - 0.5 * g))  # the passes' four partial sums
     return (v[0] + v[1]) + (v[2] + v[3])
+
+
+# ---- working-set screen passes (``_solvers/_optim/_working_set.working_set_dual``) ----------------------
+#
+# The screen's elementwise NumPy passes over the block (residuals, the set, the bound dual values, the
+# screened rows' shift of the centre, the check of their sides) fused into one pass each. The same
+# IEEE operations per row in the same order, and the same row products (``RowData.dot`` / ``axpy`` in
+# increasing row order, zero coefficients skipped, as ``matvec`` / ``rmatvec``), so the same floats.
+
+
+cdef inline double _kink(bint hinge, double z, double y) noexcept nogil:
+    # signed distance to the kink: hinge y z - 1, absolute z - y (_working_set._kink_residual)
+    return y * z - 1.0 if hinge else z - y
+
+
+cdef const double *_weights(sw, Py_ssize_t n) except? NULL:
+    cdef const double[::1] view
+    if sw is None:
+        return NULL
+    view = sw
+    if view.shape[0] != n:
+        raise ValueError("sample weights of the wrong length")
+    return &view[0] if n > 0 else NULL
+
+
+def screen_rows(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] z, const double[::1] y, sw,
+                double threshold, bint hinge, const double[::1] cap, double[::1] e, unsigned char[::1] in_set,
+                double[::1] bound):
+    """The working set at the products ``z`` of rows [start, stop) (local arrays of length ``stop - start``).
+
+    ``e_i`` the kink residual of ``z_i``; ``in_set_i = |e_i| <= ||x_i|| threshold``
+    and ``s_i > 0`` (``sw=None``: unit weights); ``bound_i`` the dual value of
+    the row's side (hinge: ``c_i y_i`` below the kink, else 0; absolute:
+    ``c_i`` below, else ``-c_i``). Returns the size of the set.
+    """
+    cdef Py_ssize_t n = stop - start, li, count = 0
+    cdef const double *s
+    cdef double ei, c
+    cdef unsigned char inside
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if z.shape[0] != n or y.shape[0] != n or cap.shape[0] != n or e.shape[0] != n or in_set.shape[0] != n \
+            or bound.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    s = _weights(sw, n)
+    with nogil:
+        for li in range(n):
+            ei = _kink(hinge, z[li], y[li])
+            e[li] = ei
+            inside = fabs(ei) <= rows.norms[start + li] * threshold and (s == NULL or s[li] > 0.0)
+            in_set[li] = inside
+            count += inside
+            c = cap[li]
+            if hinge:
+                bound[li] = c * y[li] if ei < 0.0 else 0.0
+            else:
+                bound[li] = c if ei < 0.0 else -c
+    return count
+
+
+def screen_centre(RowData rows, Py_ssize_t start, Py_ssize_t stop, const unsigned char[::1] in_set,
+                  double[::1] beta, const double[::1] bound, sw, double lam_n, double[::1] out):
+    """The screened rows at their bound: ``beta_i = bound_i`` outside the set, and
+    ``out += sum_{i not in set} (s_i beta_i / lam_n) x_i`` (``rmatvec`` of those coefficients)."""
+    cdef Py_ssize_t n = stop - start, li
+    cdef const double *s
+    cdef double b, a
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if in_set.shape[0] != n or beta.shape[0] != n or bound.shape[0] != n or out.shape[0] != rows.n_features:
+        raise ValueError("arrays of the wrong length")
+    cdef double *o = &out[0] if rows.n_features > 0 else NULL
+    s = _weights(sw, n)
+    with nogil:
+        for li in range(n):
+            if in_set[li]:
+                continue
+            b = bound[li]
+            beta[li] = b
+            a = (b if s == NULL else s[li] * b) / lam_n
+            if a != 0.0 and o != NULL:
+                rows.axpy(start + li, a, o)
+
+
+def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] w, const double[::1] y, sw,
+                 bint hinge, const double[::1] e, unsigned char[::1] in_set):
+    """Screened rows (outside the set, ``s_i > 0``) whose kink residual at ``w`` has the other sign than
+    ``e_i``: they join the set. Returns how many joined."""
+    cdef Py_ssize_t n = stop - start, li, count = 0
+    cdef const double *s
+    cdef double ei, e2
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if y.shape[0] != n or e.shape[0] != n or in_set.shape[0] != n or w.shape[0] != rows.n_features:
+        raise ValueError("arrays of the wrong length")
+    cdef const double *wp = &w[0] if rows.n_features > 0 else NULL
+    s = _weights(sw, n)
+    with nogil:
+        for li in range(n):
+            if in_set[li] or not (s == NULL or s[li] > 0.0):
+                continue
+            ei = e[li]
+            e2 = _kink(hinge, rows.dot(start + li, wp) if wp != NULL else 0.0, y[li])
+            if (ei > 0.0 and e2 < 0.0) or (ei < 0.0 and e2 > 0.0):
+                in_set[li] = 1
+                count += 1
+    return count
