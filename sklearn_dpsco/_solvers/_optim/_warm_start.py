@@ -57,12 +57,15 @@ SUBSAMPLE_MIN_ROWS = 4096
 INSIDE = 1.0 - 2.0**-40
 
 
-def gram_system(X, h, intercept_scaling=0.0):
-    """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended."""
+def gram_system(X, h, intercept_scaling=0.0, unit=None):
+    """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended.
+
+    ``unit=True`` declares ``h`` all ones (the caller's own array of ones: not checked again).
+    """
     p = X.shape[1]
     s = float(intercept_scaling)
     d = p + (1 if s > 0 else 0)
-    ones = bool(np.all(h == 1.0))
+    ones = bool(np.all(h == 1.0)) if unit is None else unit
     # unit weights: X^T X is one symmetric rank-k update (numpy calls syrk), no weighted copy
     Xh = X if ones else (sp.diags(h) @ X if sp.issparse(X) else X * h[:, None])
     A = np.empty((d, d))
@@ -71,7 +74,8 @@ def gram_system(X, h, intercept_scaling=0.0):
     if s > 0:
         # sum_i h_i x_i as one matrix-vector product (a column sum reads the rows at a stride)
         A[p, :p] = A[:p, p] = s * np.asarray(X.T @ h).ravel()
-        A[p, p] = s * s * float(h.sum())
+        # a sum of ones is exact: the row count itself
+        A[p, p] = s * s * (float(h.shape[0]) if unit else float(h.sum()))
     return A
 
 
@@ -114,7 +118,7 @@ class _Block:
 
 def _solve_pos(A, b):
     """``A^{-1} b`` for a symmetric positive definite ``A`` (LAPACK posv, without scipy.linalg.solve's checks)."""
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+    if not (np.isfinite(A).all() and np.isfinite(b).all()):
         raise ValueError("non-finite Newton system")
     _, x, info = _POSV(A, b, lower=True)
     if info != 0:
@@ -258,8 +262,12 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     grad_loss, grad_new = np.empty(d), np.empty(d)
     s = rows.intercept_scaling
 
+    ones = np.ones(n) if sw is None else None
+
     def gram(idx):
-        return gram_system(X[idx], np.ones(idx.size) if sw is None else sw[idx], s) / n
+        if sw is None:  # unit weights: a slice of one array of ones (the same gemv for the intercept column)
+            return gram_system(X[idx], ones[: idx.size], s, unit=True) / n
+        return gram_system(X[idx], sw[idx], s) / n
 
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
