@@ -230,6 +230,59 @@ def huber_value(const double[::1] y, double k, sw, const double[::1] z, const do
 # increasing row order, zero coefficients skipped, as ``matvec`` / ``rmatvec``), so the same floats.
 
 
+cdef inline double _row_dot(RowData rows, Py_ssize_t i, const double *w) noexcept nogil:
+    # RowData.dot, its dense path inline (a call through the class's table per row costs more than the
+    # row's products): the same four-accumulator sum, then the intercept term, so the same float
+    cdef double z
+    if rows.is_sparse:
+        return rows.dot(i, w)
+    z = dense_dot(rows.dense + i * rows.n_raw, w, rows.n_raw)
+    if rows.has_intercept:
+        z += rows.intercept_scaling * w[rows.n_raw]
+    return z
+
+
+cdef inline void _row_axpy(RowData rows, Py_ssize_t i, double a, double *w) noexcept nogil:
+    # RowData.axpy, its dense path inline: the same products added in the same order
+    cdef Py_ssize_t j
+    cdef const double *x
+    if rows.is_sparse:
+        rows.axpy(i, a, w)
+        return
+    x = rows.dense + i * rows.n_raw
+    for j in range(rows.n_raw):
+        w[j] += a * x[j]
+    if rows.has_intercept:
+        w[rows.n_raw] += a * rows.intercept_scaling
+
+
+cdef inline void _dense_axpy4(RowData rows, const Py_ssize_t *r, const double *a, double *w) noexcept nogil:
+    # four RowData.axpy calls (dense rows r[0..3], in this order) in one sweep: each coordinate gets the
+    # four products added one after the other, as the four calls add them, so the same floats; its
+    # running value stays in a register instead of a store and reload per row
+    cdef Py_ssize_t j, m = rows.n_raw
+    cdef const double *x0 = rows.dense + r[0] * m
+    cdef const double *x1 = rows.dense + r[1] * m
+    cdef const double *x2 = rows.dense + r[2] * m
+    cdef const double *x3 = rows.dense + r[3] * m
+    cdef double t, c
+    for j in range(m):
+        t = w[j]
+        t += a[0] * x0[j]
+        t += a[1] * x1[j]
+        t += a[2] * x2[j]
+        t += a[3] * x3[j]
+        w[j] = t
+    if rows.has_intercept:
+        c = rows.intercept_scaling
+        t = w[m]
+        t += a[0] * c
+        t += a[1] * c
+        t += a[2] * c
+        t += a[3] * c
+        w[m] = t
+
+
 cdef inline double _kink(bint hinge, double z, double y) noexcept nogil:
     # signed distance to the kink: hinge y z - 1, absolute z - y (_working_set._kink_residual)
     return y * z - 1.0 if hinge else z - y
@@ -293,6 +346,9 @@ def screen_centre(RowData rows, Py_ssize_t start, Py_ssize_t stop, const unsigne
         raise ValueError("arrays of the wrong length")
     cdef double *o = &out[0] if rows.n_features > 0 else NULL
     s = _weights(sw, n)
+    cdef Py_ssize_t q = 0
+    cdef Py_ssize_t rq[4]
+    cdef double aq[4]
     with nogil:
         for li in range(n):
             if in_set[li]:
@@ -301,7 +357,17 @@ def screen_centre(RowData rows, Py_ssize_t start, Py_ssize_t stop, const unsigne
             beta[li] = b
             a = (b if s == NULL else s[li] * b) / lam_n
             if a != 0.0 and o != NULL:
-                rows.axpy(start + li, a, o)
+                if rows.is_sparse:
+                    rows.axpy(start + li, a, o)
+                    continue
+                rq[q] = start + li
+                aq[q] = a
+                q += 1
+                if q == 4:
+                    _dense_axpy4(rows, rq, aq, o)
+                    q = 0
+        for li in range(q):
+            _row_axpy(rows, rq[li], aq[li], o)
 
 
 def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] w, const double[::1] y, sw,
@@ -311,6 +377,7 @@ def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[:
     cdef Py_ssize_t n = stop - start, li, count = 0
     cdef const double *s
     cdef double ei, e2
+    cdef unsigned char wrong
     if not (0 <= start <= stop <= rows.n_samples):
         raise ValueError("row range out of bounds")
     if y.shape[0] != n or e.shape[0] != n or in_set.shape[0] != n or w.shape[0] != rows.n_features:
@@ -322,8 +389,9 @@ def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[:
             if in_set[li] or not (s == NULL or s[li] > 0.0):
                 continue
             ei = e[li]
-            e2 = _kink(hinge, rows.dot(start + li, wp) if wp != NULL else 0.0, y[li])
-            if (ei > 0.0 and e2 < 0.0) or (ei < 0.0 and e2 > 0.0):
-                in_set[li] = 1
-                count += 1
+            e2 = _kink(hinge, _row_dot(rows, start + li, wp) if wp != NULL else 0.0, y[li])
+            # without a branch: the side of a row's residual is a coin flip to the predictor
+            wrong = ((ei > 0.0) & (e2 < 0.0)) | ((ei < 0.0) & (e2 > 0.0))
+            in_set[li] = wrong
+            count += wrong
     return count

@@ -251,7 +251,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     beta = probe.dual_coef.copy()
     w0 = np.asarray(w0, dtype=float)
     for _ in range(MAX_ROUNDS):
-        index = np.flatnonzero(in_set)
+        index = np.flatnonzero(in_set.view(bool))
         if index.size > (MAX_WORKING_FRACTION if max_fraction is None else max_fraction) * n:
             return None  # too many rows near (or on the wrong side of) their kink
         # the screened rows at their bound; their linear losses shift the centre (their terms of
