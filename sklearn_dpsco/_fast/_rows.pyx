@@ -278,11 +278,53 @@ cdef class RowData:
 
     cdef void block_rmatvec(self, Py_ssize_t start, Py_ssize_t stop,
                             const double *coef, double *out) noexcept nogil:
-        """out += sum_{i in [start, stop)} coef[i - start] * x_i."""
-        cdef Py_ssize_t i
+        """out += sum_{i in [start, stop)} coef[i - start] * x_i.
+
+        Dense rows with a nonzero coefficient are taken four per sweep over the
+        coordinates: each coordinate gets their products added one after the
+        other in row order, as four ``axpy`` calls add them (the same floats),
+        with its running value in a register instead of a store and reload per row.
+        """
+        cdef Py_ssize_t i, j, q = 0, m = self.n_raw
+        cdef Py_ssize_t r[4]
+        cdef double a[4]
+        cdef double t
+        cdef const double *x0
+        cdef const double *x1
+        cdef const double *x2
+        cdef const double *x3
         for i in range(start, stop):
-            if coef[i - start] != 0.0:
+            if coef[i - start] == 0.0:
+                continue
+            if self.is_sparse:
                 self.axpy(i, coef[i - start], out)
+                continue
+            r[q] = i
+            a[q] = coef[i - start]
+            q += 1
+            if q < 4:
+                continue
+            q = 0
+            x0 = self.dense + r[0] * m
+            x1 = self.dense + r[1] * m
+            x2 = self.dense + r[2] * m
+            x3 = self.dense + r[3] * m
+            for j in range(m):
+                t = out[j]
+                t += a[0] * x0[j]
+                t += a[1] * x1[j]
+                t += a[2] * x2[j]
+                t += a[3] * x3[j]
+                out[j] = t
+            if self.has_intercept:
+                t = out[m]
+                t += a[0] * self.intercept_scaling
+                t += a[1] * self.intercept_scaling
+                t += a[2] * self.intercept_scaling
+                t += a[3] * self.intercept_scaling
+                out[m] = t
+        for i in range(q):
+            self.axpy(r[i], a[i], out)
 
     # ---- Python helpers (tests, drivers) -----------------------------------
     def row_norms(self, squared=False):

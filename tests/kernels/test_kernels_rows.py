@@ -126,3 +126,22 @@ def test_rowdata_refuses_non_finite_entries(bad):
         RowData(X, intercept_scaling=1.0)
     big = np.full((2, 2), 1e300)  # finite entries whose squared norm overflows: accepted, norms finite
     assert np.all(np.isfinite(RowData(big).row_norms()))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("n", [37, 38, 39, 40])
+def test_rmatvec_adds_the_rows_in_order(sparse, intercept, n):
+    # dense rows are added four per sweep: each coordinate still gets a_i x_ij added row after row, as a
+    # loop of axpy (out + a_i x_i) adds them, zero coefficients skipped: the same floats
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n + 5, 6)) * np.exp(rng.normal(size=(n + 5, 1)) * 3)
+    a = rng.normal(size=n)
+    a[rng.uniform(size=n) < 0.3] = 0.0
+    Xa = np.hstack([X, np.full((n + 5, 1), intercept)]) if intercept > 0 else X
+    ref = np.zeros(Xa.shape[1])
+    for i in range(n):
+        if a[i] != 0.0:
+            ref = ref + a[i] * Xa[i + 3]
+    rows = RowData(sp.csr_matrix(X) if sparse else X, intercept)
+    assert np.array_equal(rows.rmatvec(a, 3, n + 3), ref)
