@@ -456,3 +456,34 @@ def clipped_row_grid_sums(const double[:, ::1] X, double bound, double grid):
             for j in range(d):
                 o[j] += <long long> nearbyint((f * X[i, j]) / grid)
     return out
+
+
+def targets_within_widths(const double[::1] y, const double[::1] norms, const double[::1] sat, double slack,
+                          double size):
+    """Whether every target lies within its conditioning width around 0 (``_erm.condition_rows``, a centre 0).
+
+    ``width_i = (1 + 2^-20) min(sat_i, t_i) + t_i + 2^-20 ||x_i|| size`` with
+    ``t_i = slack ||x_i||``, each float computed as ``condition_rows``' NumPy
+    formula computes it; True when ``-width_i <= y_i <= width_i`` for every
+    row (its clip then leaves every target equal to itself). False as soon as
+    a row is outside or a value is NaN: the caller then runs the NumPy path.
+    """
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double t, s, m, width, yi
+    cdef bint ok = True
+    if norms.shape[0] != n or sat.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    with nogil:
+        for i in range(n):
+            t = slack * norms[i]
+            s = sat[i]
+            if s != s or t != t:  # np.minimum propagates NaN (the clip would then change the target)
+                ok = False
+                break
+            m = s if s < t else t
+            width = ((1.0 + 2.0 ** -20) * m + t) + (2.0 ** -20 * norms[i]) * size
+            yi = y[i]
+            if not ((0.0 - width) <= yi and yi <= (0.0 + width)):
+                ok = False
+                break
+    return bool(ok)

@@ -145,3 +145,28 @@ def test_rmatvec_adds_the_rows_in_order(sparse, intercept, n):
             ref = ref + a[i] * Xa[i + 3]
     rows = RowData(sp.csr_matrix(X) if sparse else X, intercept)
     assert np.array_equal(rows.rmatvec(a, 3, n + 3), ref)
+
+
+def test_targets_within_widths_is_the_numpy_clip_verdict():
+    # condition_rows' fast path: True exactly when its NumPy clip (centre 0) leaves every target equal
+    from sklearn_dpsco._fast._rows import targets_within_widths
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        norms = np.exp(rng.normal(size=n) * 3)
+        sat = np.where(rng.uniform(size=n) < 0.5, 0.0, np.exp(rng.normal(size=n) * 3))
+        slack, size = float(np.exp(rng.normal() * 2)), float(rng.choice([0.0, 1.0, 1e3]))
+        t = slack * norms
+        width = (1.0 + 2.0**-20) * np.minimum(sat, t) + t + 2.0**-20 * norms * size
+        y = rng.normal(size=n) * width * rng.choice([0.5, 1.0, 2.0])
+        if n and trial % 3 == 0:  # targets exactly at a width, and just beyond it
+            i = rng.integers(n)
+            y[i] = rng.choice([-1.0, 1.0]) * width[i] * rng.choice([1.0, 1.0 + 2.0**-52])
+        if n and trial % 17 == 0:
+            (sat if trial % 2 else y)[rng.integers(n)] = rng.choice([np.nan, np.inf])
+        with np.errstate(invalid="ignore"):
+            width = (1.0 + 2.0**-20) * np.minimum(sat, t) + t + 2.0**-20 * norms * size
+            z0 = np.zeros(n)
+            expected = np.array_equal(np.clip(y, z0 - width, z0 + width), y)
+        assert targets_within_widths(y, norms, sat, slack, size) == expected

@@ -241,7 +241,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     # a screening point brings its products (the same call on the same w: the same floats)
     z = getattr(probe, "z", None)
     z = rows.matvec(probe.w, start, stop) if z is None else z
-    # one compiled pass each (_fast/_smoothed.py: the same elementwise floats as the NumPy formulas):
+    # one compiled pass each (_fast/_smoothed.pyx: the same floats as the NumPy formulas they replaced):
     # residuals e, the set |e_i| <= ||x_i|| D / SCREEN_SHRINK (rows of positive weight), bound duals
     e, in_set, bound = np.empty(n), np.empty(n, dtype=np.uint8), np.empty(n)
     if screen_rows(rows, start, stop, z, y, sw, D / SCREEN_SHRINK, hinge, cap, e, in_set, bound) == 0:
