@@ -14,6 +14,14 @@ The passes read rows through :class:`RowData` (dense or CSR, virtual
 intercept column); dense rows use the shared four-accumulator dot product
 inline. Sums are plain (no compensation): the result only chooses which rows
 are screened, the certificate decides every release.
+
+The working-set screen (``_working_set.working_set_dual``) has three passes
+here too: :func:`screen_rows` (residuals, the set, the bound dual values),
+:func:`screen_centre` (the screened rows at their bound and their shift of
+the centre) and :func:`screen_check` (screened rows on the wrong side at the
+reduced solution). Unlike the Newton's, they compute exactly the floats of
+the NumPy formulas they replaced (the same operations per row, the same row
+products added in the same order), so the screen picks the same rows.
 """
 import numpy as np
 
