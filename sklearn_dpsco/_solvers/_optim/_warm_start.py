@@ -29,6 +29,7 @@ start (doc/privacy/output_perturbation.rst, "Warm starts"). A poor start
 returns None and the ascent starts from zero.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -276,8 +277,8 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     G = gram(active) if active.size else np.zeros((d, d))
     eye = lam * np.eye(d)
     changed_prev = None
+    dw = w - w0
     for _ in range(MAX_NEWTON):
-        dw = w - w0
         f = f_loss / n + 0.5 * lam * float(dw @ dw)
         grad = grad_loss / n + lam * dw
         step = -_solve_pos(G + eye, grad)
@@ -287,8 +288,9 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         fl, ne, nl = huber_step(rows, start, stop, y, k, sw, step, z, 1.0, dz, z_new, h, h_new, grad_new, enter,
                                 leave)
         while True:
-            w_t = w + t * step
-            fn = fl / n + 0.5 * lam * float((w_t - w0) @ (w_t - w0))
+            w_t = w + step if t == 1.0 else w + t * step  # 1.0 * step is step itself
+            dw_t = w_t - w0
+            fn = fl / n + 0.5 * lam * float(dw_t @ dw_t)
             if fn <= f + 1e-4 * t * slope:
                 break
             t *= 0.5
@@ -298,7 +300,7 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t != 1.0:  # a backtracked step: its pieces and gradient (dz is kept)
             fl, ne, nl = huber_step(rows, start, stop, y, k, sw, None, z, t, dz, z_new, h, h_new, grad_new, enter,
                                     leave)
-        w, f_loss = w_t, fl
+        w, dw, f_loss = w_t, dw_t, fl  # the next step's w - w0 is this trial's
         z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
         # the curvature changes only on rows entering or leaving the quadratic part
         if ne:
@@ -309,7 +311,8 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t == 1.0 and changed_prev is not None and not changed_prev:
             break
         changed_prev = ne + nl > 0
-        if t * float(np.linalg.norm(step)) <= tol:
+        # np.linalg.norm of a vector is the square root of its dot with itself: the same float
+        if t * math.sqrt(float(step @ step)) <= tol:
             break
     return w, z
 
