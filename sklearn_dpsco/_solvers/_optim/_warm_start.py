@@ -61,7 +61,8 @@ INSIDE = 1.0 - 2.0**-40
 def gram_system(X, h, intercept_scaling=0.0, unit=None):
     """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended.
 
-    ``unit=True`` declares ``h`` all ones (the caller's own array of ones: not checked again).
+    ``unit=True`` declares ``h`` all ones (the caller's own array of ones: not checked again), ``unit=False``
+    that it is not (no entry is 1); ``None`` checks.
     """
     p = X.shape[1]
     s = float(intercept_scaling)
@@ -264,11 +265,13 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     s = rows.intercept_scaling
 
     ones = np.ones(n) if sw is None else None
+    # weights none of which is 1: no subset of them is all ones (gram_system's check would say False)
+    never_one = sw is not None and not np.any(sw == 1.0)
 
     def gram(idx):
         if sw is None:  # unit weights: a slice of one array of ones (the same gemv for the intercept column)
             return gram_system(X[idx], ones[: idx.size], s, unit=True) / n
-        return gram_system(X[idx], sw[idx], s) / n
+        return gram_system(X[idx], sw[idx], s, unit=False if never_one else None) / n
 
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
