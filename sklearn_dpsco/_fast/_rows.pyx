@@ -278,11 +278,53 @@ cdef class RowData:
 
     cdef void block_rmatvec(self, Py_ssize_t start, Py_ssize_t stop,
                             const double *coef, double *out) noexcept nogil:
-        """out += sum_{i in [start, stop)} coef[i - start] * x_i."""
-        cdef Py_ssize_t i
+        """out += sum_{i in [start, stop)} coef[i - start] * x_i.
+
+        Dense rows with a nonzero coefficient are taken four per sweep over the
+        coordinates: each coordinate gets their products added one after the
+        other in row order, as four ``axpy`` calls add them (the same floats),
+        with its running value in a register instead of a store and reload per row.
+        """
+        cdef Py_ssize_t i, j, q = 0, m = self.n_raw
+        cdef Py_ssize_t r[4]
+        cdef double a[4]
+        cdef double t
+        cdef const double *x0
+        cdef const double *x1
+        cdef const double *x2
+        cdef const double *x3
         for i in range(start, stop):
-            if coef[i - start] != 0.0:
+            if coef[i - start] == 0.0:
+                continue
+            if self.is_sparse:
                 self.axpy(i, coef[i - start], out)
+                continue
+            r[q] = i
+            a[q] = coef[i - start]
+            q += 1
+            if q < 4:
+                continue
+            q = 0
+            x0 = self.dense + r[0] * m
+            x1 = self.dense + r[1] * m
+            x2 = self.dense + r[2] * m
+            x3 = self.dense + r[3] * m
+            for j in range(m):
+                t = out[j]
+                t += a[0] * x0[j]
+                t += a[1] * x1[j]
+                t += a[2] * x2[j]
+                t += a[3] * x3[j]
+                out[j] = t
+            if self.has_intercept:
+                t = out[m]
+                t += a[0] * self.intercept_scaling
+                t += a[1] * self.intercept_scaling
+                t += a[2] * self.intercept_scaling
+                t += a[3] * self.intercept_scaling
+                out[m] = t
+        for i in range(q):
+            self.axpy(r[i], a[i], out)
 
     # ---- Python helpers (tests, drivers) -----------------------------------
     def row_norms(self, squared=False):
@@ -414,3 +456,34 @@ def clipped_row_grid_sums(const double[:, ::1] X, double bound, double grid):
             for j in range(d):
                 o[j] += <long long> nearbyint((f * X[i, j]) / grid)
     return out
+
+
+def targets_within_widths(const double[::1] y, const double[::1] norms, const double[::1] sat, double slack,
+                          double size):
+    """Whether every target lies within its conditioning width around 0 (``_erm.condition_rows``, a centre 0).
+
+    ``width_i = (1 + 2^-20) min(sat_i, t_i) + t_i + 2^-20 ||x_i|| size`` with
+    ``t_i = slack ||x_i||``, each float computed as ``condition_rows``' NumPy
+    formula computes it; True when ``-width_i <= y_i <= width_i`` for every
+    row (its clip then leaves every target equal to itself). False as soon as
+    a row is outside or a value is NaN: the caller then runs the NumPy path.
+    """
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double t, s, m, width, yi
+    cdef bint ok = True
+    if norms.shape[0] != n or sat.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    with nogil:
+        for i in range(n):
+            t = slack * norms[i]
+            s = sat[i]
+            if s != s or t != t:  # np.minimum propagates NaN (the clip would then change the target)
+                ok = False
+                break
+            m = s if s < t else t
+            width = ((1.0 + 2.0 ** -20) * m + t) + (2.0 ** -20 * norms[i]) * size
+            yi = y[i]
+            if not ((0.0 - width) <= yi and yi <= (0.0 + width)):
+                ok = False
+                break
+    return bool(ok)

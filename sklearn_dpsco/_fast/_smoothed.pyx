@@ -14,8 +14,18 @@ The passes read rows through :class:`RowData` (dense or CSR, virtual
 intercept column); dense rows use the shared four-accumulator dot product
 inline. Sums are plain (no compensation): the result only chooses which rows
 are screened, the certificate decides every release.
+
+The working-set screen (``_working_set.working_set_dual``) has three passes
+here too: :func:`screen_rows` (residuals, the set, the bound dual values),
+:func:`screen_centre` (the screened rows at their bound and their shift of
+the centre) and :func:`screen_check` (screened rows on the wrong side at the
+reduced solution). Unlike the Newton's, they compute exactly the floats of
+the NumPy formulas they replaced (the same operations per row, the same row
+products added in the same order), so the screen picks the same rows.
 """
 import numpy as np
+
+from libc.math cimport fabs
 
 from ._dot cimport dense_dot
 from ._rows cimport RowData
@@ -218,3 +228,178 @@ def huber_value(const double[::1] y, double k, sw, const double[::1] z, const do
             s = 1.0 if sp == NULL else sp[li]
             v[li & 3 if li < n4 else 0] += s * (g * (r - 0.5 * g))  # the passes' four partial sums
     return (v[0] + v[1]) + (v[2] + v[3])
+
+
+# ---- working-set screen passes (``_solvers/_optim/_working_set.working_set_dual``) ----------------------
+#
+# The screen's elementwise NumPy passes over the block (residuals, the set, the bound dual values, the
+# screened rows' shift of the centre, the check of their sides) fused into one pass each. The same
+# IEEE operations per row in the same order, and the same row products (``RowData.dot`` / ``axpy`` in
+# increasing row order, zero coefficients skipped, as ``matvec`` / ``rmatvec``), so the same floats.
+
+
+cdef inline double _row_dot(RowData rows, Py_ssize_t i, const double *w) noexcept nogil:
+    # RowData.dot, its dense path inline (a call through the class's table per row costs more than the
+    # row's products): the same four-accumulator sum, then the intercept term, so the same float
+    cdef double z
+    if rows.is_sparse:
+        return rows.dot(i, w)
+    z = dense_dot(rows.dense + i * rows.n_raw, w, rows.n_raw)
+    if rows.has_intercept:
+        z += rows.intercept_scaling * w[rows.n_raw]
+    return z
+
+
+cdef inline void _row_axpy(RowData rows, Py_ssize_t i, double a, double *w) noexcept nogil:
+    # RowData.axpy, its dense path inline: the same products added in the same order
+    cdef Py_ssize_t j
+    cdef const double *x
+    if rows.is_sparse:
+        rows.axpy(i, a, w)
+        return
+    x = rows.dense + i * rows.n_raw
+    for j in range(rows.n_raw):
+        w[j] += a * x[j]
+    if rows.has_intercept:
+        w[rows.n_raw] += a * rows.intercept_scaling
+
+
+cdef inline void _dense_axpy4(RowData rows, const Py_ssize_t *r, const double *a, double *w) noexcept nogil:
+    # four RowData.axpy calls (dense rows r[0..3], in this order) in one sweep: each coordinate gets the
+    # four products added one after the other, as the four calls add them, so the same floats; its
+    # running value stays in a register instead of a store and reload per row
+    cdef Py_ssize_t j, m = rows.n_raw
+    cdef const double *x0 = rows.dense + r[0] * m
+    cdef const double *x1 = rows.dense + r[1] * m
+    cdef const double *x2 = rows.dense + r[2] * m
+    cdef const double *x3 = rows.dense + r[3] * m
+    cdef double t, c
+    for j in range(m):
+        t = w[j]
+        t += a[0] * x0[j]
+        t += a[1] * x1[j]
+        t += a[2] * x2[j]
+        t += a[3] * x3[j]
+        w[j] = t
+    if rows.has_intercept:
+        c = rows.intercept_scaling
+        t = w[m]
+        t += a[0] * c
+        t += a[1] * c
+        t += a[2] * c
+        t += a[3] * c
+        w[m] = t
+
+
+cdef inline double _kink(bint hinge, double z, double y) noexcept nogil:
+    # signed distance to the kink: hinge y z - 1, absolute z - y (_working_set._kink_residual)
+    return y * z - 1.0 if hinge else z - y
+
+
+cdef const double *_weights(sw, Py_ssize_t n) except? NULL:
+    cdef const double[::1] view
+    if sw is None:
+        return NULL
+    view = sw
+    if view.shape[0] != n:
+        raise ValueError("sample weights of the wrong length")
+    return &view[0] if n > 0 else NULL
+
+
+def screen_rows(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] z, const double[::1] y, sw,
+                double threshold, bint hinge, const double[::1] cap, double[::1] e, unsigned char[::1] in_set,
+                double[::1] bound):
+    """The working set at the products ``z`` of rows [start, stop) (local arrays of length ``stop - start``).
+
+    ``e_i`` the kink residual of ``z_i``; ``in_set_i = |e_i| <= ||x_i|| threshold``
+    and ``s_i > 0`` (``sw=None``: unit weights); ``bound_i`` the dual value of
+    the row's side (hinge: ``c_i y_i`` below the kink, else 0; absolute:
+    ``c_i`` below, else ``-c_i``). Returns the size of the set.
+    """
+    cdef Py_ssize_t n = stop - start, li, count = 0
+    cdef const double *s
+    cdef double ei, c
+    cdef unsigned char inside
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if z.shape[0] != n or y.shape[0] != n or cap.shape[0] != n or e.shape[0] != n or in_set.shape[0] != n \
+            or bound.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    s = _weights(sw, n)
+    with nogil:
+        for li in range(n):
+            ei = _kink(hinge, z[li], y[li])
+            e[li] = ei
+            inside = fabs(ei) <= rows.norms[start + li] * threshold and (s == NULL or s[li] > 0.0)
+            in_set[li] = inside
+            count += inside
+            c = cap[li]
+            if hinge:
+                bound[li] = c * y[li] if ei < 0.0 else 0.0
+            else:
+                bound[li] = c if ei < 0.0 else -c
+    return count
+
+
+def screen_centre(RowData rows, Py_ssize_t start, Py_ssize_t stop, const unsigned char[::1] in_set,
+                  double[::1] beta, const double[::1] bound, sw, double lam_n, double[::1] out):
+    """The screened rows at their bound: ``beta_i = bound_i`` outside the set, and
+    ``out += sum_{i not in set} (s_i beta_i / lam_n) x_i`` (``rmatvec`` of those coefficients)."""
+    cdef Py_ssize_t n = stop - start, li
+    cdef const double *s
+    cdef double b, a
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if in_set.shape[0] != n or beta.shape[0] != n or bound.shape[0] != n or out.shape[0] != rows.n_features:
+        raise ValueError("arrays of the wrong length")
+    cdef double *o = &out[0] if rows.n_features > 0 else NULL
+    s = _weights(sw, n)
+    cdef Py_ssize_t q = 0
+    cdef Py_ssize_t rq[4]
+    cdef double aq[4]
+    with nogil:
+        for li in range(n):
+            if in_set[li]:
+                continue
+            b = bound[li]
+            beta[li] = b
+            a = (b if s == NULL else s[li] * b) / lam_n
+            if a != 0.0 and o != NULL:
+                if rows.is_sparse:
+                    rows.axpy(start + li, a, o)
+                    continue
+                rq[q] = start + li
+                aq[q] = a
+                q += 1
+                if q == 4:
+                    _dense_axpy4(rows, rq, aq, o)
+                    q = 0
+        for li in range(q):
+            _row_axpy(rows, rq[li], aq[li], o)
+
+
+def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] w, const double[::1] y, sw,
+                 bint hinge, const double[::1] e, unsigned char[::1] in_set):
+    """Screened rows (outside the set, ``s_i > 0``) whose kink residual at ``w`` has the other sign than
+    ``e_i``: they join the set. Returns how many joined."""
+    cdef Py_ssize_t n = stop - start, li, count = 0
+    cdef const double *s
+    cdef double ei, e2
+    cdef unsigned char wrong
+    if not (0 <= start <= stop <= rows.n_samples):
+        raise ValueError("row range out of bounds")
+    if y.shape[0] != n or e.shape[0] != n or in_set.shape[0] != n or w.shape[0] != rows.n_features:
+        raise ValueError("arrays of the wrong length")
+    cdef const double *wp = &w[0] if rows.n_features > 0 else NULL
+    s = _weights(sw, n)
+    with nogil:
+        for li in range(n):
+            if in_set[li] or not (s == NULL or s[li] > 0.0):
+                continue
+            ei = e[li]
+            e2 = _kink(hinge, _row_dot(rows, start + li, wp) if wp != NULL else 0.0, y[li])
+            # without a branch: the side of a row's residual is a coin flip to the predictor
+            wrong = ((ei > 0.0) & (e2 < 0.0)) | ((ei < 0.0) & (e2 > 0.0))
+            in_set[li] = wrong
+            count += wrong
+    return count

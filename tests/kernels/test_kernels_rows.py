@@ -126,3 +126,47 @@ def test_rowdata_refuses_non_finite_entries(bad):
         RowData(X, intercept_scaling=1.0)
     big = np.full((2, 2), 1e300)  # finite entries whose squared norm overflows: accepted, norms finite
     assert np.all(np.isfinite(RowData(big).row_norms()))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("n", [37, 38, 39, 40])
+def test_rmatvec_adds_the_rows_in_order(sparse, intercept, n):
+    # dense rows are added four per sweep: each coordinate still gets a_i x_ij added row after row, as a
+    # loop of axpy (out + a_i x_i) adds them, zero coefficients skipped: the same floats
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n + 5, 6)) * np.exp(rng.normal(size=(n + 5, 1)) * 3)
+    a = rng.normal(size=n)
+    a[rng.uniform(size=n) < 0.3] = 0.0
+    Xa = np.hstack([X, np.full((n + 5, 1), intercept)]) if intercept > 0 else X
+    ref = np.zeros(Xa.shape[1])
+    for i in range(n):
+        if a[i] != 0.0:
+            ref = ref + a[i] * Xa[i + 3]
+    rows = RowData(sp.csr_matrix(X) if sparse else X, intercept)
+    assert np.array_equal(rows.rmatvec(a, 3, n + 3), ref)
+
+
+def test_targets_within_widths_is_the_numpy_clip_verdict():
+    # condition_rows' fast path: True exactly when its NumPy clip (centre 0) leaves every target equal
+    from sklearn_dpsco._fast._rows import targets_within_widths
+
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(0, 40))
+        norms = np.exp(rng.normal(size=n) * 3)
+        sat = np.where(rng.uniform(size=n) < 0.5, 0.0, np.exp(rng.normal(size=n) * 3))
+        slack, size = float(np.exp(rng.normal() * 2)), float(rng.choice([0.0, 1.0, 1e3]))
+        t = slack * norms
+        width = (1.0 + 2.0**-20) * np.minimum(sat, t) + t + 2.0**-20 * norms * size
+        y = rng.normal(size=n) * width * rng.choice([0.5, 1.0, 2.0])
+        if n and trial % 3 == 0:  # targets exactly at a width, and just beyond it
+            i = rng.integers(n)
+            y[i] = rng.choice([-1.0, 1.0]) * width[i] * rng.choice([1.0, 1.0 + 2.0**-52])
+        if n and trial % 17 == 0:
+            (sat if trial % 2 else y)[rng.integers(n)] = rng.choice([np.nan, np.inf])
+        with np.errstate(invalid="ignore"):
+            width = (1.0 + 2.0**-20) * np.minimum(sat, t) + t + 2.0**-20 * norms * size
+            z0 = np.zeros(n)
+            expected = np.array_equal(np.clip(y, z0 - width, z0 + width), y)
+        assert targets_within_widths(y, norms, sat, slack, size) == expected

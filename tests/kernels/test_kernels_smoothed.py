@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from sklearn_dpsco._fast._losses import Absolute
 from sklearn_dpsco._fast._rows import RowData
+from sklearn_dpsco._fast import _smoothed
 from sklearn_dpsco._fast._smoothed import huber_step, huber_value
 from sklearn_dpsco._solvers._core._data import DeferredRowScale, GLMData, RowScaledData
 from sklearn_dpsco._solvers._optim import _warm_start
@@ -134,3 +135,70 @@ def test_a_screening_point_carries_its_products(at_zero):
     cap = np.minimum(0.5 / rows.row_norms()[100:1900], 1.0)
     point = screening_point(data, rows, Absolute(), 1e-2, np.zeros(rows.n_features), cap, 100, 1900, beta)
     assert np.array_equal(point.z, rows.matvec(point.w, 100, 1900))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("hinge", [False, True])
+def test_the_screen_passes_are_the_numpy_formulas(sparse, intercept, weights, hinge):
+    # screen_rows / screen_centre / screen_check (working_set_dual) against the NumPy passes they fused:
+    # the same floats, bit for bit
+    data, X = _data(7, n=1003, sparse=sparse, intercept=intercept, weights=weights)
+    rng = np.random.default_rng(8)
+    if hinge:
+        data.y = np.where(data.y > 0, 1.0, -1.0)
+    if weights:
+        data.sample_weight[rng.uniform(size=data.sample_weight.size) < 0.1] = 0.0
+    rows = RowData(data.X, intercept)
+    start, stop = 101, 1003
+    n = stop - start
+    y = data.y[start:stop]
+    sw = None if data.sample_weight is None else data.sample_weight[start:stop]
+    s1 = np.ones(n) if sw is None else sw
+    w = rng.normal(size=rows.n_features)
+    z = rows.matvec(w, start, stop)
+    z[:3] = y[:3] if not hinge else 1.0 / y[:3]  # rows exactly at their kink
+    cap = np.minimum(rng.uniform(0.2, 2.0, size=n), 1.0)
+    norms = rows.row_norms()[start:stop]
+    threshold = 0.05
+    e, in_set, bound = np.empty(n), np.empty(n, dtype=np.uint8), np.empty(n)
+    count = _smoothed.screen_rows(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound)
+    e_ref = y * z - 1.0 if hinge else z - y
+    side = np.sign(e_ref)
+    in_ref = (np.abs(e_ref) <= norms * threshold) & (s1 > 0)
+    bound_ref = np.where(side < 0, cap * y, 0.0) if hinge else np.where(side < 0, cap, -cap)
+    assert np.array_equal(e, e_ref) and np.array_equal(in_set.astype(bool), in_ref)
+    assert np.array_equal(bound, bound_ref) and count == in_ref.sum() and 0 < count < n
+    beta = rng.uniform(-1, 1, size=n)
+    beta_ref = np.where(in_ref, beta, bound_ref)
+    shift = np.zeros(rows.n_features)
+    _smoothed.screen_centre(rows, start, stop, in_set, beta, bound, sw, 0.3 * n, shift)
+    assert np.array_equal(beta, beta_ref)
+    assert np.array_equal(shift, rows.rmatvec(np.where(in_ref, 0.0, s1 * beta_ref) / (0.3 * n), start, stop))
+    w2 = w + 0.3 * rng.normal(size=w.size)
+    z2 = rows.matvec(w2, start, stop)
+    wrong = ~in_ref & (s1 > 0) & (side * (y * z2 - 1.0 if hinge else z2 - y) < 0)
+    assert _smoothed.screen_check(rows, start, stop, w2, y, sw, hinge, e, in_set) == wrong.sum() > 0
+    assert np.array_equal(in_set.astype(bool), in_ref | wrong)
+
+
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("n", [1001, 1002, 1003, 1004])
+def test_the_certificate_of_dense_rows_is_that_of_csr_rows(intercept, weights, n):
+    # the certificate's primal pass takes dense rows four at a time in lockstep (_erm._dense_dot_abs4) and
+    # CSR rows one at a time (dot_abs): rows without a zero entry give the same sums, so the same floats
+    from sklearn_dpsco._fast._erm import certified_erm
+
+    data, X = _data(9, n=n, intercept=intercept, weights=weights)
+    # entries on a coarse dyadic grid, none zero: every squared norm is exact on both paths (the same k_i)
+    X = np.where(X > 0, 1.0, -1.0) * np.maximum(np.round(np.abs(X) * 64), 1.0) / 64
+    beta = np.random.default_rng(10).uniform(-0.5, 0.5, size=n - 7)
+    fit = dict(clip=0.7, sample_weight=data.sample_weight, start=7, stop=None, target_distance=0.0, max_epochs=0,
+               dual_start=beta)
+    w0 = np.full(X.shape[1] + (intercept > 0), 0.1)
+    dense = certified_erm(RowData(X, intercept), data.y, Absolute(), 0.05, w0, **fit)
+    csr = certified_erm(RowData(sp.csr_matrix(X), intercept), data.y, Absolute(), 0.05, w0, **fit)
+    for name in ("w", "distance_bound", "gap", "primal", "dual", "float_margin"):
+        assert np.array_equal(getattr(dense, name), getattr(csr, name)), name

@@ -133,8 +133,14 @@ def test_an_overflowing_working_set_falls_back_to_the_probe(loss, monkeypatch):
 def test_a_wrong_start_falls_back_to_the_full_ascent(loss, monkeypatch):
     # every screened row on the wrong side, and no check round to repair it: the ascent does the work
     monkeypatch.setattr(_working_set, "MAX_ROUNDS", 1)
-    flip = _working_set._bound_dual
-    monkeypatch.setattr(_working_set, "_bound_dual", lambda name, side, cap, y: flip(name, -side, cap, y))
+    screen = _working_set.screen_rows
+
+    def flipped(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound):
+        count = screen(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound)
+        bound[:] = np.where(e > 0, cap * y, 0.0) if hinge else np.where(e > 0, cap, -cap)
+        return count
+
+    monkeypatch.setattr(_working_set, "screen_rows", flipped)
     data = _instance(4, classification=loss.is_classification, weights=True)
     res, cold = _solve(data, loss, 1e-3, 5e-5)
     assert res.certified and res.n_epochs > 0

@@ -29,6 +29,7 @@ start (doc/privacy/output_perturbation.rst, "Warm starts"). A poor start
 returns None and the ascent starts from zero.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -57,12 +58,16 @@ SUBSAMPLE_MIN_ROWS = 4096
 INSIDE = 1.0 - 2.0**-40
 
 
-def gram_system(X, h, intercept_scaling=0.0):
-    """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended."""
+def gram_system(X, h, intercept_scaling=0.0, unit=None):
+    """``sum_i h_i x_i x_i^T`` over the rows of dense or CSR ``X``, the virtual intercept column appended.
+
+    ``unit=True`` declares ``h`` all ones (the caller's own array of ones: not checked again), ``unit=False``
+    that it is not (no entry is 1); ``None`` checks.
+    """
     p = X.shape[1]
     s = float(intercept_scaling)
     d = p + (1 if s > 0 else 0)
-    ones = bool(np.all(h == 1.0))
+    ones = bool(np.all(h == 1.0)) if unit is None else unit
     # unit weights: X^T X is one symmetric rank-k update (numpy calls syrk), no weighted copy
     Xh = X if ones else (sp.diags(h) @ X if sp.issparse(X) else X * h[:, None])
     A = np.empty((d, d))
@@ -71,7 +76,8 @@ def gram_system(X, h, intercept_scaling=0.0):
     if s > 0:
         # sum_i h_i x_i as one matrix-vector product (a column sum reads the rows at a stride)
         A[p, :p] = A[:p, p] = s * np.asarray(X.T @ h).ravel()
-        A[p, p] = s * s * float(h.sum())
+        # a sum of ones is exact: the row count itself
+        A[p, p] = s * s * (float(h.shape[0]) if unit else float(h.sum()))
     return A
 
 
@@ -114,7 +120,7 @@ class _Block:
 
 def _solve_pos(A, b):
     """``A^{-1} b`` for a symmetric positive definite ``A`` (LAPACK posv, without scipy.linalg.solve's checks)."""
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+    if not (np.isfinite(A).all() and np.isfinite(b).all()):
         raise ValueError("non-finite Newton system")
     _, x, info = _POSV(A, b, lower=True)
     if info != 0:
@@ -258,8 +264,14 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     grad_loss, grad_new = np.empty(d), np.empty(d)
     s = rows.intercept_scaling
 
+    ones = np.ones(n) if sw is None else None
+    # weights none of which is 1: no subset of them is all ones (gram_system's check would say False)
+    never_one = sw is not None and not np.any(sw == 1.0)
+
     def gram(idx):
-        return gram_system(X[idx], np.ones(idx.size) if sw is None else sw[idx], s) / n
+        if sw is None:  # unit weights: a slice of one array of ones (the same gemv for the intercept column)
+            return gram_system(X[idx], ones[: idx.size], s, unit=True) / n
+        return gram_system(X[idx], sw[idx], s, unit=False if never_one else None) / n
 
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
@@ -268,8 +280,8 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     G = gram(active) if active.size else np.zeros((d, d))
     eye = lam * np.eye(d)
     changed_prev = None
+    dw = w - w0
     for _ in range(MAX_NEWTON):
-        dw = w - w0
         f = f_loss / n + 0.5 * lam * float(dw @ dw)
         grad = grad_loss / n + lam * dw
         step = -_solve_pos(G + eye, grad)
@@ -279,8 +291,9 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         fl, ne, nl = huber_step(rows, start, stop, y, k, sw, step, z, 1.0, dz, z_new, h, h_new, grad_new, enter,
                                 leave)
         while True:
-            w_t = w + t * step
-            fn = fl / n + 0.5 * lam * float((w_t - w0) @ (w_t - w0))
+            w_t = w + step if t == 1.0 else w + t * step  # 1.0 * step is step itself
+            dw_t = w_t - w0
+            fn = fl / n + 0.5 * lam * float(dw_t @ dw_t)
             if fn <= f + 1e-4 * t * slope:
                 break
             t *= 0.5
@@ -290,7 +303,7 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t != 1.0:  # a backtracked step: its pieces and gradient (dz is kept)
             fl, ne, nl = huber_step(rows, start, stop, y, k, sw, None, z, t, dz, z_new, h, h_new, grad_new, enter,
                                     leave)
-        w, f_loss = w_t, fl
+        w, dw, f_loss = w_t, dw_t, fl  # the next step's w - w0 is this trial's
         z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
         # the curvature changes only on rows entering or leaving the quadratic part
         if ne:
@@ -301,7 +314,8 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t == 1.0 and changed_prev is not None and not changed_prev:
             break
         changed_prev = ne + nl > 0
-        if t * float(np.linalg.norm(step)) <= tol:
+        # np.linalg.norm of a vector is the square root of its dot with itself: the same float
+        if t * math.sqrt(float(step @ step)) <= tol:
             break
     return w, z
 

@@ -50,6 +50,7 @@ import numpy as np
 from ..._fast._erm import certified_erm
 from ..._fast._objective import Objective
 from ..._fast._rows import RowData
+from ..._fast._smoothed import screen_centre, screen_check, screen_rows
 from .._core._data import GLMData
 from ._warm_start import smoothed_absolute_start
 
@@ -107,25 +108,10 @@ def _blocked_order(rows, start, stop):
     return (stop - start) * rows.n_features * 8 >= BLOCKED_ORDER_BYTES
 
 
-def _kink_residual(loss_name, z, y):
-    """Signed distance to the kink: hinge ``y z - 1``, absolute ``z - y``."""
-    return y * z - 1.0 if loss_name == "hinge" else z - y
-
-
-def _bound_dual(loss_name, side, cap, y):
-    """The dual value of a row strictly on ``side`` (sign of its kink residual) of the kink."""
-    if loss_name == "hinge":
-        # margin below 1: the hinge's slope -y (times c_i) is active, beta_i = c_i y_i; above: 0
-        return np.where(side < 0, cap * y, 0.0)
-    # residual below 0: slope -c_i, beta_i = c_i; above: slope c_i, beta_i = -c_i
-    return np.where(side < 0, cap, -cap)
-
-
-def _reduced_rows(data, index):
-    """RowData of the rows ``index`` of ``data`` (dense or CSR), with the same intercept column."""
+def _reduced_X(data, index):
+    """The rows ``index`` of ``data`` (dense C-contiguous or CSR), for a RowData and a GLMData."""
     X = data.X[index]
-    X = X if hasattr(X, "tocsr") else np.ascontiguousarray(X)
-    return RowData(X, intercept_scaling=data.intercept_scaling)
+    return X if hasattr(X, "tocsr") else np.ascontiguousarray(X)
 
 
 def certified_kinked_erm(data, rows, loss, lam, w0, *, clip, start, stop, target_distance, max_epochs,
@@ -245,49 +231,51 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     apply (non-finite bound, working set above ``max_fraction`` of the rows,
     default ``MAX_WORKING_FRACTION``, at the start or after a check).
     """
-    name = "hinge" if loss.is_classification else "absolute"
+    hinge = bool(loss.is_classification)
     n = stop - start
     y = data.y[start:stop]
-    sw = np.ones(n) if data.sample_weight is None else data.sample_weight[start:stop]
+    sw = None if data.sample_weight is None else data.sample_weight[start:stop]
     D = probe.distance_bound
     if not np.isfinite(D):
         return None
-    norms = rows.row_norms()[start:stop]
     # a screening point brings its products (the same call on the same w: the same floats)
     z = getattr(probe, "z", None)
-    e = _kink_residual(name, rows.matvec(probe.w, start, stop) if z is None else z, y)
-    side = np.sign(e)
-    in_set = (np.abs(e) <= norms * (D / SCREEN_SHRINK)) & (sw > 0)
-    if not in_set.any():
-        in_set[np.argmin(np.where(sw > 0, np.abs(e) / np.maximum(norms, 1e-300), np.inf))] = True
-    bound = _bound_dual(name, side, cap, y)
+    z = rows.matvec(probe.w, start, stop) if z is None else z
+    # one compiled pass each (_fast/_smoothed.pyx: the same floats as the NumPy formulas they replaced):
+    # residuals e, the set |e_i| <= ||x_i|| D / SCREEN_SHRINK (rows of positive weight), bound duals
+    e, in_set, bound = np.empty(n), np.empty(n, dtype=np.uint8), np.empty(n)
+    if screen_rows(rows, start, stop, z, y, sw, D / SCREEN_SHRINK, hinge, cap, e, in_set, bound) == 0:
+        norms = rows.row_norms()[start:stop]
+        positive = np.ones(n, dtype=bool) if sw is None else sw > 0
+        in_set[np.argmin(np.where(positive, np.abs(e) / np.maximum(norms, 1e-300), np.inf))] = True
     beta = probe.dual_coef.copy()
     w0 = np.asarray(w0, dtype=float)
     for _ in range(MAX_ROUNDS):
-        index = np.flatnonzero(in_set)
+        index = np.flatnonzero(in_set.view(bool))
         if index.size > (MAX_WORKING_FRACTION if max_fraction is None else max_fraction) * n:
             return None  # too many rows near (or on the wrong side of) their kink
-        beta = np.where(in_set, beta, bound)
-        # the screened rows' linear losses shift the centre (their terms of v = (1/n) sum s_i beta_i x_i)
-        w_b = w0 + rows.rmatvec(np.where(in_set, 0.0, sw * beta) / (lam * n), start, stop)
-        sub_sw = None if data.sample_weight is None else np.ascontiguousarray(sw[index])
-        sub_rows, sub_y = _reduced_rows(data, start + index), np.ascontiguousarray(y[index])
+        # the screened rows at their bound; their linear losses shift the centre (their terms of
+        # v = (1/n) sum s_i beta_i x_i)
+        shift = np.zeros(rows.n_features)
+        screen_centre(rows, start, stop, in_set, beta, bound, sw, lam * n, shift)
+        w_b = w0 + shift
+        sub_sw = None if sw is None else np.ascontiguousarray(sw[index])
+        sub_X = _reduced_X(data, start + index)
+        sub_rows, sub_y = RowData(sub_X, intercept_scaling=data.intercept_scaling), np.ascontiguousarray(y[index])
         sub_fit = dict(clip=clip, target_distance=REDUCED_TARGET * target_distance, max_epochs=REDUCED_EPOCHS,
                        dual_start=beta[index], ball_center=ball.get("ball_center"),
                        ball_radius=ball.get("ball_radius"))
         if nested and index.size >= NESTED_MIN_ROWS:
             # a large working set is itself solved on a working set (one level deep)
             sub = certified_kinked_erm(
-                GLMData(data.X[start + index], sub_y, sub_sw, data.intercept_scaling), sub_rows, loss,
+                GLMData(sub_X, sub_y, sub_sw, data.intercept_scaling), sub_rows, loss,
                 lam * n / index.size, w_b, start=0, stop=index.size, nested=False, **sub_fit,
             )
         else:
             sub = certified_erm(sub_rows, sub_y, loss, lam * n / index.size, w_b, sample_weight=sub_sw, **sub_fit)
         beta[index] = sub.dual_coef
         # a screened row on the wrong side of its kink at the reduced solution joins the working set
-        wrong = ~in_set & (sw > 0) & (side * _kink_residual(name, rows.matvec(sub.w, start, stop), y) < 0)
-        if not wrong.any():
+        if screen_check(rows, start, stop, np.ascontiguousarray(sub.w, dtype=float), y, sw, hinge, e, in_set) == 0:
             break
-        in_set |= wrong
     return beta
 
