@@ -8,7 +8,7 @@ the same rows in the same process:
   label_bound=1``) and auto bounds (the defaults);
 * DPHingeClassifier vs LinearSVC (its defaults), declared ``clip=1`` and
   ``clip="auto"`` (the default);
-* DPGrowthAdaptiveRegressor (declared ``clip=1``, its only mode) vs Ridge.
+* DPGrowthAdaptiveRegressor (its defaults: "auto" row and label units, column scaling) vs Ridge.
 
 Data (public generators, fixed seeds): d = 20 rows uniform in the unit ball;
 regression targets ``clip(<w, x> + 0.1 N(0, 1), -1, 1)`` with ``||w|| = 2``,
@@ -78,7 +78,7 @@ def cases():
         ("DPHingeClassifier", "declared", classification, lambda **kw: DPHingeClassifier(clip=1.0, **kw),
          "LinearSVC", LinearSVC),
         ("DPHingeClassifier", "auto", classification, lambda **kw: DPHingeClassifier(**kw), "LinearSVC", LinearSVC),
-        ("DPGrowthAdaptiveRegressor", "declared", regression, lambda **kw: DPGrowthAdaptiveRegressor(**kw),
+        ("DPGrowthAdaptiveRegressor", "auto", regression, lambda **kw: DPGrowthAdaptiveRegressor(**kw),
          "Ridge", Ridge),
     ]
 
