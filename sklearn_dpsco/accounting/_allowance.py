@@ -21,12 +21,12 @@ import time
 from dataclasses import asdict, fields
 
 from ._accountant import BudgetAccountant, BudgetExceededError
-from ._composition import PrivacyProfile, profile_epsilon, profile_of
+from ._composition import PrivacyProfile, epsilon_delta, profile_epsilon, profile_of
 from ._entries import LedgerEntry
 from ._events import PrivacyEvent, event_from_dict, event_to_dict
 from ._units import check_privacy_unit
 
-__all__ = ["FitAllowance", "dominates"]
+__all__ = ["FitAllowance", "dominates", "usage"]
 
 # Relative slack of the dominance test: k Gaussian parts of mu / sqrt(k) add up
 # to mu^2 up to rounding (the same slack as the ledger's ceiling test).
@@ -52,6 +52,26 @@ def dominates(cap, profile):
     if zcdp_only and profile.approx_eps == 0 and profile.approx_delta == 0:
         return _le(profile.rho + profile.gauss_mu2 / 2.0 + profile.pure_rho, cap.rho)
     return False
+
+
+def usage(cap, profile):
+    """How much of ``cap`` the ``profile`` uses: ``<= 1`` exactly when :func:`dominates` accepts it (up to its
+    relative slack), ``inf`` when no amount of the cap's kind covers it (a pure part under a Gaussian cap).
+
+    The larger field ratio ``profile / cap`` of the field-wise test, or for a pure zCDP cap the smaller of
+    that and the zCDP reading ``(rho + gauss_mu2 / 2 + pure_rho) / cap.rho``. Monotone in every field, so a
+    plan that grows with its budget crosses 1 once: what a fit's budget fill needs to stay under an allowance.
+    """
+    ratios = []
+    for f in fields(PrivacyProfile):
+        value, limit = getattr(profile, f.name), getattr(cap, f.name)
+        if value > 0:
+            ratios.append(value / limit if limit > 0 else math.inf)
+    fieldwise = max(ratios, default=0.0)
+    zcdp_only = cap.rho > 0 and cap.pure_eps == cap.pure_rho == cap.approx_eps == cap.approx_delta == cap.gauss_mu2 == 0
+    if zcdp_only and profile.approx_eps == 0 and profile.approx_delta == 0:
+        return min(fieldwise, (profile.rho + profile.gauss_mu2 / 2.0 + profile.pure_rho) / cap.rho)
+    return fieldwise
 
 
 class FitAllowance(BudgetAccountant):
@@ -142,6 +162,19 @@ class FitAllowance(BudgetAccountant):
 
     def remaining(self):
         return max(self.epsilon - self.total()[0], 0.0), self.delta
+
+    def covers(self, epsilon, delta):
+        """True when the cap, read at ``delta``, allows at least ``epsilon``: the fit was given its share of
+        this allowance (a meta-estimator's ``(epsilon_i, delta)`` is the cap's reading), so planning within
+        the cap is what was meant; an allowance below a fit's own epsilon stays a plain refusal."""
+        return epsilon_delta(self.allowance, delta=delta if delta > 0 else None)[0] >= epsilon * (1 - _REL_TOL)
+
+    def usage(self, event):
+        """:func:`usage` of the cap by what was spent so far plus ``event`` (``<= 1``: :meth:`check` accepts it).
+
+        Public arithmetic on events: a fit's budget fill reads it to plan within the allowance."""
+        with self._lock:
+            return usage(self._cap, self._spent + profile_of(event))
 
     def _refuse(self, event):
         return BudgetExceededError(

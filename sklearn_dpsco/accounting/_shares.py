@@ -33,6 +33,8 @@ uses the float Gaussian (``noise="float"``).
 import math
 from dataclasses import dataclass
 
+from sklearn.pipeline import Pipeline
+
 from .._param_checks import check_delta, check_epsilon
 from ._calibration import gaussian_epsilon, gaussian_mu, zcdp_epsilon, zcdp_rho
 from ._events import ApproxDPEvent, GaussianEvent, PrivacyEvent, PureDPEvent, ZCDPEvent
@@ -117,9 +119,20 @@ def curve_share(value, delta, kind):
 
 
 def curve_kind(estimator):
-    """``"gaussian"`` when every ``noise`` parameter of ``estimator`` is ``"float"``, else ``"zcdp"``."""
+    """``"gaussian"`` when every ``noise`` parameter of ``estimator`` is ``"float"`` and no step may release a
+    pure part at ``delta > 0``, else ``"zcdp"``.
+
+    The library's linear models may compose pure releases (their "auto" scales, column quartiles, the hinge's
+    intercept refit) with their Gaussian solvers; a Gaussian-DP allowance cannot hold a pure part, a zCDP one
+    holds both (``eps^2 / 2``, ``mu^2 / 2``), and their budget fill plans within it
+    (linear_model/_auto_scales.py, ``fill_budget``). A step says so by ``_may_release_pure = True``.
+    """
     params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
     noises = [v for k, v in params.items() if k == "noise" or k.endswith("__noise")]
+    # a pipeline's steps (an estimator's own ``steps`` parameter, e.g. a step-size rule, is not one)
+    steps = [step for _, step in estimator.steps] if isinstance(estimator, Pipeline) else []
+    if any(getattr(step, "_may_release_pure", False) for step in [estimator, *steps]):
+        return "zcdp"
     return "gaussian" if noises and all(v == "float" for v in noises) else "zcdp"
 
 

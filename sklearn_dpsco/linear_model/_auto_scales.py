@@ -30,6 +30,7 @@ before. Only public quantities (n, the level ``q``, the grid, the share)
 decide what runs; the private values enter only the quantile releases.
 """
 
+import math
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Callable
@@ -295,7 +296,7 @@ FILL_TOLERANCE = 1e-11
 FILL_MAX_PLANS = 60
 
 
-def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, columns=None):
+def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, columns=None, usage=None):
     """The solver's plan at the largest budget whose composition with the estimates is within ``budget``.
 
     Public facts only: ``build(solver_budget)`` plans the solver (no data),
@@ -321,14 +322,28 @@ def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, colum
     (DPHingeClassifier's intercept refit), so it is filled the same way
     without estimates. ``columns``: the pure column quartiles
     (``ColumnScalingPlan``) spent before the estimates, composed the same way.
+    ``usage``: the fit runs under a meta-estimator's allowance
+    (:meth:`~sklearn_dpsco.accounting.FitAllowance.usage`, ``<= 1`` when the
+    allowance accepts an event): the fill also stays within it. Why: the
+    fit's epsilon is the allowance's reading (a zCDP share ``rho_i`` is
+    given as ``zcdp_epsilon(rho_i, delta)``), and certifying that epsilon by
+    adding the pure parts to the solver's curve lets the zCDP reading the
+    allowance composes exceed ``rho_i`` (a DPHingeClassifier inside a
+    DPPipeline or a search at ``delta > 0`` was refused).
     """
     plan = build(rest)
-    if (scales is None and columns is None and not composed) or budget.delta == 0:
+    if budget.delta == 0:
+        return plan
+    if usage is not None and not math.isfinite(usage(fit_event(scales, plan.event, n_problems, columns))):
+        usage = None  # a kind of loss the allowance cannot hold at all: its check refuses, with its own message
+    if scales is None and columns is None and not composed and usage is None:
         return plan
     target = budget.epsilon
 
     def certified(p):
-        return epsilon_delta(fit_event(scales, p.event, n_problems, columns), delta=budget.delta)[0]
+        event = fit_event(scales, p.event, n_problems, columns)
+        eps = epsilon_delta(event, delta=budget.delta)[0]
+        return eps if usage is None else max(eps, target * usage(event))
 
     f_rest = certified(plan)
     if f_rest > target:

@@ -428,7 +428,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         """As the template's, and at ``delta > 0`` also with a declared clip when the intercept refit's
         pure part composes with the solver's (the folded reading certifies less than their sum)."""
         composed = self.fit_intercept and self.intercept_share != 0
-        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed, columns=columns)
+        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed, columns=columns,
+                           usage=self._allowance_usage())
 
     def _intercept_share(self, n_samples, epsilon):
         """The refit's share of one problem's epsilon (0: no refit; public facts only)."""

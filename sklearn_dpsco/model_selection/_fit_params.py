@@ -14,6 +14,7 @@ scores stay unweighted means (their sensitivity, doc/privacy/model_selection.rst
 """
 
 import numpy as np
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import has_fit_parameter
 
 from .._compat import _routing_enabled, process_routing
@@ -66,9 +67,15 @@ def _index_rows(value, rows, n_rows):
     return np.asarray(value)[rows]
 
 
+def pipeline_steps(estimator):
+    """``[(name, step), ...]`` of a pipeline, else ``[]`` (an estimator's own ``steps`` parameter, such as
+    DPLinearRegressor's step-size rule, is not a list of pipeline steps)."""
+    return list(estimator.steps) if isinstance(estimator, Pipeline) else []
+
+
 def _check_accepted(estimator, key):
     """``key`` is a parameter of the estimator's fit (``<step>__<param>`` for a pipeline)."""
-    steps = dict(getattr(estimator, "steps", []))
+    steps = dict(pipeline_steps(estimator))
     if steps:
         step, sep, param = key.partition("__")
         if not sep or step not in steps:

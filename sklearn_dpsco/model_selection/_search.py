@@ -25,7 +25,7 @@ from ..accounting._shares import curve_kind
 from ..accounting._units import privacy_unit_of
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
-from ._fit_params import rows_of_params, search_fit_params
+from ._fit_params import pipeline_steps, rows_of_params, search_fit_params
 from ._scoring import get_scorer
 from ._selection import ExponentialMechanism, RandomStopping
 from ._splits import check_private_cv, holdout_split, make_splits, row_classes
@@ -72,7 +72,7 @@ def _configure(estimator, params, share, seed, classes):
 
 def _check_candidate_budget(est):
     """A candidate's own budget checks (e.g. "needs delta > 0"), before the search reserves anything."""
-    steps = [step for _, step in getattr(est, "steps", [])]
+    steps = [step for _, step in pipeline_steps(est)]
     for step in [est, *steps]:
         if step is not est and hasattr(step, "epsilon"):
             # a pipeline step's share is a part of the pipeline's (epsilon, delta)

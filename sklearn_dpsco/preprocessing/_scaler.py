@@ -20,7 +20,7 @@ from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
 from .._scale_estimation import column_quantiles_event, private_column_quantiles
 from .._solvers import make_user_data
-from ..accounting import BudgetAccountant, ComposedEvent, epsilon_delta
+from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
 
@@ -378,6 +378,46 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         scale_budget, rest = split_scale_share(budget, share)
         return scale_budget, rest, column_quantiles_event(BOUNDS_LEVELS, scale_budget, d, grid=BOUNDS_GRID)
 
+    def _planned(self, units, lower, upper, budget, bounds_event):
+        """``(mechanisms, event)`` of the statistics on ``budget`` after the quartiles (public)."""
+        mechs = self._mechanisms(units, lower, upper, budget)
+        event = ComposedEvent(tuple(m.event for m in mechs.values())) if mechs else ComposedEvent(())
+        return mechs, event if bounds_event is None else ComposedEvent((bounds_event, event))
+
+    def _within_allowance(self, allowance, units, lower, upper, scale_budget, budget, d):
+        """``(scale_budget, budget, bounds_event, mechanisms, event)`` with both parts' epsilon scaled down by
+        one factor (bisection) until a meta-estimator's allowance holds the whole fit; public arithmetic.
+
+        Why: the scaler is given ``(epsilon, delta)`` read off its allowance (a zCDP share ``rho_i`` as
+        ``zcdp_epsilon(rho_i, delta)``); the pure quartiles plus the Gaussian statistics on the rest certify
+        that epsilon by basic composition, but their zCDP reading (``sum eps_j^2 / 2`` plus the statistics'
+        rho), which the allowance composes, can exceed ``rho_i`` (a DPPipeline at ``delta > 0`` was refused).
+        """
+
+        def plan(t):
+            sb = Budget(scale_budget.epsilon * t, 0.0, scale_budget.noise)
+            rest = Budget(budget.epsilon * t, budget.delta, budget.noise)
+            bounds_event = column_quantiles_event(BOUNDS_LEVELS, sb, d, grid=BOUNDS_GRID)
+            return (sb, rest, bounds_event, *self._planned(units, lower, upper, rest, bounds_event))
+
+        planned = plan(1.0)
+        u = allowance.usage(planned[4])
+        if u <= 1.0 or not math.isfinite(u):
+            return planned  # within it, or a kind it cannot hold (its check refuses with its own message)
+        lo, hi, best = 0.0, 1.0, None
+        while hi - lo > 1e-9:
+            mid = 0.5 * (lo + hi)
+            try:
+                trial = plan(mid)
+            except ValueError:  # too small to calibrate at this delta: look higher
+                lo = mid
+                continue
+            if allowance.usage(trial[4]) <= 1.0:
+                lo, best = mid, trial
+            else:
+                hi = mid
+        return planned if best is None else best
+
     @staticmethod
     def _released_bounds(quartiles):
         """Tukey's fences around the released quartiles (post-processing of public values)."""
@@ -453,11 +493,13 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             groups = check_groups(groups, n, "DPStandardScaler(privacy_unit='user').fit")
             n_users = int(np.unique(groups).size)  # public under replace-one-user
         # the number of privacy units: rows, or users (each contributes one mean)
-        mechs = self._mechanisms(n if n_users is None else n_users, lower, upper, budget)
-        event = ComposedEvent(tuple(m.event for m in mechs.values())) if mechs else ComposedEvent(())
-        if bounds_event is not None:
-            event = ComposedEvent((bounds_event, event))
+        units = n if n_users is None else n_users
         accountant = self._get_accountant()
+        mechs, event = self._planned(units, lower, upper, budget, bounds_event)
+        if (bounds_event is not None and self.delta > 0 and isinstance(accountant, FitAllowance)
+                and accountant.covers(self.epsilon, self.delta)):
+            scale_budget, budget, bounds_event, mechs, event = self._within_allowance(
+                accountant, units, lower, upper, scale_budget, budget, d)
         accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)

@@ -1,0 +1,124 @@
+"""The library's estimators inside a meta-estimator at delta > 0 (doc/privacy/composition.rst).
+
+A DPPipeline or a private search runs every fit under a FitAllowance of its share. A fit that composes
+pure releases (its "auto" scales, the column quartiles, the hinge's intercept refit) with a Gaussian
+solver must plan within that allowance: its budget fill reads the allowance's ``usage``
+(linear_model/_auto_scales.py, ``fill_budget``), and the share is a zCDP one for such estimators also on
+the float noise path (a Gaussian-DP allowance cannot hold a pure part). These tests fail if a fit is
+refused under its own share, if any fit consumes more than its allowance, or if a search over an
+estimator with a ``steps`` parameter mistakes it for a pipeline.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+from sklearn_dpsco import (
+    BudgetAccountant,
+    DPGridSearchCV,
+    DPGrowthAdaptiveRegressor,
+    DPHingeClassifier,
+    DPLinearRegressor,
+)
+from sklearn_dpsco.accounting import FitAllowance, GaussianEvent, PureDPEvent, ZCDPEvent, epsilon_delta
+from sklearn_dpsco.accounting._allowance import dominates, usage
+from sklearn_dpsco.accounting._composition import profile_of
+from sklearn_dpsco.accounting._shares import curve_kind
+from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    return make_classification(3000, 6, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def reg_data():
+    return make_regression(3000, 6, noise=5.0, random_state=0)
+
+
+def _allowances(monkeypatch):
+    """Record (allowance, event) of every spend a FitAllowance accepts."""
+    seen = []
+    real = FitAllowance.spend
+
+    def spy(self, event, *args, **kwargs):
+        seen.append((self.allowance, event))
+        return real(self, event, *args, **kwargs)
+
+    monkeypatch.setattr(FitAllowance, "spend", spy)
+    return seen
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_hinge_in_a_pipeline_at_delta(clf_data, noise, monkeypatch):
+    X, y = clf_data
+    seen = _allowances(monkeypatch)
+    acc = BudgetAccountant(10.0, 1e-3)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(noise=noise, random_state=0),
+                            epsilon=1.0, delta=1e-6, accountant=acc).fit(X, y)
+    assert pipe.score(X, y) > 0.6
+    eps, delta = acc.total(delta=1e-6)
+    assert eps <= 1.0 + 1e-9 and delta == 1e-6
+    assert len(seen) == 2 and all(dominates(profile_of(a), profile_of(e)) for a, e in seen)  # scaler, model
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("make,data,params,scoring", [
+    (lambda noise: DPHingeClassifier(noise=noise), "clf", {"alpha": [None, 0.1]}, None),
+    (lambda noise: DPHingeClassifier(clip=1.0, noise=noise), "clf", {"alpha": [None, 0.1]}, None),
+    (lambda noise: DPLinearRegressor(noise=noise), "reg", {"radius": [5.0, 10.0]}, "neg_mean_absolute_error"),
+    (lambda noise: DPGrowthAdaptiveRegressor(noise=noise), "reg", {"clip": [1.0, 0.5]}, "neg_mean_absolute_error"),
+], ids=["hinge auto clip", "hinge declared clip", "linear (its steps parameter)", "growth"])
+def test_search_at_delta_fits_every_candidate_within_its_allowance(make, data, params, scoring, noise, clf_data,
+                                                                   reg_data, monkeypatch):
+    X, y = clf_data if data == "clf" else reg_data
+    if data == "clf":
+        X = X / np.linalg.norm(X, axis=1).max()
+    seen = _allowances(monkeypatch)
+    acc = BudgetAccountant(10.0, 1e-3)
+    extra = {} if scoring is None else {"scoring": scoring, "loss_bound": 100.0}
+    search = DPGridSearchCV(make(noise), params, epsilon=1.5, delta=1e-7, cv=2, accountant=acc, random_state=0,
+                            **extra).fit(X, y)
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == search.privacy_event_
+    eps, delta = epsilon_delta(search.privacy_event_, delta=1e-7)
+    assert eps <= 1.5 + 1e-9 and delta <= 1e-7
+    assert len(seen) >= 4  # every candidate fit and the refit ran, each within its allowance
+    assert all(isinstance(a, ZCDPEvent) and dominates(profile_of(a), profile_of(e)) for a, e in seen)
+
+
+def test_library_estimators_get_zcdp_shares_also_on_the_float_path():
+    # a Gaussian-DP allowance cannot hold the pure parts these fits may compose
+    assert curve_kind(DPHingeClassifier(noise="float")) == "zcdp"
+    assert curve_kind(DPLinearRegressor(noise="float", row_bound=1.0, label_bound=1.0)) == "zcdp"
+    pipe = make_dp_pipeline(DPStandardScaler(noise="float"), DPLinearRegressor(noise="float"), epsilon=1.0)
+    assert curve_kind(pipe) == "zcdp"
+
+
+def test_usage_reads_dominance():
+    rng = np.random.default_rng(0)
+    caps = [ZCDPEvent(0.02), GaussianEvent(0.3, 1.0), PureDPEvent(0.5)]
+    for cap in caps:
+        for _ in range(200):
+            parts = [ZCDPEvent(rng.uniform(0, 0.02)), PureDPEvent(rng.uniform(0, 0.3)),
+                     GaussianEvent(rng.uniform(0.01, 0.4), 1.0)]
+            keep = [p for p, k in zip(parts, rng.random(3) < 0.6) if k] or parts[:1]
+            profile = sum((profile_of(p) for p in keep[1:]), profile_of(keep[0]))
+            u = usage(profile_of(cap), profile)
+            if u <= 1.0 - 1e-6:
+                assert dominates(profile_of(cap), profile)
+            if u >= 1.0 + 1e-6:
+                assert not dominates(profile_of(cap), profile)
+    assert usage(profile_of(GaussianEvent(0.3, 1.0)), profile_of(PureDPEvent(0.01))) == np.inf
+
+
+def test_a_fit_refused_by_its_allowance_kind_still_refuses_clearly(clf_data):
+    # a pure part under a Gaussian-DP allowance (a third-party meta-estimator's choice): refused by the
+    # allowance's own check, before any data, with its message (not an internal error)
+    X, y = clf_data
+    allowance = FitAllowance(GaussianEvent(0.5, 1.0), delta=1e-6)
+    from sklearn_dpsco.accounting import BudgetExceededError
+
+    with pytest.raises(BudgetExceededError, match="allowance"):
+        DPHingeClassifier(epsilon=1.0, delta=1e-6, accountant=allowance).fit(X, y)
+    assert allowance.spent_profile == profile_of(ZCDPEvent(0.0)) or allowance.total()[0] == 0.0
