@@ -1,5 +1,6 @@
-# The four-accumulator dense dot product shared by the row kernels (_rows.pyx, _users.pyx), and the
-# private centre's row clip.
+# The four-accumulator dense dot product shared by the row kernels (_rows.pyx, _users.pyx), the four-row
+# axpy sweep (_rows.pyx RowData.block_rmatvec, _smoothed.pyx's screen passes), and the private centre's row
+# clip.
 
 from libc.math cimport isfinite, sqrt
 
@@ -35,3 +36,31 @@ cdef inline double clip_scale(const double *x, Py_ssize_t n, double bound) noexc
     nrm = sqrt(ss)
     f = bound / (nrm if nrm > 1e-300 else 1e-300)
     return f if f < 1.0 else 1.0
+
+
+cdef inline void dense_axpy4(const double *dense, Py_ssize_t m, const Py_ssize_t *r, const double *a, double *w,
+                             bint has_intercept, double intercept_scaling) noexcept nogil:
+    # w += a[0] x_r0 + ... + a[3] x_r3 for the dense rows r[0..3] of ``dense`` (m columns) and, with an
+    # intercept, their virtual column: each coordinate gets the four products added one after the other, as
+    # four axpy calls in this order add them (the same floats), its running value in a register instead of a
+    # store and reload per row
+    cdef Py_ssize_t j
+    cdef const double *x0 = dense + r[0] * m
+    cdef const double *x1 = dense + r[1] * m
+    cdef const double *x2 = dense + r[2] * m
+    cdef const double *x3 = dense + r[3] * m
+    cdef double t
+    for j in range(m):
+        t = w[j]
+        t += a[0] * x0[j]
+        t += a[1] * x1[j]
+        t += a[2] * x2[j]
+        t += a[3] * x3[j]
+        w[j] = t
+    if has_intercept:
+        t = w[m]
+        t += a[0] * intercept_scaling
+        t += a[1] * intercept_scaling
+        t += a[2] * intercept_scaling
+        t += a[3] * intercept_scaling
+        w[m] = t

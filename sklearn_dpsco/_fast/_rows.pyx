@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from libc.math cimport sqrt, fabs, nearbyint
 
-from ._dot cimport clip_scale, dense_dot
+from ._dot cimport clip_scale, dense_axpy4, dense_dot
 
 
 cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
@@ -285,14 +285,9 @@ cdef class RowData:
         other in row order, as four ``axpy`` calls add them (the same floats),
         with its running value in a register instead of a store and reload per row.
         """
-        cdef Py_ssize_t i, j, q = 0, m = self.n_raw
+        cdef Py_ssize_t i, q = 0, m = self.n_raw
         cdef Py_ssize_t r[4]
         cdef double a[4]
-        cdef double t
-        cdef const double *x0
-        cdef const double *x1
-        cdef const double *x2
-        cdef const double *x3
         for i in range(start, stop):
             if coef[i - start] == 0.0:
                 continue
@@ -305,24 +300,7 @@ cdef class RowData:
             if q < 4:
                 continue
             q = 0
-            x0 = self.dense + r[0] * m
-            x1 = self.dense + r[1] * m
-            x2 = self.dense + r[2] * m
-            x3 = self.dense + r[3] * m
-            for j in range(m):
-                t = out[j]
-                t += a[0] * x0[j]
-                t += a[1] * x1[j]
-                t += a[2] * x2[j]
-                t += a[3] * x3[j]
-                out[j] = t
-            if self.has_intercept:
-                t = out[m]
-                t += a[0] * self.intercept_scaling
-                t += a[1] * self.intercept_scaling
-                t += a[2] * self.intercept_scaling
-                t += a[3] * self.intercept_scaling
-                out[m] = t
+            dense_axpy4(self.dense, m, r, a, out, self.has_intercept, self.intercept_scaling)
         for i in range(q):
             self.axpy(r[i], a[i], out)
 

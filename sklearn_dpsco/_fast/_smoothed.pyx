@@ -27,7 +27,7 @@ import numpy as np
 
 from libc.math cimport fabs
 
-from ._dot cimport dense_dot
+from ._dot cimport dense_axpy4, dense_dot
 from ._rows cimport RowData
 
 
@@ -264,33 +264,6 @@ cdef inline void _row_axpy(RowData rows, Py_ssize_t i, double a, double *w) noex
         w[rows.n_raw] += a * rows.intercept_scaling
 
 
-cdef inline void _dense_axpy4(RowData rows, const Py_ssize_t *r, const double *a, double *w) noexcept nogil:
-    # four RowData.axpy calls (dense rows r[0..3], in this order) in one sweep: each coordinate gets the
-    # four products added one after the other, as the four calls add them, so the same floats; its
-    # running value stays in a register instead of a store and reload per row
-    cdef Py_ssize_t j, m = rows.n_raw
-    cdef const double *x0 = rows.dense + r[0] * m
-    cdef const double *x1 = rows.dense + r[1] * m
-    cdef const double *x2 = rows.dense + r[2] * m
-    cdef const double *x3 = rows.dense + r[3] * m
-    cdef double t, c
-    for j in range(m):
-        t = w[j]
-        t += a[0] * x0[j]
-        t += a[1] * x1[j]
-        t += a[2] * x2[j]
-        t += a[3] * x3[j]
-        w[j] = t
-    if rows.has_intercept:
-        c = rows.intercept_scaling
-        t = w[m]
-        t += a[0] * c
-        t += a[1] * c
-        t += a[2] * c
-        t += a[3] * c
-        w[m] = t
-
-
 cdef inline double _kink(bint hinge, double z, double y) noexcept nogil:
     # signed distance to the kink: hinge y z - 1, absolute z - y (_working_set._kink_residual)
     return y * z - 1.0 if hinge else z - y
@@ -372,7 +345,7 @@ def screen_centre(RowData rows, Py_ssize_t start, Py_ssize_t stop, const unsigne
                 aq[q] = a
                 q += 1
                 if q == 4:
-                    _dense_axpy4(rows, rq, aq, o)
+                    dense_axpy4(rows.dense, rows.n_raw, rq, aq, o, rows.has_intercept, rows.intercept_scaling)
                     q = 0
         for li in range(q):
             _row_axpy(rows, rq[li], aq[li], o)
