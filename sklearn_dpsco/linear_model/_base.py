@@ -298,17 +298,25 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "auto" scales (or column quartiles) the largest solver budget whose
         composition with the estimates stays within the estimator's (epsilon, delta).
         """
-        return fill_budget(build, scales, rest, self._budget(), n_problems, columns=columns,
-                           usage=self._allowance_usage())
+        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=self._solver_composes_pure(),
+                           columns=columns, usage=self._allowance_usage())
+
+    def _solver_composes_pure(self):
+        """True when the solver's own event composes a pure part with an approximate one (filled without
+        estimates too; DPHingeClassifier's intercept refit). Public facts only."""
+        return False
 
     #: Fits may compose pure releases (scales, column quartiles, refits) with Gaussian ones at delta > 0: a
     #: meta-estimator gives them zCDP allowances (accounting/_shares.py, ``curve_kind``).
     _may_release_pure = True
 
     def _allowance_usage(self):
-        """The allowance's ``usage`` while the template plans a fit under a meta-estimator's
-        :class:`~sklearn_dpsco.accounting.FitAllowance` (the fill then stays within it), else None."""
-        return getattr(self, "_planning_usage", None)
+        """The ``usage`` of the meta-estimator's :class:`~sklearn_dpsco.accounting.FitAllowance` this fit runs
+        under, when it covers the fit's own epsilon (the budget fill then plans within it), else None."""
+        accountant = self._get_accountant()
+        if isinstance(accountant, FitAllowance) and accountant.covers(self.epsilon, self.delta):
+            return accountant.usage
+        return None
 
     # -- private column scaling (linear_model/_column_scaling.py) -------------------------------
     def _declares_scales(self):
@@ -472,19 +480,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             options = dict(inputs.plan_options)
             if columns_plan is not None:
                 options["columns"] = columns_plan
-            # the parameter, else the budget block in force, else the ledger bound
-            # when this estimator was sent to a worker, else the session default
-            accountant = self._get_accountant()
-            # under a meta-estimator's allowance the budget fill plans within it (public arithmetic)
-            within = isinstance(accountant, FitAllowance) and accountant.covers(self.epsilon, self.delta)
-            self._planning_usage = accountant.usage if within else None
-            try:
-                plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
-            finally:
-                del self._planning_usage
+            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
             # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
             event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
             self._check_within_budget(event)  # 3
+            # the parameter, else the budget block in force, else the ledger bound
+            # when this estimator was sent to a worker, else the session default
+            accountant = self._get_accountant()
             accountant.check(event, privacy_unit=self.privacy_unit)
 
             rng = check_random_state(self.random_state)

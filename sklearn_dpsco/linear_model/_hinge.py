@@ -9,7 +9,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._budget import split_scale_share
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import get_solver, loss_for, safe_row_norms
-from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, fill_budget, is_auto
+from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._centering import ROW_CENTERING_SHARE, ROW_CENTRE_MAX_ERROR, CenteringPlan, centering_applies
 from ._intercept_refit import InterceptRefit, InterceptRefitPlan
@@ -424,12 +424,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             print(f"[DPHingeClassifier] plan: {fit_plan.info}")
         return fit_plan
 
-    def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):
-        """As the template's, and at ``delta > 0`` also with a declared clip when the intercept refit's
-        pure part composes with the solver's (the folded reading certifies less than their sum)."""
-        composed = self.fit_intercept and self.intercept_share != 0
-        return fill_budget(build, scales, rest, self._budget(), n_problems, composed=composed, columns=columns,
-                           usage=self._allowance_usage())
+    def _solver_composes_pure(self):
+        """The intercept refit's pure part composes with the solver's, so the budget fill runs at ``delta > 0``
+        also with a declared clip (the folded reading certifies less than their sum)."""
+        return self.fit_intercept and self.intercept_share != 0
 
     def _intercept_share(self, n_samples, epsilon):
         """The refit's share of one problem's epsilon (0: no refit; public facts only)."""
