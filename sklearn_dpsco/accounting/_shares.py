@@ -45,6 +45,7 @@ __all__ = [
     "curve_kind",
     "curve_share",
     "gaussian_share",
+    "pipeline_steps",
     "pure_share",
     "split_budget",
     "split_by_weights",
@@ -118,6 +119,12 @@ def curve_share(value, delta, kind):
     return gaussian_share(value, delta) if kind == "gaussian" else zcdp_share(value, delta)
 
 
+def pipeline_steps(estimator):
+    """``[(name, step), ...]`` of a pipeline, else ``[]`` (an estimator's own ``steps`` parameter, such as
+    DPLinearRegressor's step-size rule, is not a list of pipeline steps)."""
+    return list(estimator.steps) if isinstance(estimator, Pipeline) else []
+
+
 def curve_kind(estimator):
     """``"gaussian"`` when every ``noise`` parameter of ``estimator`` is ``"float"`` and no step may release a
     pure part at ``delta > 0``, else ``"zcdp"``.
@@ -129,8 +136,7 @@ def curve_kind(estimator):
     """
     params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
     noises = [v for k, v in params.items() if k == "noise" or k.endswith("__noise")]
-    # a pipeline's steps (an estimator's own ``steps`` parameter, e.g. a step-size rule, is not one)
-    steps = [step for _, step in estimator.steps] if isinstance(estimator, Pipeline) else []
+    steps = [step for _, step in pipeline_steps(estimator)]
     if any(getattr(step, "_may_release_pure", False) for step in [estimator, *steps]):
         return "zcdp"
     return "gaussian" if noises and all(v == "float" for v in noises) else "zcdp"

@@ -14,10 +14,10 @@ scores stay unweighted means (their sensitivity, doc/privacy/model_selection.rst
 """
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import has_fit_parameter
 
 from .._compat import _routing_enabled, process_routing
+from ..accounting._shares import pipeline_steps
 from ..linear_model._base import DPLinearModelMixin
 
 __all__ = ["rows_of_params", "search_fit_params"]
@@ -65,12 +65,6 @@ def _index_rows(value, rows, n_rows):
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != n_rows:
         return value
     return np.asarray(value)[rows]
-
-
-def pipeline_steps(estimator):
-    """``[(name, step), ...]`` of a pipeline, else ``[]`` (an estimator's own ``steps`` parameter, such as
-    DPLinearRegressor's step-size rule, is not a list of pipeline steps)."""
-    return list(estimator.steps) if isinstance(estimator, Pipeline) else []
 
 
 def _check_accepted(estimator, key):

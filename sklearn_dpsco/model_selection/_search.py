@@ -21,11 +21,11 @@ from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import FitAllowance
 from ..accounting._resolve import AccountantMixin
-from ..accounting._shares import curve_kind
+from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
-from ._fit_params import pipeline_steps, rows_of_params, search_fit_params
+from ._fit_params import rows_of_params, search_fit_params
 from ._scoring import get_scorer
 from ._selection import ExponentialMechanism, RandomStopping
 from ._splits import check_private_cv, holdout_split, make_splits, row_classes

@@ -348,6 +348,13 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             return default_bounds_share(n, d, epsilon)
         return check_scale_share(self.scale_share)
 
+    @property
+    def _may_release_pure(self):
+        """``bounds="auto"`` releases pure quartiles before the Gaussian statistics at ``delta > 0``: a
+        meta-estimator gives such a scaler a zCDP allowance (accounting/_shares.py, ``curve_kind``), which
+        holds both, and it plans within it (:meth:`_within_allowance`)."""
+        return is_auto(self.bounds)
+
     def would_estimate_bounds(self, n, d, epsilon=None):
         """Whether a fit on ``n`` rows of ``d`` features at ``epsilon`` releases anything (public facts).
 

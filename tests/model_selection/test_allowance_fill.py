@@ -95,6 +95,23 @@ def test_library_estimators_get_zcdp_shares_also_on_the_float_path():
     assert curve_kind(pipe) == "zcdp"
 
 
+def test_float_scaler_with_auto_bounds_gets_a_zcdp_share(clf_data, monkeypatch):
+    # DPStandardScaler(bounds="auto") releases pure quartiles too: beside a Gaussian-only float model (the
+    # testing estimator) the pipeline's shares were Gaussian-DP and the scaler was refused; declared bounds
+    # release only Gaussian statistics and keep the Gaussian share
+    from sklearn_dpsco.testing._estimators import TinyDPClassifier
+
+    assert curve_kind(DPStandardScaler(noise="float")) == "zcdp"
+    assert curve_kind(DPStandardScaler(noise="float", bounds=(-5.0, 5.0))) == "gaussian"
+    X, y = clf_data
+    seen = _allowances(monkeypatch)
+    acc = BudgetAccountant(10.0, 1e-3)
+    make_dp_pipeline(DPStandardScaler(noise="float", random_state=0), TinyDPClassifier(noise="float"),
+                     epsilon=1.0, delta=1e-6, accountant=acc).fit(X, y)
+    assert acc.total(delta=1e-6)[0] <= 1.0 + 1e-9
+    assert len(seen) == 2 and all(dominates(profile_of(a), profile_of(e)) for a, e in seen)
+
+
 def test_usage_reads_dominance():
     rng = np.random.default_rng(0)
     caps = [ZCDPEvent(0.02), GaussianEvent(0.3, 1.0), PureDPEvent(0.5)]
