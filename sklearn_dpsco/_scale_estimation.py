@@ -28,6 +28,7 @@ from ._mechanisms._quantile import DEFAULT_SELECTION, check_scale_values
 from ._mechanisms._scale_grid import ScaleGrid
 from ._param_checks import check_groups
 from ._rng import check_random_state
+from ._solvers._core._user_data import index_users
 from .accounting import ComposedEvent
 
 __all__ = ["ScaleRelease", "column_quantiles_event", "column_quantiles_from_counts", "per_user_reduce",
@@ -199,7 +200,4 @@ def per_user_reduce(values, groups, reduce="max"):
     if values.ndim != 1:
         raise ValueError(f"values must be 1-D, got shape {values.shape}. Nothing was spent.")
     groups = check_groups(groups, values.shape[0], "per_user_reduce")
-    _, user = np.unique(groups, return_inverse=True)
-    out = np.full(user.max() + 1 if user.size else 0, -np.inf if reduce == "max" else np.inf)
-    _REDUCERS[reduce].at(out, user, values)
-    return out
+    return index_users(groups).reduce_per_user(values, _REDUCERS[reduce])

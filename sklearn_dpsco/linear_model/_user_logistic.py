@@ -562,7 +562,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             # one value per user (its largest row norm): replacing a user replaces one value, so the
             # replace-one quantile release is user-level DP (doc/privacy/quantiles.rst, "User level")
             targets.append(ScaleTarget("data_norm", DATA_NORM_LEVEL, DATA_NORM_MARGIN,
-                                       lambda data, _: data[3].max_per_user(safe_row_norms(data[0]))))
+                                       lambda data, _: data[3].reduce_per_user(safe_row_norms(data[0]))))
         scales, solver_budget = self._scale_plan(targets, n_users, columns)
         if scales is not None:
             data_norm = float(np.hypot(1.0, self._intercept_column()))  # unit scale: features of norm <= 1

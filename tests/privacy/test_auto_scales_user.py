@@ -234,13 +234,17 @@ def test_audit_flags_a_max_norm_data_norm_and_passes_the_private_one(monkeypatch
     assert mutant.violation, mutant
 
 
-def test_max_per_user_from_the_index_equals_per_user_reduce():
-    # the estimator reduces the row norms with its user index (no second unique of the ids): the same values
-    from sklearn_dpsco._solvers._core._user_data import index_users
-
+def test_per_user_reduce_against_a_dictionary():
+    # one value per user, users in increasing identifier order (the estimator reduces with its own user
+    # index, per_user_reduce with a fresh one): checked against a plain dictionary of each user's values
     rng = np.random.default_rng(9)
     for groups in (np.repeat(np.arange(50), 3), rng.integers(0, 40, 300), rng.permutation(np.repeat([7, -2, 90], 5)),
                    np.array(["b", "a", "b", "c"] * 10)):
         values = rng.standard_normal(len(groups)) * 10.0
         values[::7] = np.inf
-        np.testing.assert_array_equal(index_users(groups).max_per_user(values), per_user_reduce(values, groups, "max"))
+        by_user = {}
+        for g, v in zip(groups.tolist(), values.tolist()):
+            by_user.setdefault(g, []).append(v)
+        for reduce, fn in (("max", max), ("min", min)):
+            expected = np.array([fn(by_user[g]) for g in sorted(by_user)])
+            np.testing.assert_array_equal(per_user_reduce(values, groups, reduce), expected)

@@ -56,16 +56,14 @@ class UserIndex:
     def n_users(self):
         return int(self.counts.size)
 
-    def max_per_user(self, values):
-        """``(n_users,)``: each user's largest value, users in increasing identifier order.
-
-        The values :func:`~sklearn_dpsco._scale_estimation.per_user_reduce` gives with ``"max"`` (a
-        maximum is exact in any order), from this index instead of a second ``np.unique`` of the ids.
-        """
+    def reduce_per_user(self, values, ufunc=np.maximum):
+        """``(n_users,)``: ``ufunc`` (``np.maximum`` or ``np.minimum``) over each user's values, users in
+        increasing identifier order (exact in any order; :func:`~sklearn_dpsco._scale_estimation.per_user_reduce`
+        is this on a fresh index)."""
         values = np.asarray(values, dtype=float)
         grouped = values if self.order is None else values[self.order]
         starts = np.concatenate(([0], np.cumsum(self.counts)[:-1])).astype(np.intp)
-        return np.maximum.reduceat(grouped, starts) if starts.size else np.zeros(0)
+        return ufunc.reduceat(grouped, starts) if starts.size else np.zeros(0)
 
 
 def index_users(groups):
