@@ -18,12 +18,14 @@ from sklearn_dpsco.linear_model._column_scaling import (
     COLUMN_RANKS,
     COLUMN_SAMPLE_RANKS,
     ColumnScaling,
+    ColumnScalingPlan,
     column_sample_stride,
     column_scaling_applies,
     default_column_share,
 )
 from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 from sklearn_dpsco.preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS
+from sklearn_dpsco.testing import audit_epsilon
 
 
 def _mixed(n=6000, seed=0):
@@ -311,3 +313,54 @@ def test_budget_check_happens_before_the_quartiles(monkeypatch):
 def test_budget_split_is_exact_for_pure_dp():
     plan = _column_scaling.ColumnScalingPlan.build(Budget(1.0, 0.0, "secure"), 6000, 4, True)
     assert plan.budget.epsilon + plan.rest.epsilon == 1.0
+
+
+# --------------------------------------------------------------------------- audit of the row stride, with a mutant
+def _strided_rows(n=2000):
+    """Even rows in [0, 1] (the rows a stride of 2 reads), odd rows near 1e3; the largest row is even (row 0)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.0, 1.0, (n, 1))
+    X[1::2] += 1e3
+    X[0] = 1e4
+    return X
+
+
+def _centre_scores(plan, X, draws, seed):
+    out = np.empty(draws)
+    for i in range(draws):
+        columns, _ = plan.release(X, np.random.default_rng(seed + i))
+        out[i] = np.log2(1.0 + abs(columns.centre[0]))
+    return out
+
+
+def _offset_at_the_largest_row(self, X, rng):
+    """The mutant: a selection that depends on the data (the sampled rows start at the largest row's offset,
+    "make sure the outlier is read"), so replacing one unread row can move every row read."""
+    offset = int(np.argmax(np.abs(X).max(axis=1))) % self.stride
+    quartiles = private_column_quantiles(X[offset::self.stride], BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID,
+                                         random_state=rng)
+    return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
+
+
+@pytest.mark.statistical
+def test_audit_of_the_row_stride_flags_a_data_dependent_selection(monkeypatch):
+    """Worst-case neighbours for a stride of 2 (doc/privacy/column_scaling.rst, "Rows read"): D' replaces a
+    read row (row 2) or an unread row (the last, odd) by 1e6. The public positions keep each released centre within ``e^{epsilon}`` of D's (the changed
+    read row moves a quartile's counts by one; the unread row is not read at all); the mutant, whose
+    positions follow the largest row, reads the odd rows on D' and its centre jumps from about 0.5 to 1e3."""
+    X = _strided_rows()
+    # 1000 rows read at epsilon 0.5 per quartile: the centre sits near 0.5 on D, so the mutant is visible
+    plan = ColumnScalingPlan(1, Budget(1.0), Budget(1.0), 0.5, True, 2)
+    eps = plan.budget.epsilon  # the two quartile releases together: the centre is their post-processing
+    draws = 300
+    base = _centre_scores(plan, X, draws, 0)
+    neighbours = {}
+    for row in (2, X.shape[0] - 1):
+        neighbours[row] = X.copy()
+        neighbours[row][row] = 1e6
+        honest = audit_epsilon(base, _centre_scores(plan, neighbours[row], draws, 10_000), eps)
+        assert not honest.violation, (row, honest)
+    Xp = neighbours[X.shape[0] - 1]  # an unread row: the mutant's positions move to the odd rows
+    monkeypatch.setattr(ColumnScalingPlan, "release", _offset_at_the_largest_row)
+    mutant = audit_epsilon(_centre_scores(plan, X, draws, 0), _centre_scores(plan, Xp, draws, 10_000), eps)
+    assert mutant.violation, mutant
