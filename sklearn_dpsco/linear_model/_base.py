@@ -36,6 +36,7 @@ instantiated.
 
 import numbers
 from abc import ABCMeta, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -58,7 +59,41 @@ from ._auto_scales import fill_budget, fit_event, scale_plan
 from ._cluster_inputs import cluster_inputs, is_cluster_input
 from ._column_scaling import ColumnScalingPlan, column_scaling_applies
 
-__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan"]
+__all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan", "check_fit"]
+
+#: The estimator whose ``fit`` :func:`check_fit` runs (its template stops after the budget checks).
+_CHECKING = ContextVar("sklearn_dpsco_checking_fit", default=None)
+
+
+class _Checked(Exception):
+    """Raised by the template of the estimator :func:`check_fit` runs, once its checks have passed."""
+
+    def __init__(self, event):
+        super().__init__("checked")
+        self.event = event
+
+
+def check_fit(estimator, *args, **kwargs):
+    """Every refusal ``estimator.fit(*args, **kwargs)`` can give before its first release, without the fit.
+
+    Runs the estimator's own ``fit`` (its parameter constraints, any override of ``fit`` in a subclass) up to
+    step 3 of the template: the validation of the inputs, the plan from public facts and the budget checks.
+    Nothing is released or spent and the estimator is left as it was (the template restores it). Searches
+    call it for every configured candidate before they charge their budget (model_selection/_search.py).
+
+    Returns
+    -------
+    event : PrivacyEvent
+        What the fit would spend.
+    """
+    token = _CHECKING.set(estimator)
+    try:
+        estimator.fit(*args, **kwargs)
+    except _Checked as done:
+        return done.event
+    finally:
+        _CHECKING.reset(token)
+    raise RuntimeError(f"{type(estimator).__name__}.fit did not run the fit template; nothing was checked.")
 
 
 class _FitTemplateMeta(ABCMeta, type(BaseEstimator)):
@@ -436,6 +471,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if sample_weight is None:
             return None
         sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.ndim == 0:  # one weight for every row, as scikit-learn accepts it
+            sw = np.full(n, float(sw))
         if sw.ndim != 1 or sw.shape[0] != n:
             raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}.")
         if not np.all(np.isfinite(sw)):
@@ -470,24 +507,33 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         return GLMData(X, y, sample_weight, self.intercept_scaling if self.fit_intercept else 0.0)
 
     # -- the template ---------------------------------------------------------------------------
+    def _prepare_fit(self, *args, **kwargs):
+        """Steps 1-3 of the template: ``(inputs, plan, event, accountant)``; nothing read for a release, nothing
+        spent (may set validation attributes such as ``n_features_in_``: callers restore the estimator)."""
+        self._check_privacy_params()
+        inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
+        columns_plan = self._column_plan(inputs)
+        options = dict(inputs.plan_options)
+        if columns_plan is not None:
+            options["columns"] = columns_plan
+        plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
+        # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
+        event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
+        self._check_within_budget(event)  # 3
+        # the parameter, else the budget block in force, else the ledger bound
+        # when this estimator was sent to a worker, else the session default
+        accountant = self._get_accountant()
+        accountant.check(event, privacy_unit=self.privacy_unit)
+        return inputs, plan, event, accountant
+
     def _fit_template(self, *args, **kwargs):
         """Run the seven steps of the module docstring; ``args`` go to ``_validate_fit_inputs``."""
         self._check_privacy_params()
         saved = dict(self.__dict__)
         try:
-            inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
-            columns_plan = self._column_plan(inputs)
-            options = dict(inputs.plan_options)
-            if columns_plan is not None:
-                options["columns"] = columns_plan
-            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
-            # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
-            event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
-            self._check_within_budget(event)  # 3
-            # the parameter, else the budget block in force, else the ledger bound
-            # when this estimator was sent to a worker, else the session default
-            accountant = self._get_accountant()
-            accountant.check(event, privacy_unit=self.privacy_unit)
+            inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
+            if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
+                raise _Checked(event)
 
             rng = check_random_state(self.random_state)
             released = columns = None

@@ -19,10 +19,11 @@ from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
-from ..accounting import FitAllowance
+from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
+from ..linear_model._base import DPLinearModelMixin, check_fit
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._fit_params import rows_of_params, search_fit_params
@@ -81,6 +82,29 @@ def _check_candidate_budget(est):
             step._check_privacy_params()
 
 
+def _check_candidate_fit(est, X, y, train, units, params, what):
+    """The candidate's own refusals on its training rows (its parameters, the rows, its plan from public
+    facts, its event under its allowance), before the search reserves anything: a search never spends its
+    budget on a candidate that its fit would refuse (:func:`~sklearn_dpsco.linear_model._base.check_fit`)."""
+    if not isinstance(est, DPLinearModelMixin):
+        return
+    rows = slice(None) if train is None else train
+    try:
+        check_fit(est, _index(X, rows), y[rows], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
+    except Exception as exc:
+        message = str(exc).rstrip()
+        if "Nothing was spent" not in message:
+            message += " Nothing was spent."
+        if isinstance(exc, BudgetExceededError) and getattr(est, "delta", 0) > 0:
+            message += (" (A fit whose privacy loss at delta > 0 is not a zCDP or Gaussian-DP curve, such as the "
+                        "group-privacy baseline UserLevelDPLogistic(solver='item_group'), is searched at delta=0.)")
+        try:
+            wrapped = type(exc)(f"{what} would refuse its fit: {message}")
+        except TypeError:  # an exception type with other constructor arguments: the message as a ValueError
+            wrapped = ValueError(f"{what} would refuse its fit: {message}")
+        raise wrapped from exc
+
+
 def _fit_and_score(est, X, y, train, test, scorer, units, params):
     est.fit(_index(X, train), y[train], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
     return units.score(scorer, est, _index(X, test), y[test], test)
@@ -100,6 +124,12 @@ def selection_mechanism(plan, rows, scorer):
 
 def _estimator_has(attr):
     def check(self):
+        if not self.refit:  # as scikit-learn's searches: the method is absent, and says why
+            raise AttributeError(
+                f"This {type(self).__name__} instance was initialized with refit=False. {attr} is available only "
+                "after refitting on the best parameters: fit the estimator with best_params_ under a budget of "
+                "its own."
+            )
         if hasattr(self, "best_estimator_"):
             return hasattr(self.best_estimator_, attr)
         return hasattr(self.estimator, attr)
@@ -160,7 +190,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             )
         # a DPPipeline mixing units raises here, before the reservation
         privacy_unit_of(self.estimator)
-        if not (0 < self.selection_share < 1) and self._selection() == "exponential":
+        if not (isinstance(self.selection_share, numbers.Real) and 0 < self.selection_share < 1):
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
         if self.selection == "auto" and self._selection() == "random_stopping":
             ignored = [
@@ -322,6 +352,13 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(candidates, plan, refit_state, classes)
         for est, _, _ in fits:
             _check_candidate_budget(est)
+        # each candidate on its smallest training split, and its refit on every row
+        smallest = min(range(S), key=lambda s: len(splits[s][0]))
+        for c, params_c in enumerate(candidates):
+            est, tr, _ = fits[c * S + smallest]
+            _check_candidate_fit(est, X, y, tr, units, params, f"candidate {params_c!r}")
+            if refit_est[c] is not None:
+                _check_candidate_fit(refit_est[c], X, y, None, units, params, f"the refit of {params_c!r}")
 
         self._reserve(
             plan,
@@ -368,6 +405,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
         for est in runs_est:
             _check_candidate_budget(est)
+        for est, params_r, refit in zip(runs_est, run_params, refit_est):
+            _check_candidate_fit(est, X, y, train, units, params, f"candidate {params_r!r}")
+            if refit is not None:
+                _check_candidate_fit(refit, X, y, None, units, params, f"the refit of {params_r!r}")
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
         jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units, params) for est in runs_est)

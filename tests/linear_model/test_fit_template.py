@@ -247,3 +247,38 @@ def test_plan_run_returns_a_private_fit_with_the_planned_event():
     fit = fit_plan.plan.run(problem, np.random.default_rng(state))
     assert isinstance(fit, PrivateFit) and fit.event == fit_plan.event
     assert fit.coef.shape == (X.shape[1] + 1,)
+
+
+def test_a_scalar_sample_weight_is_every_rows_weight():
+    # scikit-learn accepts one weight for every row; the fit equals the one with that weight per row
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(300, 4, random_state=0)
+    fits = [DPHingeClassifier(epsilon=1.0, clip=1.0, random_state=0, accountant=BudgetAccountant(10.0))
+            .fit(X, y, sample_weight=w) for w in (0.5, np.full(300, 0.5))]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        DPHingeClassifier(accountant=BudgetAccountant(10.0)).fit(X, y, sample_weight=2.0)
+
+
+@pytest.mark.parametrize("cls", [DPHingeClassifier, DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_check_fit_plans_the_fit_and_leaves_everything_as_it_was(cls):
+    # check_fit runs fit up to its budget checks: the event the fit then spends, nothing spent, nothing stored
+    from sklearn.datasets import make_classification
+
+    from sklearn_dpsco.linear_model._base import check_fit
+
+    X, y = make_classification(400, 4, random_state=0)
+    acc = BudgetAccountant(10.0)
+    est = cls(epsilon=1.0, random_state=0, accountant=acc)
+    before = dict(est.__dict__)
+    event = check_fit(est, X, y)
+    assert est.__dict__ == before and len(acc.ledger) == 0
+    est.fit(X, y)
+    assert est.privacy_event_ == event and len(acc.ledger) == 1
+    fitted = {k: v for k, v in est.__dict__.items()}
+    check_fit(est, X[:, :3], y)  # another shape: checked, and the fitted model is untouched
+    assert est.__dict__.keys() == fitted.keys() and est.n_features_in_ == 4 and len(acc.ledger) == 1
+    with pytest.raises(ValueError, match="NaN|finite"):
+        check_fit(est, np.full_like(X, np.nan), y)
+    assert len(acc.ledger) == 1

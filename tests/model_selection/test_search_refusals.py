@@ -1,0 +1,75 @@
+"""A private search refuses, before it charges anything, every candidate its own fit would refuse.
+
+Each case failed before the searches ran the candidates' own checks (``_check_fit``): the search charged its
+whole budget, then the first fit of the bad candidate raised. Every test fails if anything is spent.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor
+from sklearn_dpsco.accounting import BudgetExceededError
+from sklearn_dpsco.linear_model import UserLevelDPLogistic
+from sklearn_dpsco.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+
+X, Y = make_classification(600, 5, random_state=0)
+XR, YR = make_regression(600, 5, random_state=0)
+GROUPS = np.random.default_rng(0).integers(0, 40, 600)
+REGRESSION = {"scoring": "neg_mean_absolute_error", "loss_bound": 500.0}
+
+CASES = [
+    ("unknown solver", DPHingeClassifier(), {"solver": ["output_perturbation", "nope"]}, (X, Y), {}, 0.0, {},
+     InvalidParameterError, "'solver' parameter"),
+    ("negative alpha", DPHingeClassifier(), {"alpha": [0.1, -1.0]}, (X, Y), {}, 0.0, {},
+     InvalidParameterError, "'alpha' parameter"),
+    ("too few rows for the solver", DPHingeClassifier(solver="lowy"), {"alpha": [0.1, 1.0]}, (X[:120], Y[:120]), {},
+     0.0, {}, ValueError, "Pop-Localize needs at least"),
+    ("pure DP with an approximate-DP solver", DPLinearRegressor(), {"solver": ["adassp", "snowball"]}, (XR, YR), {},
+     0.0, REGRESSION, ValueError, "approximate DP only"),
+    ("one-dimensional solver on d > 1", DPGrowthAdaptiveRegressor(), {"solver": ["auto", "inverse_sensitivity"]},
+     (XR, YR), {}, 0.0, REGRESSION, ValueError, "one-dimensional"),
+    ("too few users", UserLevelDPLogistic(), {"solver": ["user_clip", "phased_erm"]}, (X, Y), {"groups": GROUPS},
+     1e-6, {}, ValueError, "needs at least"),
+    ("an (epsilon, delta) loss under a zCDP share", UserLevelDPLogistic(solver="item_group"), {"alpha": [0.01, 0.1]},
+     (X, Y), {"groups": GROUPS}, 1e-6, {}, BudgetExceededError, "searched at delta=0"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_a_candidate_its_fit_would_refuse_spends_nothing(case, selection):
+    _, est, grid, (A, b), fit_kw, delta, extra, error, text = case
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPGridSearchCV(est, grid, epsilon=1.0, delta=delta, accountant=acc, random_state=0,
+                            selection=selection, **extra)
+    if selection == "random_stopping":
+        if delta > 0:
+            pytest.skip("random stopping is proven for pure DP only")
+        # every run draws a bad candidate: only the bad value in the grid
+        search.set_params(param_grid={k: [v[-1]] for k, v in grid.items()})
+    with pytest.raises(error, match=text) as info:
+        search.fit(A, b, **fit_kw)
+    assert "Nothing was spent" in str(info.value) and "would refuse its fit" in str(info.value)
+    assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
+    assert not hasattr(search, "best_params_")
+
+
+def test_the_refit_is_checked_on_every_row_and_good_grids_still_search():
+    # the candidates' checks run on their split; the refit's on all rows: here both pass and the search spends once
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPRandomizedSearchCV(DPHingeClassifier(), {"alpha": [0.01, 0.1]}, n_iter=3, epsilon=1.0,
+                                  accountant=acc, random_state=0).fit(X, Y)
+    assert len(acc.ledger) == 1 and acc.total()[0] == pytest.approx(1.0)
+    assert search.predict(X).shape == (600,)
+
+
+def test_refit_false_explains_the_missing_methods():
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.01, 0.1]}, epsilon=1.0, refit=False,
+                            accountant=BudgetAccountant(10.0), random_state=0).fit(X, Y)
+    assert not hasattr(search, "predict")
+    with pytest.raises(AttributeError) as info:
+        search.predict(X)
+    # scikit-learn's available_if names the method; the reason is its cause, as for scikit-learn's searches
+    assert "refit=False" in str(info.value.__cause__) and "best_params_" in str(info.value.__cause__)
