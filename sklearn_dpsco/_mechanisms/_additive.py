@@ -43,11 +43,22 @@ def _float_up(frac):
     return f
 
 
+#: Grid steps a Laplace release's sensitivity may count (coarser grids above it; floats are exact below 2^53).
+_EXACT_STEPS = 2**52
+
+
+def _power_of_two_at_least(x):
+    """The smallest power of two ``>= x`` (``x`` positive and finite)."""
+    p = _sn.power_of_two_at_most(x)
+    return p if p >= x else 2.0 * p
+
+
 def _check_event_int(value, name):
     # Events record floats; integers below 2^53 make them exact.
     if value >= 2**53:
         raise ValueError(
-            f"{name} = {value} in grid units exceeds 2^53: dimension / epsilon is too large for the secure path."
+            f"{name} = {value} in grid units exceeds 2^53: the secure path cannot represent this release exactly "
+            "(a dimension far too large for its grid). Nothing was spent."
         )
     return value
 
@@ -153,6 +164,12 @@ class LaplaceMechanism(_AdditiveNoise):
             object.__setattr__(self, "_t", 0)
             return
         gamma = _sn.power_of_two_at_most(math.ldexp(base, -_sn.LAPLACE_GRID_BITS))
+        if _sn.l1_grid_sensitivity(self.sensitivity, gamma, self.dimension) >= 2**53:
+            # why: at a large epsilon (about 2^5 per release and above) that grid counts the sensitivity in more
+            # steps than a float holds exactly; the finest power of two that keeps them below 2^52 (public: the
+            # sensitivity, d) is still far finer than the noise (gamma / b <= epsilon 2^-51), and the argument
+            # below holds for any public grid (doc/privacy/secure_noise.rst, "Laplace")
+            gamma = _power_of_two_at_least(self.sensitivity / (_EXACT_STEPS - self.dimension))
         # why: rounding moves each coordinate of each neighbour by <= gamma/2, so the
         # rounded centres differ by at most floor(D1/gamma) + d grid steps in l1.
         s_int = _check_event_int(_sn.l1_grid_sensitivity(self.sensitivity, gamma, self.dimension), "sensitivity")

@@ -423,3 +423,36 @@ def test_grid_sensitivity_and_gaussian_parameters_in_integers_are_the_fraction_f
         n_var = math.ceil(Fraction(s2) / (2 * Fraction(rho)))
         assert mech._sigma2 == n_var
         assert mech.rho == float(Fraction(s2, 2 * n_var)) and mech.rho <= rho
+
+
+@pytest.mark.parametrize("eps", [40.0, 200.0, 1e4, 1e9])
+@pytest.mark.parametrize("d", [1, 5, 1000])
+def test_secure_laplace_at_a_large_epsilon(eps, d):
+    # the 2^-48 grid would count 2^53+ steps: the coarser public grid keeps S and t exact and the event within eps
+    import math
+    from fractions import Fraction
+
+    from sklearn_dpsco._mechanisms import LaplaceMechanism
+    from sklearn_dpsco._mechanisms import _grid as sn
+
+    m = LaplaceMechanism(0.75, eps, dimension=d, noise="secure")
+    S = sn.l1_grid_sensitivity(0.75, m.grid, d)
+    assert S < 2**52 and m._t < 2**53 and Fraction(S, m._t) <= Fraction(eps)
+    assert m.event.epsilon <= eps and m.scale <= (0.75 / eps) * (1 + 1e-6) + m.grid
+    assert m.grid / (0.75 / eps) <= eps * 2.0**-50  # still far finer than the noise
+    x = np.linspace(-1, 1, d)
+    out = m.release(x, np.random.default_rng(0))
+    assert np.all(np.isfinite(out)) and np.all(np.round(out / m.grid) * m.grid == out)
+    # where the 2^-48 grid works, it is still the grid (releases unchanged)
+    small = LaplaceMechanism(0.75, 8.0, dimension=d, noise="secure")
+    assert small.grid == sn.power_of_two_at_most(math.ldexp(0.75 / 8.0, -sn.LAPLACE_GRID_BITS))
+
+
+def test_a_large_epsilon_fits_on_the_secure_path():
+    from sklearn_dpsco import BudgetAccountant, DPLinearRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    y = X.sum(axis=1) + rng.normal(size=2000)
+    est = DPLinearRegressor(epsilon=200.0, random_state=0, accountant=BudgetAccountant(1e3)).fit(X, y)
+    assert est.epsilon_spent_ <= 200.0 and est.score(X, y) > 0.8
