@@ -475,19 +475,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         self._check_privacy_params()
         saved = dict(self.__dict__)
         try:
-            inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
-            columns_plan = self._column_plan(inputs)
-            options = dict(inputs.plan_options)
-            if columns_plan is not None:
-                options["columns"] = columns_plan
-            plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
-            # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
-            event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
-            self._check_within_budget(event)  # 3
-            # the parameter, else the budget block in force, else the ledger bound
-            # when this estimator was sent to a worker, else the session default
-            accountant = self._get_accountant()
-            accountant.check(event, privacy_unit=self.privacy_unit)
+            inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
 
             rng = check_random_state(self.random_state)
             released = columns = None
@@ -532,6 +520,27 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             self.__dict__.update(saved)
             raise
         return self
+
+    def _prepare_fit(self, *args, **kwargs):
+        """Steps 1-3 (public facts and checks only, nothing spent): ``(inputs, plan, event, accountant)``.
+
+        Also the pre-spend check a meta-estimator runs on a clone of its final
+        step (``DPPipeline``): the same validation, plan and budget checks as the fit.
+        """
+        inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
+        columns_plan = self._column_plan(inputs)
+        options = dict(inputs.plan_options)
+        if columns_plan is not None:
+            options["columns"] = columns_plan
+        plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
+        # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
+        event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
+        self._check_within_budget(event)  # 3
+        # the parameter, else the budget block in force, else the ledger bound
+        # when this estimator was sent to a worker, else the session default
+        accountant = self._get_accountant()
+        accountant.check(event, privacy_unit=self.privacy_unit)
+        return inputs, plan, event, accountant
 
     def _check_within_budget(self, event):
         """Refuse (as an internal error) a plan whose event exceeds the user's (epsilon, delta)."""
