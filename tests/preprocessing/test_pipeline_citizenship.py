@@ -203,3 +203,24 @@ def test_regressor_pipeline_refuses_bad_weights_before_any_spend(data):
     with pytest.raises(ValueError):
         pipe.fit(X, np.r_[np.inf, X[1:, 0]])
     assert _ledger(acc) == (0, (0.0, 0.0))
+
+
+def test_dp_search_routes_metadata_to_a_pipeline_and_refuses_unrequested_before_reserving(data):
+    from sklearn_dpsco import DPGridSearchCV
+
+    X, y = data
+    sw = np.full(len(y), 0.5)
+    acc = BudgetAccountant(100.0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        def search(request):
+            clf = DPHingeClassifier(random_state=0)
+            clf = clf.set_fit_request(sample_weight=True) if request else clf
+            return DPGridSearchCV(make_dp_pipeline(DPStandardScaler(random_state=0), clf),
+                                  {"dphingeclassifier__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0,
+                                  accountant=acc)
+
+        assert search(True).fit(X, y, sample_weight=sw).best_estimator_[-1].coef_.shape == (1, 5)
+        assert len(acc.ledger) == 1  # the search's one reservation
+        with pytest.raises(Exception, match="sample_weight"):  # no step requests it: before the reservation
+            search(False).fit(X, y, sample_weight=sw)
+        assert len(acc.ledger) == 1
