@@ -445,10 +445,10 @@ class DPPipeline(AccountantMixin, Pipeline):
                 continue
             if kind == "passthrough":
                 raise ValueError(f"fit parameters {sorted(fit_params[name])} given to passthrough step {name!r}.")
-            is_last = name == names[-1]
-            method_name = "fit" if is_last and method == "fit" else (
-                method if is_last and hasattr(step, method) else
-                ("fit_transform" if hasattr(step, "fit_transform") else "fit"))
+            if name == names[-1] and method != "fit_transform":
+                method_name = method  # fit, or fit_predict (checked to exist)
+            else:
+                method_name = "fit_transform" if hasattr(step, "fit_transform") else "fit"
             for param in fit_params[name]:
                 if not _accepts(getattr(step, method_name), param):
                     raise TypeError(
