@@ -81,10 +81,12 @@ def check_fit(estimator, *args, **kwargs):
     Nothing is released or spent and the estimator is left as it was (the template restores it). Searches
     call it for every configured candidate before they charge their budget (model_selection/_search.py).
 
+    A ``DPPipeline`` stops the same way after its own checks (its final step's included).
+
     Returns
     -------
     event : PrivacyEvent
-        What the fit would spend.
+        What the fit would spend (a pipeline: its steps' allowances).
     """
     token = _CHECKING.set(estimator)
     try:
@@ -509,7 +511,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
     # -- the template ---------------------------------------------------------------------------
     def _prepare_fit(self, *args, **kwargs):
         """Steps 1-3 of the template: ``(inputs, plan, event, accountant)``; nothing read for a release, nothing
-        spent (may set validation attributes such as ``n_features_in_``: callers restore the estimator)."""
+        spent (may set validation attributes such as ``n_features_in_``: callers restore the estimator).
+        Meta-estimators run them through :func:`check_fit`."""
         self._check_privacy_params()
         inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
         columns_plan = self._column_plan(inputs)

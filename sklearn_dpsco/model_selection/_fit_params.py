@@ -6,6 +6,9 @@ every candidate fit and to the refit, like scikit-learn's ``GridSearchCV``:
 as given when metadata routing is off, through ``process_routing`` (the
 estimator's ``set_fit_request``) when it is on. ``groups`` is the search's
 own argument (it fixes the privacy unit and the splits) and is never routed.
+With routing on, a :class:`DPPipeline` receives metadata by its plain names
+(``sample_weight``) and routes it to the steps that request it; its routing is
+run once here so that an unrequested key fails before the reservation.
 
 Everything is checked here, before the search reserves its budget: a
 parameter the estimator's fit does not take, or a weight vector a candidate
@@ -39,10 +42,18 @@ def search_fit_params(search, params, n_rows, row_splits):
     -------
     dict
     """
-    if _routing_enabled():
+    routed = _routing_enabled()
+    if routed:
+        # process_routing has checked that a consumer requests each key (for a DPPipeline: one of its
+        # steps, which receives it by its plain name through the pipeline's own routing)
         params = dict(process_routing(search, "fit", **params).estimator.fit)
+        if pipeline_steps(search.estimator) and params:
+            # the pipeline's own routing to its steps, as each candidate fit will run it: an unrequested
+            # key fails here, before the reservation, not in the first candidate fit
+            process_routing(search.estimator, "fit", **params)
     for key, value in params.items():
-        _check_accepted(search.estimator, key)
+        if not routed:
+            _check_accepted(search.estimator, key)
         if key == "sample_weight" or key.endswith("__sample_weight"):
             weights = DPLinearModelMixin._check_sample_weight(value, n_rows)
             for rows in row_splits:

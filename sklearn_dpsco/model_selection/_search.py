@@ -24,6 +24,7 @@ from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..linear_model._base import DPLinearModelMixin, check_fit
+from ..preprocessing._pipeline import DPPipeline
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._fit_params import rows_of_params, search_fit_params
@@ -86,7 +87,7 @@ def _check_candidate_fit(est, X, y, train, units, params, what):
     """The candidate's own refusals on its training rows (its parameters, the rows, its plan from public
     facts, its event under its allowance), before the search reserves anything: a search never spends its
     budget on a candidate that its fit would refuse (:func:`~sklearn_dpsco.linear_model._base.check_fit`)."""
-    if not isinstance(est, DPLinearModelMixin):
+    if not isinstance(est, (DPLinearModelMixin, DPPipeline)):
         return
     rows = slice(None) if train is None else train
     try:

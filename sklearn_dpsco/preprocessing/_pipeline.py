@@ -9,11 +9,13 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
+from sklearn.utils._available_if import available_if
 
-from .._compat import _name_estimators
+from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
@@ -96,6 +98,66 @@ def _budgeted(step, share, accountant, **settings):
         step.set_params(**old)
 
 
+def _accepts(method, param):
+    """True when ``method`` takes a keyword ``param`` (or ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return True
+    return param in parameters or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
+
+
+def _estimators_within(estimator):
+    """``estimator`` and every estimator reachable through its parameters (a nested pipeline's steps...).
+
+    Ledgers are never included: what a step spent before a later step failed stays spent.
+    """
+    out, stack, seen = [], [estimator], set()
+    while stack:
+        est = stack.pop()
+        if id(est) in seen or isinstance(est, BudgetAccountant) or not hasattr(est, "get_params"):
+            continue
+        seen.add(id(est))
+        out.append(est)
+        try:
+            params = est.get_params(deep=False)
+        except Exception:  # an object that only looks like an estimator: its own __dict__ is still restored
+            continue
+        for value in params.values():
+            items = value if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                candidate = item[-1] if isinstance(item, tuple) and item else item
+                if not isinstance(candidate, type) and hasattr(candidate, "get_params"):
+                    stack.append(candidate)
+    return out
+
+
+def _snapshot(estimator):
+    """A restorer of ``estimator`` and its nested estimators to their state now (a failed refit is undone)."""
+    saved = [(est, dict(est.__dict__)) for est in _estimators_within(estimator)]
+
+    def restore():
+        for est, state in saved:
+            est.__dict__.clear()
+            est.__dict__.update(state)
+
+    return restore
+
+
+def _can_fit_transform(pipeline):
+    """As scikit-learn's Pipeline: ``fit_transform`` exists when the final step transforms (or is passthrough)."""
+    final = pipeline._final_estimator
+    return final == "passthrough" or hasattr(final, "transform") or hasattr(final, "fit_transform")
+
+
+def _final_has(attr):
+    def check(pipeline):
+        getattr(pipeline._final_estimator, attr)  # the original AttributeError if it is missing
+        return True
+
+    return check
+
+
 class DPPipeline(AccountantMixin, Pipeline):
     """A pipeline with one privacy budget, split across its private steps.
 
@@ -163,9 +225,21 @@ class DPPipeline(AccountantMixin, Pipeline):
     ``epsilon * w_i / sum(w)``; Gaussian ``mu_i = mu sqrt(w_i / sum(w))`` with
     ``mu = gaussian_mu(epsilon, delta)``, so the composition is exactly
     ``(epsilon, delta)`` (doc/privacy/preprocessing.rst). Before any step
-    sees the data, the pipeline checks the whole budget against the ledger
-    and dry-runs its transformers on synthetic rows (shapes, parameters,
-    and a row-independence probe of every ``FunctionTransformer``).
+    sees the data, the pipeline checks the whole budget against the ledger,
+    dry-runs its transformers on synthetic rows (shapes, parameters, and a
+    row-independence probe of every ``FunctionTransformer``) and runs the
+    final step's own checks of ``y`` and its fit parameters (labels,
+    classes, sample weights) on a clone: nothing is spent on an error these
+    can find. A fit that fails anyway leaves the pipeline and every step as
+    they were before the call (what an earlier step spent stays spent).
+
+    As in scikit-learn's Pipeline, ``fit_transform`` / ``fit_predict`` exist
+    only when the final step has ``transform`` / ``fit_predict``; with
+    metadata routing enabled, metadata is routed to the steps that request
+    it (``set_fit_request``). A slice ``pipe[i:j]`` is a DPPipeline of the
+    same (fitted) steps, the same ``epsilon``, ``delta`` and ``accountant``,
+    and ``weights`` restricted to its private steps; fitting it spends its
+    own ``(epsilon, delta)``.
 
     Privacy unit (``privacy_unit``, read-only): the common unit of the
     private steps; stateless steps are unit-neutral. Steps of different
@@ -195,7 +269,7 @@ class DPPipeline(AccountantMixin, Pipeline):
     """
 
     # Pipeline's methods read these; a private pipeline has no cache (a cached
-    # step would skip its spend) and does not route metadata.
+    # step would skip its spend) and no transform_input.
     memory = None
     transform_input = None
 
@@ -283,7 +357,6 @@ class DPPipeline(AccountantMixin, Pipeline):
 
     # -- validation (public facts only, before anything is spent) -----------------------------
     def _classified_steps(self):
-        self.steps = list(self.steps)
         self._validate_steps()
         out = []
         for name, step in self.steps:
@@ -324,14 +397,74 @@ class DPPipeline(AccountantMixin, Pipeline):
             step, sep, param = key.partition("__")
             if not sep or step not in out:
                 raise ValueError(
-                    f"fit parameter {key!r} must be of the form '<step>__<param>' with a step of this pipeline."
+                    f"fit parameter {key!r} must be of the form '<step>__<param>' with a step of this pipeline "
+                    "(or, with sklearn.set_config(enable_metadata_routing=True), metadata requested by a step "
+                    "through set_fit_request). Nothing was spent."
                 )
             out[step][param] = value
         return out
 
-    def _dry_run(self, classified, shares, n_features, unit):
-        """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence."""
+    def _step_params(self, params, classified, method):
+        """``({step: fit kwargs}, {step: transform kwargs})`` of one call of ``method``; nothing spent.
+
+        ``<step>__<param>`` always; with metadata routing enabled, any other key is
+        metadata routed to the steps that request it (``process_routing``, as
+        scikit-learn's Pipeline does).
+        """
+        names = [name for name, _, _ in classified]
+        explicit = {k: v for k, v in params.items() if k.partition("__")[0] in names and "__" in k}
+        metadata = {k: v for k, v in params.items() if k not in explicit}
+        if metadata and not _routing_enabled():
+            self._split_fit_params(metadata, names)  # raises with the expected form
+        fit_params = self._split_fit_params(explicit, names)
+        transform_params = {name: {} for name in names}
+        if metadata:
+            routed = process_routing(self, method, **metadata)
+            last = len(classified) - 1
+            for i, (name, step, kind) in enumerate(classified):
+                if kind == "passthrough" or name not in routed:
+                    continue
+                got = routed[name]
+                if i < last or method == "fit_transform":
+                    if hasattr(step, "fit_transform"):
+                        fit_kw, transform_kw = got.get("fit_transform", {}), {}
+                    else:
+                        fit_kw, transform_kw = got.get("fit", {}), got.get("transform", {})
+                else:
+                    fit_kw, transform_kw = got.get(method, {}), {}
+                clash = set(fit_kw) & set(fit_params[name])
+                if clash:
+                    raise ValueError(
+                        f"{sorted(clash)} given twice to step {name!r}: as routed metadata and as "
+                        f"'{name}__<param>'. Nothing was spent."
+                    )
+                fit_params[name].update(fit_kw)
+                transform_params[name].update(transform_kw)
+        for name, step, kind in classified:
+            if not fit_params[name]:
+                continue
+            if kind == "passthrough":
+                raise ValueError(f"fit parameters {sorted(fit_params[name])} given to passthrough step {name!r}.")
+            if name == names[-1] and method != "fit_transform":
+                method_name = method  # fit, or fit_predict (checked to exist)
+            else:
+                method_name = "fit_transform" if hasattr(step, "fit_transform") else "fit"
+            for param in fit_params[name]:
+                if not _accepts(getattr(step, method_name), param):
+                    raise TypeError(
+                        f"{type(step).__name__}.{method_name} has no parameter {param!r} (step {name!r}). "
+                        "Nothing was spent."
+                    )
+        return fit_params, transform_params
+
+    def _dry_run(self, classified, shares, n_features, unit, sparse):
+        """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence.
+
+        Returns the synthetic input of the final step (its width and format).
+        """
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
+        if sparse:
+            Z = sp.csr_matrix(Z)
         # user level: every synthetic row its own user
         probe_params = {"groups": np.arange(_PROBE_ROWS)} if unit == "user" else {}
         for name, step, kind in classified[:-1]:
@@ -351,68 +484,134 @@ class DPPipeline(AccountantMixin, Pipeline):
                 share = shares[name]
                 probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=BudgetAccountant(math.inf, 1.0))
             try:
-                Z = np.asarray(probe.fit_transform(Z, **(probe_params if kind == "private" else {})), dtype=float)
+                out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
+                Z = out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float)
+                if Z.ndim != 2 or Z.shape[0] != _PROBE_ROWS:
+                    raise ValueError(f"it returned shape {Z.shape} for {_PROBE_ROWS} rows")
             except Exception as exc:
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
                     f"shape before any private data was used: {type(exc).__name__}: {exc}. Nothing was spent."
                 ) from exc
+        return Z
 
-    # -- fitting -------------------------------------------------------------------------------
-    def _fit_private(self, X, y, groups, params, last):
+    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params):
+        """The final private step's own pre-spend checks on a clone, with the real ``y`` and fit parameters.
+
+        A linear model runs its validation, plan and budget checks (``check_fit``: labels, classes,
+        sample weights, groups, solver requirements); a nested DPPipeline all of its own checks. The rows
+        are a stand-in of the final step's input shape and format (zeros): only ``y``, the parameters and
+        public facts (n, d, format) can fail here.
+        """
+        from ..linear_model._base import DPLinearModelMixin, check_fit
+
+        if not isinstance(step, (DPLinearModelMixin, DPPipeline)):
+            return
+        d = Z.shape[1]
+        stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
+        probe = clone(step)
+        probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
+        if isinstance(probe, DPPipeline):
+            probe._validate_params()
+            params = dict(params)
+            probe._prepare(stand_in, y, params.pop("groups", None), params, "fit")
+        else:
+            check_fit(probe, stand_in, y, **params)
+
+    def _prepare(self, X, y, groups, params, method):
+        """Every check the public facts and the inputs allow, before anything is spent.
+
+        Returns the fit's plan: ``(classified, fit_params, transform_params, shares, unit, accountant)``.
+        """
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         classified = self._classified_steps()
+        final = classified[-1][1]
+        if method == "fit_transform" and not _can_fit_transform(self):
+            raise AttributeError(f"{type(final).__name__} has no transform: this DPPipeline has no fit_transform. "
+                                 "Nothing was spent.")
+        if method == "fit_predict" and not hasattr(final, "fit_predict"):
+            raise AttributeError(f"{type(final).__name__} has no fit_predict: neither has this DPPipeline. "
+                                 "Nothing was spent.")
         private_names = [name for name, _, kind in classified if kind == "private"]
-        fit_params = self._split_fit_params(params, [name for name, _, _ in classified])
+        fit_params, transform_params = self._step_params(params, classified, method)
         # bad input fails here, before any step has spent
         X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
         shares = self._shares(private_names, X_checked.shape)
         # mixed units and missing / misplaced groups are refused here, before anything is spent
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
-        self._dry_run(classified, shares, X_checked.shape[1], unit)
+        Z = self._dry_run(classified, shares, X_checked.shape[1], unit, sp.issparse(X_checked))
 
         accountant = self._get_accountant()
         accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)), privacy_unit=unit or "row")
+        name, step, kind = classified[-1]
+        if kind == "private":
+            # the allowance the final step will run under (checks only: nothing is spent through it)
+            guard = FitAllowance(shares[name].allowance, parent=accountant,
+                                 label_prefix=f"{type(self).__name__}[{name}] ", delta=self.delta)
+            settings = _column_settings(step, [s for _, s, _ in classified[:-1]])
+            self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name])
+        return classified, fit_params, transform_params, shares, unit, accountant
 
-        Xt = X
-        label = type(self).__name__
-        for i, (name, step, kind) in enumerate(classified):
-            is_last = i == len(classified) - 1
-            if kind == "passthrough":
-                continue
-            guard = None
-            if kind == "private":
-                guard = FitAllowance(
-                    shares[name].allowance, parent=accountant, label_prefix=f"{label}[{name}] ", delta=self.delta
-                )
-            settings = _column_settings(step, [s for _, s, _ in classified[:i]]) if is_last else {}
-            ctx = (_budgeted(step, shares[name], guard, **settings) if guard is not None
-                   else contextlib.nullcontext(step))
-            with ctx:
-                if not is_last:
-                    if hasattr(step, "fit_transform"):
+    # -- fitting -------------------------------------------------------------------------------
+    def _fit_private(self, X, y, groups, params, method):
+        """Check everything, then fit the steps in order; on any failure every step is restored."""
+        from ..linear_model._base import _CHECKING, _Checked
+
+        restore = _snapshot(self)
+        try:
+            classified, fit_params, transform_params, shares, unit, accountant = self._prepare(
+                X, y, groups, params, method)
+            private_names = [name for name, _, kind in classified if kind == "private"]
+            if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
+                raise _Checked(ComposedEvent(tuple(shares[n].allowance for n in private_names)))
+            Xt = X
+            label = type(self).__name__
+            for i, (name, step, kind) in enumerate(classified):
+                is_last = i == len(classified) - 1
+                if kind == "passthrough":
+                    continue
+                guard = None
+                if kind == "private":
+                    guard = FitAllowance(
+                        shares[name].allowance, parent=accountant, label_prefix=f"{label}[{name}] ", delta=self.delta
+                    )
+                settings = _column_settings(step, [s for _, s, _ in classified[:i]]) if is_last else {}
+                ctx = (_budgeted(step, shares[name], guard, **settings) if guard is not None
+                       else contextlib.nullcontext(step))
+                with ctx:
+                    if is_last and method == "fit":
+                        step.fit(Xt, y, **fit_params[name])
+                    elif is_last and method == "fit_predict":
+                        Xt = step.fit_predict(Xt, y, **fit_params[name])
+                    elif hasattr(step, "fit_transform"):
                         Xt = step.fit_transform(Xt, y, **fit_params[name])
                     else:
-                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt)
-                elif last == "fit_transform":
-                    if hasattr(step, "fit_transform"):
-                        Xt = step.fit_transform(Xt, y, **fit_params[name])
-                    else:
-                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt)
-                else:
-                    step.fit(Xt, y, **fit_params[name])
+                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt, **transform_params[name])
 
-        events = tuple(step.privacy_event_ for _, step, kind in classified if kind == "private")
-        self.budget_shares_ = {n: (shares[n].epsilon, shares[n].delta) for n in private_names}
-        self.privacy_event_ = ComposedEvent(events)
-        self.epsilon_spent_, self.delta_spent_ = epsilon_delta(
-            self.privacy_event_, delta=self.delta if self.delta > 0 else None
-        )
+            events = tuple(step.privacy_event_ for _, step, kind in classified if kind == "private")
+            self.budget_shares_ = {n: (shares[n].epsilon, shares[n].delta) for n in private_names}
+            self.privacy_event_ = ComposedEvent(events)
+            self.epsilon_spent_, self.delta_spent_ = epsilon_delta(
+                self.privacy_event_, delta=self.delta if self.delta > 0 else None
+            )
+        except BaseException:
+            # a failed (re)fit leaves the pipeline and every step as they were; what a step
+            # spent before a later one failed on its data stays in the ledger (a real release)
+            restore()
+            raise
         return Xt
 
     def fit(self, X, y=None, groups=None, **params):
         """Fit every step with its share of the budget.
+
+        Every check that public facts and the inputs allow runs before the
+        first step spends: the steps, weights, units and ``groups``, ``X``,
+        the fit parameters, a dry run of the transformers on synthetic rows,
+        the whole budget against the ledger, and the final step's own checks
+        of ``y`` and its fit parameters (classes, sample weights...). If a step
+        fails anyway, every step and the pipeline are restored to their state
+        before the call.
 
         Parameters
         ----------
@@ -423,23 +622,57 @@ class DPPipeline(AccountantMixin, Pipeline):
             are user-level (it is passed to each of them), refused when
             they are row-level.
         **params : dict
-            Fit parameters ``<step>__<param>`` (e.g. ``clf__sample_weight``).
+            Fit parameters ``<step>__<param>`` (e.g. ``clf__sample_weight``);
+            with metadata routing enabled, also metadata (``sample_weight=``)
+            routed to the steps that request it (``set_fit_request``).
 
         Returns
         -------
         self
         """
-        self._fit_private(X, y, groups, params, last="fit")
+        self._fit_private(X, y, groups, params, method="fit")
         return self
 
+    @available_if(_can_fit_transform)
     def fit_transform(self, X, y=None, groups=None, **params):
-        """Fit, then return the last step's transform of ``X``."""
-        return self._fit_private(X, y, groups, params, last="fit_transform")
+        """Fit, then return the last step's transform of ``X`` (only if the last step transforms)."""
+        return self._fit_private(X, y, groups, params, method="fit_transform")
 
+    @available_if(_final_has("fit_predict"))
     def fit_predict(self, X, y=None, groups=None, **params):
-        """Fit, then predict ``X``."""
-        self._fit_private(X, y, groups, params, last="fit")
-        return self.predict(X)
+        """Fit, returning the last step's ``fit_predict`` (only if the last step has one)."""
+        return self._fit_private(X, y, groups, params, method="fit_predict")
+
+    def __getitem__(self, ind):
+        """A step (by position or name), or a sub-pipeline (a slice).
+
+        A slice is a DPPipeline of the same step objects (shallow, as
+        scikit-learn's: fitting a step of the slice fits it in the whole
+        pipeline too), with the same ``epsilon``, ``delta``, ``accountant``,
+        ``allow_non_private_steps`` and ``weights`` restricted to its private
+        steps (None stays None). A slice of a fitted pipeline transforms with
+        the fitted steps without spending; fitting a slice is a new fit of
+        those steps, which spends the slice's own ``(epsilon, delta)`` from the
+        shared ledger.
+        """
+        if not isinstance(ind, slice):
+            return super().__getitem__(ind)
+        if ind.step not in (1, None):
+            raise ValueError("Pipeline slicing only supports a step of 1")
+        steps = self.steps[ind]
+        weights = self.weights
+        if weights is not None:
+            kept = {name for name, _ in steps}
+            weights = {name: w for name, w in weights.items() if name in kept}
+        return type(self)(
+            steps,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            weights=weights,
+            accountant=self.accountant,
+            allow_non_private_steps=self.allow_non_private_steps,
+            verbose=self.verbose,
+        )
 
 
 def default_weights(private_names, steps, shape, epsilon):

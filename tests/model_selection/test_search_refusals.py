@@ -73,3 +73,15 @@ def test_refit_false_explains_the_missing_methods():
         search.predict(X)
     # scikit-learn's available_if names the method; the reason is its cause, as for scikit-learn's searches
     assert "refit=False" in str(info.value.__cause__) and "best_params_" in str(info.value.__cause__)
+
+
+def test_a_pipeline_candidate_its_fit_would_refuse_spends_nothing():
+    from sklearn_dpsco import DPStandardScaler, make_dp_pipeline
+
+    acc = BudgetAccountant(100.0, 0.5)
+    pipe = make_dp_pipeline(DPStandardScaler(), DPHingeClassifier())
+    search = DPGridSearchCV(pipe, {"dphingeclassifier__alpha": [0.1, -1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0, selection="exponential")
+    with pytest.raises(InvalidParameterError, match="would refuse its fit.*'alpha' parameter"):
+        search.fit(X, Y)
+    assert len(acc.ledger) == 0

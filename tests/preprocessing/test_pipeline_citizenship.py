@@ -1,0 +1,226 @@
+"""DPPipeline as a scikit-learn citizen (doc/privacy/preprocessing.rst, "Private pipelines").
+
+* every check public facts and the inputs allow (the final step's ``y`` and
+  fit parameters included) runs before the first step spends;
+* a failed (re)fit leaves the pipeline and every step as they were;
+* ``fit_transform`` / ``fit_predict`` exist only when the final step can;
+* slices are working DPPipelines sharing the steps and the accountant;
+* metadata routing (``set_fit_request``) reaches the steps.
+"""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.utils.estimator_checks import check_fit_score_takes_y, check_pipeline_consistency
+
+from sklearn_dpsco import DPPipeline, DPStandardScaler, RowNormClipper, make_dp_pipeline
+from sklearn_dpsco.accounting import BudgetAccountant
+from sklearn_dpsco.linear_model import DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
+from sklearn_dpsco.testing._estimators import TinyDPClassifier
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    return X, y
+
+
+def _state(pipe):
+    """Everything a refit could change: the pipeline's and each step's attributes (identity of arrays)."""
+    return [(name, {k: (id(v), repr(v) if np.isscalar(v) else None) for k, v in vars(step).items()})
+            for name, step in pipe.steps] + [("pipe", {k: id(v) for k, v in vars(pipe).items()})]
+
+
+def _ledger(acc):
+    return len(acc.ledger), acc.total()
+
+
+def _fitted(X, y, acc):
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    return pipe.fit(X, y)
+
+
+@pytest.mark.parametrize("case", ["one class", "nan y", "continuous y", "weight above 1", "unknown param",
+                                  "bad final parameter"])
+def test_refit_refused_before_any_spend_and_leaves_the_pipeline(data, case):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    pipe = _fitted(X, y, acc)
+    before, state = _ledger(acc), _state(pipe)
+    params = {}
+    y2 = y
+    if case == "one class":
+        y2 = np.zeros(len(y))
+    elif case == "nan y":
+        y2 = np.r_[np.nan, y[1:]]
+    elif case == "continuous y":
+        y2 = X[:, 0]
+    elif case == "weight above 1":
+        params = {"dphingeclassifier__sample_weight": np.full(len(y), 2.0)}
+    elif case == "unknown param":
+        params = {"dphingeclassifier__foo": 1}
+    else:
+        pipe.set_params(dphingeclassifier__alpha=-1.0)
+    with pytest.raises((ValueError, TypeError)):
+        pipe.fit(X[:, :3], y2, **params)
+    assert _ledger(acc) == before  # the scaler's share was not spent
+    assert pipe[0].n_features_in_ == pipe[-1].n_features_in_ == 5
+    if case != "bad final parameter":
+        assert _state(pipe) == state
+
+
+def test_user_level_final_step_checks_labels_before_any_spend(data):
+    X, y = data
+    acc = BudgetAccountant(10.0, 1e-3)
+    pipe = make_dp_pipeline(
+        DPStandardScaler(bounds=(-4, 4), privacy_unit="user", max_items_per_user=10, random_state=0),
+        UserLevelDPLogistic(random_state=0), delta=1e-6, accountant=acc)
+    groups = np.arange(len(y)) // 5
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        pipe.fit(X, np.zeros(len(y)), groups=groups)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+    assert not hasattr(pipe[0], "n_features_in_")
+
+
+def test_nested_pipeline_final_step_checks_before_any_spend(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    inner = make_dp_pipeline(RowNormClipper(), DPHingeClassifier(random_state=0))
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), inner, accountant=acc)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        pipe.fit(X, np.zeros(len(y)))
+    assert _ledger(acc) == (0, (0.0, 0.0))
+    pipe.fit(X, y)
+    assert len(acc.ledger) == 2
+
+
+def test_failure_after_a_spend_keeps_the_release_and_restores_every_step(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), TinyDPClassifier(), accountant=acc).fit(X, y)
+    state, mean = _state(pipe), pipe[0].mean_.copy()
+    pipe.set_params(tinydpclassifier__crash="raise_before")
+    state = _state(pipe)
+    with pytest.raises(RuntimeError, match="simulated"):
+        pipe.fit(X[:, :3] * 10, y)
+    # the scaler's release on the data happened: it stays in the ledger
+    assert len(acc.ledger) == 3 and acc.ledger[-1].label.startswith("DPPipeline[dpstandardscaler]")
+    assert _state(pipe) == state
+    np.testing.assert_array_equal(pipe[0].mean_, mean)
+    assert pipe[0].n_features_in_ == 5
+
+    fresh = make_dp_pipeline(DPStandardScaler(random_state=0), TinyDPClassifier(crash="raise_before"),
+                             accountant=acc)
+    with pytest.raises(RuntimeError):
+        fresh.fit(X, y)
+    assert not hasattr(fresh[0], "mean_") and not hasattr(fresh, "budget_shares_")
+
+
+def test_fit_transform_and_fit_predict_exist_only_when_the_final_step_can(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    clf = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    assert not hasattr(clf, "fit_transform") and not hasattr(clf, "fit_predict")
+    for method in (DPPipeline.fit_transform, DPPipeline.fit_predict):  # called anyway: nothing spent
+        with pytest.raises(AttributeError):
+            method(clf, X, y)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+    assert not hasattr(clf[-1], "coef_")
+
+    trans = make_dp_pipeline(DPStandardScaler(bounds=(-4, 4), random_state=0), RowNormClipper(), accountant=acc)
+    assert hasattr(trans, "fit_transform") and not hasattr(trans, "fit_predict")
+    Xt = trans.fit_transform(X)
+    np.testing.assert_allclose(Xt, trans.transform(X))
+    assert len(acc.ledger) == 1
+
+
+def test_sklearn_checks_that_called_the_missing_methods():
+    pipe = make_dp_pipeline(DPStandardScaler(), DPHingeClassifier(random_state=0))
+    check_fit_score_takes_y("DPPipeline", pipe)
+    check_pipeline_consistency("DPPipeline", pipe)
+
+
+def test_slices_are_working_dp_pipelines(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), RowNormClipper(), DPHingeClassifier(random_state=0),
+                            weights={"dpstandardscaler": 1, "dphingeclassifier": 2}, accountant=acc).fit(X, y)
+    head = pipe[:-1]
+    assert isinstance(head, DPPipeline)
+    assert head.accountant is acc and head.epsilon == pipe.epsilon and head.delta == pipe.delta
+    assert head.weights == {"dpstandardscaler": 1}
+    assert head[0] is pipe[0]  # shallow, as scikit-learn's slices
+    n = len(acc.ledger)
+    np.testing.assert_allclose(head.transform(X), pipe[1].transform(pipe[0].transform(X)))
+    assert list(head.get_feature_names_out()) == [f"x{i}" for i in range(5)]
+    assert len(acc.ledger) == n  # transforming with the fitted steps spends nothing
+    assert isinstance(pipe[1:], DPPipeline) and pipe[1:].weights == {"dphingeclassifier": 2}
+    assert pipe[:1].fit_transform(X).shape == X.shape and len(acc.ledger) == n + 1  # a new fit of the slice
+    with pytest.raises(ValueError, match="step of 1"):
+        pipe[::2]
+    assert pipe["rownormclipper"] is pipe[1]
+
+
+def test_metadata_routing_reaches_the_steps(data):
+    X, y = data
+    sw = np.random.default_rng(1).uniform(0.2, 1.0, len(y))
+    acc = BudgetAccountant(100.0)
+
+    def pipe(request=True):
+        clf = DPHingeClassifier(random_state=0)
+        if request:
+            clf = clf.set_fit_request(sample_weight=True).set_score_request(sample_weight=True)
+        return make_dp_pipeline(DPStandardScaler(random_state=0), clf, accountant=acc)
+
+    explicit = pipe(request=False).fit(X, y, dphingeclassifier__sample_weight=sw)
+    with sklearn.config_context(enable_metadata_routing=True):
+        assert pipe().fit(X, y, dphingeclassifier__sample_weight=sw)[-1].coef_.tolist() == explicit[-1].coef_.tolist()
+        routed = pipe().fit(X, y, sample_weight=sw)
+        np.testing.assert_array_equal(routed[-1].coef_, explicit[-1].coef_)
+        search = GridSearchCV(pipe(), {"dphingeclassifier__alpha": [0.01]}, cv=KFold(2), error_score="raise")
+        search.fit(X, y, sample_weight=sw)
+        assert len(acc.ledger) == 6 + 2 * 3  # two steps per fit: two splits and the refit
+        before = _ledger(acc)
+        with pytest.raises(Exception, match="sample_weight"):  # not requested: refused, nothing spent
+            pipe(request=False).fit(X, y, sample_weight=sw)
+        with pytest.raises(ValueError, match=r"\[0, 1\]"):  # routed, then checked before any spend
+            pipe().fit(X, y, sample_weight=3 * sw)
+        assert _ledger(acc) == before
+    with pytest.raises(ValueError, match="<step>__<param>"):  # routing off: the explicit form only
+        pipe(request=False).fit(X, y, sample_weight=sw)
+    assert _ledger(acc) == before
+
+
+def test_regressor_pipeline_refuses_bad_weights_before_any_spend(data):
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPLinearRegressor(random_state=0), accountant=acc)
+    with pytest.raises(ValueError, match="shape"):
+        pipe.fit(X, X[:, 0], dplinearregressor__sample_weight=np.ones(3))
+    with pytest.raises(ValueError):
+        pipe.fit(X, np.r_[np.inf, X[1:, 0]])
+    assert _ledger(acc) == (0, (0.0, 0.0))
+
+
+def test_dp_search_routes_metadata_to_a_pipeline_and_refuses_unrequested_before_reserving(data):
+    from sklearn_dpsco import DPGridSearchCV
+
+    X, y = data
+    sw = np.full(len(y), 0.5)
+    acc = BudgetAccountant(100.0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        def search(request):
+            clf = DPHingeClassifier(random_state=0)
+            clf = clf.set_fit_request(sample_weight=True) if request else clf
+            return DPGridSearchCV(make_dp_pipeline(DPStandardScaler(random_state=0), clf),
+                                  {"dphingeclassifier__alpha": [0.01, 0.1]}, epsilon=1.0, random_state=0,
+                                  accountant=acc)
+
+        assert search(True).fit(X, y, sample_weight=sw).best_estimator_[-1].coef_.shape == (1, 5)
+        assert len(acc.ledger) == 1  # the search's one reservation
+        with pytest.raises(Exception, match="sample_weight"):  # no step requests it: before the reservation
+            search(False).fit(X, y, sample_weight=sw)
+        assert len(acc.ledger) == 1
