@@ -409,6 +409,50 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
     return out
 
 
+def affine_row_sq_norms(const double[:, ::1] X, const double[::1] centre, const double[::1] factor, double scale):
+    """``sum_j (((x_ij - centre_j) * factor_j) * scale)^2`` per row, without writing the mapped rows.
+
+    Each mapped entry has the roundings of :func:`column_affine` followed by the row scale's product
+    (``DeferredRowScale.rows``); the squares are summed in four interleaved partial sums (the order
+    differs from NumPy's einsum, so a sum may differ from it in its last bits). One read of ``X``:
+    the norms of the mapped rows at the cost of one pass (_solvers/_core/_data.py ``row_norms_of``).
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    if centre.shape[0] != d or factor.shape[0] != d:
+        raise ValueError("centre and factor need one entry per column.")
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef double t0, t1, t2, t3, s0, s1, s2, s3
+    cdef bint scaled = scale != 1.0
+    with nogil:
+        for i in range(n):
+            s0 = s1 = s2 = s3 = 0.0
+            j = 0
+            while j + 4 <= d:
+                t0 = (X[i, j] - centre[j]) * factor[j]
+                t1 = (X[i, j + 1] - centre[j + 1]) * factor[j + 1]
+                t2 = (X[i, j + 2] - centre[j + 2]) * factor[j + 2]
+                t3 = (X[i, j + 3] - centre[j + 3]) * factor[j + 3]
+                if scaled:
+                    t0 = t0 * scale
+                    t1 = t1 * scale
+                    t2 = t2 * scale
+                    t3 = t3 * scale
+                s0 += t0 * t0
+                s1 += t1 * t1
+                s2 += t2 * t2
+                s3 += t3 * t3
+                j += 4
+            while j < d:
+                t0 = (X[i, j] - centre[j]) * factor[j]
+                if scaled:
+                    t0 = t0 * scale
+                s0 += t0 * t0
+                j += 1
+            o[i] = (s0 + s1) + (s2 + s3)
+    return out
+
+
 def clipped_row_grid_sums(const double[:, ::1] X, double bound, double grid):
     """``sum_i round(clip_B(x_i) / grid)`` as int64: the rows clipped to ``bound``, on a grid, summed exactly.
 

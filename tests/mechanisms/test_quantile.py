@@ -381,7 +381,7 @@ def test_column_quantiles_release_what_one_release_per_column_releases(noise):
 )
 def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
     """The one-pass counting kernel gives exactly ``counts`` per column, on the grid points, their
-    float neighbours, signed zeros, subnormals, huge values, NaN, infinities and random data, in C and F order."""
+    float neighbours, signed zeros, subnormals, huge values, NaN, infinities and random data, in C and F order and as every k-th row of an array."""
     rng = np.random.default_rng(3)
     p = grid.points
     special = np.concatenate(
@@ -399,6 +399,9 @@ def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
             X = np.abs(X)
         if trial % 3 == 0:
             X = np.asfortranarray(X)
+        elif trial % 4 == 1:
+            X = np.repeat(X, 3, axis=0)[::3]  # rows apart in memory (the kernel requests them ahead)
+            assert n == 1 or not X.flags.c_contiguous
         if trial % 5 == 4:
             X[rng.integers(0, n, size=20), rng.integers(0, d, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
         # the former definition: sort, then count the values <= each point

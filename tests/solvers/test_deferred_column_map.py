@@ -30,7 +30,9 @@ def test_deferred_map_equals_the_eager_map(factor):
     lazy = DeferredRowScale(X, factor, centre, inv)
     np.testing.assert_array_equal(lazy.rows(), eager)
     np.testing.assert_array_equal(lazy.rows(8191, 12345), eager[8191:12345])
-    np.testing.assert_array_equal(row_norms_of(lazy), safe_row_norms(eager))
+    # the norms of the mapped rows in one pass: the mapped entries' own roundings, the squares summed in
+    # another order than einsum's (a few ulps at most)
+    np.testing.assert_allclose(row_norms_of(lazy), safe_row_norms(eager), rtol=4e-16 * X.shape[1], atol=0)
     data = RowScaledData(lazy, y, None, 1.0)
     ref = GLMData(eager, y, None, 1.0)
     centre_w = np.full(X.shape[1] + 1, 0.1)
@@ -61,3 +63,19 @@ def test_growth_fit_with_the_map_deferred_is_the_eager_fit(delta, monkeypatch):
     assert lazy.intercept_ == eager.intercept_
     assert lazy.privacy_event_ == eager.privacy_event_ and lazy.row_bound_ == eager.row_bound_
     assert _base.DeferredRowScale is DeferredRowScale
+
+
+def test_mapped_row_norms_take_the_safe_fallback_on_extreme_rows():
+    X, _ = _rows(n=40, d=6)
+    X[3] = 1e200  # squares overflow
+    X[5] = 1e-300  # squares underflow (after the map: the centre below makes the row tiny)
+    X[7, 2] = np.inf
+    X[9, 4] = np.nan
+    centre = np.zeros(6)
+    centre_tiny = X[5].copy()
+    inv = np.full(6, 0.5)
+    for c in (centre, centre_tiny):
+        eager = column_affine(X, c, inv) * 2.0
+        got, want = row_norms_of(DeferredRowScale(X, 2.0, c, inv)), safe_row_norms(eager)
+        np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True)
+        assert np.isfinite(got[3]) and got[3] > 1e199 and np.isnan(got[9])

@@ -163,21 +163,28 @@ class DeferredRowScale:
         return out
 
 
-#: Rows per block when :func:`row_norms_of` maps deferred rows (a few MB at d ~ 100).
-_NORM_BLOCK_ROWS = 8192
-
-
 def row_norms_of(X):
-    """:func:`safe_row_norms` of ``X``, or of the rows a :class:`DeferredRowScale` stands for, mapped block by
-    block (the norms are row by row: the same floats as those of the eager mapped array, without it)."""
+    """:func:`safe_row_norms` of ``X``, or the norms of the rows a :class:`DeferredRowScale` stands for.
+
+    Mapped rows: one compiled pass over ``X`` sums the squares of the mapped entries without writing
+    them (``_fast/_rows.pyx`` ``affine_row_sq_norms``: the entries' own roundings, the squares summed in
+    another order than einsum's, so a norm may differ from the eager array's in its last bits); a row
+    whose sum overflows or underflows takes :func:`safe_row_norms`'s scaled fallback on its mapped
+    entries. A deterministic function of each row alone, as before.
+    """
     if not isinstance(X, DeferredRowScale):
         return safe_row_norms(X)
-    n = X.X.shape[0]
-    out = np.empty(n, dtype=np.float64)
-    for a in range(0, n, _NORM_BLOCK_ROWS):
-        b = min(a + _NORM_BLOCK_ROWS, n)
-        out[a:b] = safe_row_norms(X.rows(a, b))
-    return out
+    if X.centre is None:
+        return safe_row_norms(X.rows())
+    from ..._fast._rows import affine_row_sq_norms
+
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        sq = affine_row_sq_norms(X.X, X.centre, X.inv_scale, float(X.factor))
+        norms = np.sqrt(sq)
+    bad = np.flatnonzero(~(np.isfinite(sq) & (sq >= 2.0**-900)))
+    if bad.size:
+        norms[bad] = safe_row_norms(DeferredRowScale(X.X[bad], X.factor, X.centre, X.inv_scale).rows())
+    return norms
 
 
 class RowScaledData:
