@@ -9,6 +9,7 @@ from .._solvers import solver_names
 
 __all__ = [
     "DATA_UNITS_RADIUS",
+    "DEFAULT_KAPPA_LOWER",
     "RADIUS_PER_M",
     "SOLVERS",
     "UNIT_RADIUS_MAX",
@@ -20,6 +21,14 @@ __all__ = [
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("growth")
+
+#: ``kappa_lower`` by default: ALD-2's ``T = ceil(2 log n / (kappa_lower - 1)) = ceil(log n)`` epochs. The
+#: paper's T is a safe over-estimate; 1.25 (T = 8 log n, capped by float64 at 15-20) split 2000 rows into
+#: blocks of about 100, where a rare indicator's coefficient rested on a few rows per block (Treatment:
+#: R^2 fell from 0.53 to 0.38 as epsilon rose from 2 to 8). 3 gained on every small and mid-size real cell
+#: (Computers raw eps 1 0.51 -> 0.64, Wages scaled eps 1 0.05 -> 0.17) and lost at most 0.001 on the large
+#: ones (benchmarks/results/growth_kappa.md); utility only (T is public, the blocks stay disjoint).
+DEFAULT_KAPPA_LOWER = 3.0
 
 #: ``radius=None`` with no row or label unit: the coefficients in the data's own units.
 DATA_UNITS_RADIUS = 10.0
