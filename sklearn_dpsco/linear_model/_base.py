@@ -566,6 +566,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(
                 delayed(_run_plan)(plan.plan, problem, state) for problem, state in jobs
             )
+            # 4b: releases that read every problem's release (the joint threshold refit of one-vs-rest)
+            fits = self._complete_runs(plan, jobs, fits, rng)
             for fit in fits:  # 5: the plan promised this event; never spend less than ran
                 if fit.event != plan.event:
                     raise AssertionError(f"solver consumed {fit.event}, planned {plan.event}")
@@ -581,6 +583,14 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             self.__dict__.update(saved)
             raise
         return self
+
+    def _complete_runs(self, plan, jobs, fits, rng):
+        """The runs' fits, after any release that reads all of them (a hook: none by default).
+
+        Called after every problem's ``plan.run`` and before the events are checked: a subclass may
+        release more here, on the same rows, as long as each fit's event then equals the plan's.
+        """
+        return fits
 
     def _check_within_budget(self, event):
         """Refuse (as an internal error) a plan whose event exceeds the user's (epsilon, delta)."""

@@ -2,13 +2,15 @@
 
 import math
 import numbers
+from functools import partial
 
 from sklearn.base import ClassifierMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._budget import split_scale_share
 from .._mechanisms import DEFAULT_NOISE
-from .._solvers import get_solver, loss_for, safe_row_norms
+from .._rng import check_random_state, spawn_random_states
+from .._solvers import ClusterRows, GLMData, get_solver, loss_for, safe_row_norms
 from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitPlan
 from ._centering import ROW_CENTERING_SHARE, ROW_CENTRE_MAX_ERROR, CenteringPlan, centering_applies
@@ -29,6 +31,11 @@ from ._hinge_rules import (
 )
 
 __all__ = ["DPHingeClassifier"]
+
+
+def _joint_refit(refit, fits, state, data):
+    """:meth:`InterceptRefitPlan.complete` with the generator of ``state`` (runs where ``data`` is)."""
+    return refit.complete(data, fits, check_random_state(state))
 
 class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     """Differentially private linear SVM (hinge loss), binary and one-vs-rest.
@@ -409,7 +416,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
             plan = spec.build(n_samples, n_features, budget, params)
             if share > 0:
                 refit = InterceptRefit(refit_budget.epsilon, noise=self.noise)
-                plan = InterceptRefitPlan(plan, refit, row_bound=math.hypot(clip, scaling))
+                # several classes: the shifts are released together, for the model's own argmax
+                plan = InterceptRefitPlan(plan, refit, row_bound=math.hypot(clip, scaling), joint=n_problems > 1)
             plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius,
                              epsilon=budget.epsilon, delta=budget.delta, tolerance=tolerance)
             return FitPlan(
@@ -423,6 +431,25 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         if self.verbose:
             print(f"[DPHingeClassifier] plan: {fit_plan.info}")
         return fit_plan
+
+    def _complete_runs(self, plan, jobs, fits, rng):
+        """One-vs-rest with an intercept refit: the classes' shifts released together (joint refit).
+
+        The rows with each row's class index as target, on one worker for rows on a cluster (as the solvers
+        run there), so a Dask fit releases what the in-memory fit releases for the same seed.
+        """
+        refit = plan.plan
+        if not getattr(refit, "joint", False):
+            return fits
+        state = spawn_random_states(rng, 1)[0]
+        first = jobs[0][0].data
+        # each row's class index (the one-vs-rest targets are +1 on their class), lazy on a cluster
+        index = sum(k * (problem.data.y > 0) for k, (problem, _) in enumerate(jobs)) * 1.0
+        if isinstance(first, ClusterRows):
+            rows = ClusterRows(first.X, index, first.sample_weight, first.intercept_scaling,
+                               block_rows=first.block_rows)
+            return rows.on_one_worker(partial(_joint_refit, refit, fits, state))
+        return _joint_refit(refit, fits, state, GLMData(first.X, index, first.sample_weight, first.intercept_scaling))
 
     def _solver_composes_pure(self):
         """The intercept refit's pure part composes with the solver's, so the budget fill runs at ``delta > 0``

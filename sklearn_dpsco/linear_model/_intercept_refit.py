@@ -45,7 +45,7 @@ from .._param_checks import check_epsilon
 from .._solvers import PrivateFit
 from ..accounting import ComposedEvent
 
-__all__ = ["GRID_POINTS", "WEIGHT_BITS", "InterceptRefit", "InterceptRefitPlan"]
+__all__ = ["GRID_POINTS", "WEIGHT_BITS", "InterceptRefit", "InterceptRefitPlan", "joint_refit_rows", "joint_shifts"]
 
 #: Public grid size (odd, so the solver's own intercept, shift 0, is a candidate). Steps of
 #: ``B / 50``; 51 and 101 points gave the same accuracy on the real sets (benchmarks/results/hinge_intercept.md).
@@ -152,6 +152,65 @@ def dyadic_round(shift, points):
     return float(np.rint(shift / quantum) * quantum)
 
 
+def joint_shifts(data, coefs, refit, row_bound, rng):
+    """The threshold shifts of a one-vs-rest model, released one class at a time for the fewest
+    multiclass training errors (doc/privacy/hinge.rst, "Private intercept refit", "Several classes").
+
+    A class's own binary error is flat wherever its threshold sits above every score (a class without
+    signal at this budget: "never me"), so per-class refits left the argmax over classes to arbitrary
+    shifts, and a rare class could win every row. Here class ``k`` (in order) picks its shift ``t`` for
+    the model's own prediction ``argmax_j (s_j(x) - t_j)``, the other classes at their released shifts
+    (0 before theirs): with ``m_i = max_{j != k} (s_ij - t_j)`` at ``j*_i``, row ``i`` is wrong at ``t``
+    when it is of class ``k`` and ``s_ik - m_i <= t``, or when ``j*_i`` is its class and ``s_ik - m_i > t``
+    (other rows are wrong at every ``t``: a constant). That is :meth:`InterceptRefit.utility` on the
+    scores ``s_ik - m_i`` of those rows; one replaced row changes only its own term, so each release is
+    ``refit.epsilon``-DP given the released coefficients and shifts, as a binary refit.
+
+    Parameters
+    ----------
+    data : GLMData
+        The rows; ``y`` holds each row's class index ``0..K-1`` (as floats).
+    coefs : list of ndarray
+        The solvers' released vectors, one per class (intercept coordinate last).
+    refit : InterceptRefit
+    row_bound : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    shifts : list of float
+        The released grid shifts ``t_k`` (decision ``<w~_k, x> + b~_k s - t_k``).
+    """
+    labels = np.asarray(data.y, dtype=np.int64)
+    scores = np.column_stack([data.matvec(np.asarray(c, dtype=float)) for c in coefs])
+    applied = np.zeros(scores.shape[1])  # the shifts as the released intercepts apply them
+    shifts = []
+    for k in range(scores.shape[1]):
+        points = refit.grid(coefs[k], row_bound)
+        margin, sign, weights = joint_refit_rows(scores, labels, applied, k, data.sample_weight)
+        index = int(refit.release_index(margin, sign, weights, points, rng))
+        shifts.append(float(points[index]))
+        applied[k] = dyadic_round(points[index] / data.intercept_scaling, points) * data.intercept_scaling
+    return shifts
+
+
+def joint_refit_rows(scores, labels, applied, k, sample_weight=None):
+    """``(margin, sign, weights)``: the rows class ``k``'s joint refit counts, as a binary refit's inputs.
+
+    ``margin_i = s_ik - max_{j != k} (s_ij - t_j)``; ``sign`` +1 for the rows of class ``k``, -1 for the
+    other rows the other classes already predict right (the rest are wrong at every shift and left out).
+    Row ``i``'s entry depends on row ``i`` and released values only (:func:`joint_shifts`).
+    """
+    others = np.asarray(scores, dtype=float) - np.asarray(applied, dtype=float)
+    others[:, k] = -np.inf
+    best = np.argmax(others, axis=1)
+    margin = scores[:, k] - others[np.arange(len(best)), best]
+    own = labels == k
+    keep = own | (best == labels)
+    weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+    return margin[keep], np.where(own[keep], 1.0, -1.0), weights
+
+
 class InterceptRefitPlan:
     """A solver's plan followed by :class:`InterceptRefit` on the same problem (its event composes both).
 
@@ -167,21 +226,28 @@ class InterceptRefitPlan:
 
     map_reduce = False
 
-    def __init__(self, inner, refit, row_bound):
+    def __init__(self, inner, refit, row_bound, joint=False):
         self.inner = inner
         self.refit = refit
         self.row_bound = float(row_bound)
+        #: one-vs-rest with several classes: :meth:`run` releases the solver's point only, and the shifts are
+        #: released after every class's run, together (:meth:`complete`, :func:`joint_shifts`)
+        self.joint = bool(joint)
         self.event = ComposedEvent((inner.event, refit.event))
         self.info = inner.info
-        self.info.update(intercept_refit_epsilon=refit.epsilon, intercept_refit_grid=refit.grid_points)
+        self.info.update(intercept_refit_epsilon=refit.epsilon, intercept_refit_grid=refit.grid_points,
+                         intercept_refit="joint" if self.joint else "per class")
 
     @property
     def schedule(self):
         return self.inner.schedule
 
     def run(self, problem, rng):
-        """The solver's release ``w~``, then ``w~`` with its threshold moved by the released shift."""
+        """The solver's release ``w~``, then ``w~`` with its threshold moved by the released shift
+        (``joint``: ``w~`` alone; :meth:`complete` moves the thresholds)."""
         fit = self.inner.run(problem, rng)
+        if self.joint:
+            return fit
         data = problem.data
         coef = np.array(fit.coef, dtype=float)
         points = self.refit.grid(coef, self.row_bound)
@@ -192,6 +258,23 @@ class InterceptRefitPlan:
         coef[-1] -= dyadic_round(points[int(index)] / data.intercept_scaling, points)
         return PrivateFit(coef=coef, event=ComposedEvent((fit.event, self.refit.event)), info=fit.info,
                           outputs=dict(fit.outputs, intercept_shift=float(points[int(index)])))
+
+    def shifted(self, fit, shift, intercept_scaling, points):
+        """``fit`` with its threshold moved by the released ``shift`` (its event now composes the refit's)."""
+        coef = np.array(fit.coef, dtype=float)
+        coef[-1] -= dyadic_round(shift / intercept_scaling, points)
+        return PrivateFit(coef=coef, event=ComposedEvent((fit.event, self.refit.event)), info=fit.info,
+                          outputs=dict(fit.outputs, intercept_shift=float(shift)))
+
+    def complete(self, data, fits, rng):
+        """The joint refit of a one-vs-rest fit: every class's fit with its released shift (``joint`` only).
+
+        ``data``: the rows with each row's class index as ``y``; ``fits``: the solvers' runs, in class order.
+        """
+        coefs = [np.asarray(f.coef, dtype=float) for f in fits]
+        shifts = joint_shifts(data, coefs, self.refit, self.row_bound, rng)
+        return [self.shifted(f, t, data.intercept_scaling, self.refit.grid(c, self.row_bound))
+                for f, t, c in zip(fits, shifts, coefs)]
 
     def __repr__(self):
         return f"InterceptRefitPlan({self.inner!r}, epsilon={self.refit.epsilon!r})"

@@ -69,8 +69,8 @@ class _GivenRelease:
 class _RefitGivenRelease(InterceptRefitPlan):
     """``InterceptRefitPlan`` (its ``run`` unchanged) on top of the fixed release."""
 
-    def __init__(self, inner, refit, row_bound):
-        super().__init__(_GivenRelease(inner), refit, row_bound)
+    def __init__(self, inner, refit, row_bound, joint=False):
+        super().__init__(_GivenRelease(inner), refit, row_bound, joint)
 
 
 @pytest.fixture
