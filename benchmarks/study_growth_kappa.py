@@ -1,7 +1,7 @@
 """DPGrowthAdaptiveRegressor's ``kappa_lower`` (the number of ALD-2 epochs) on the real regression sets.
 
 ``T = ceil(2 log n / (kappa_lower - 1))`` epochs on disjoint blocks of ``n / T`` rows (capped at what float64
-resolves). The paper's T is a safe over-estimate (ALGORITHMS.md, ALD-2); fewer, larger epochs leave each
+resolves). The paper's T is a safe over-estimate (doc/algorithms.rst, ALD-2); fewer, larger epochs leave each
 block's ERM better determined, which matters most for rare indicator columns once the private column
 scaling makes every column count (Treatment, issue 16's bug hunt). Prints one markdown row per
 (data set, encoding, epsilon): test R^2 (mean over seeds) at each ``kappa_lower``, defaults otherwise.
