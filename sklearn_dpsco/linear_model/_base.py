@@ -90,6 +90,8 @@ def check_fit(estimator, *args, **kwargs):
     """
     token = _CHECKING.set(estimator)
     try:
+        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit)
+        estimator._validate_params()
         estimator.fit(*args, **kwargs)
     except _Checked as done:
         return done.event
