@@ -153,12 +153,20 @@ class ColumnScalingPlan:
     stride: int = 1
 
     @classmethod
-    def build(cls, budget, n, d, centre):
-        """Split ``budget`` (the fit's whole budget) at :func:`default_column_share` (public facts)."""
+    def build(cls, budget, n, d, centre, positional=True):
+        """Split ``budget`` (the fit's whole budget) at :func:`default_column_share` (public facts).
+
+        ``positional``: a neighbour keeps every other row at its position (replace-one-row), so the
+        quartiles may read every ``k``-th row (:func:`column_sample_stride`). False when the rows'
+        positions depend on the data (user level: the users' first rows sorted by identifier, where a
+        replaced user with a fresh identifier shifts every user between its old and new place, and
+        ``[::k]`` would then select other users): every row is read (stride 1).
+        """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
+        stride = column_sample_stride(n, d, budget.epsilon, share) if positional else 1
         return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre),
-                   column_sample_stride(n, d, budget.epsilon, share))
+                   stride)
 
     @cached_property
     def event(self):
