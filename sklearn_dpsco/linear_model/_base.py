@@ -495,8 +495,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
                 "more than the privacy guarantee allows."
             )
-        if not np.any(sw > 0):
-            raise ValueError("sample_weight must not be all zero. Nothing was spent.")
+        # all-zero weights are fitted, not refused: a weight is part of its private row, so refusing them
+        # would reveal whether the one row with a positive weight has weight 0 (a data-dependent refusal)
         return sw
 
     def _cluster_fit_inputs(self, X, y, sample_weight, *, classification):

@@ -70,7 +70,6 @@ def _flags(X, y, w, *, classification):
         wf = np.asarray(w, dtype=np.float64)
         out["w_finite"] = bool(np.isfinite(wf).all())
         out["w_range"] = bool(((wf >= 0) & (wf <= 1)).all())
-        out["w_positive"] = bool((wf > 0).any())
     return out
 
 
@@ -137,8 +136,6 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
                 "more than the privacy guarantee allows."
             )
-        if not any(f["w_positive"] for f in flags):
-            raise ValueError("sample_weight must not be all zero. Nothing was spent.")
         w = w.map_blocks(_to_float64, dtype=np.float64)
 
     estimator.n_features_in_ = p

@@ -26,8 +26,8 @@ from ..linear_model._base import DPLinearModelMixin
 __all__ = ["rows_of_params", "search_fit_params"]
 
 
-def search_fit_params(search, params, n_rows, row_splits):
-    """The fit parameters of the candidate fits (all rows), checked against every split.
+def search_fit_params(search, params, n_rows):
+    """The fit parameters of the candidate fits (all rows), checked (public checks: keys, shapes, ranges).
 
     Parameters
     ----------
@@ -35,8 +35,6 @@ def search_fit_params(search, params, n_rows, row_splits):
     params : dict
         The ``**params`` of the search's fit.
     n_rows : int
-    row_splits : list of ndarray
-        The training rows of every candidate fit (the refit's are all rows).
 
     Returns
     -------
@@ -55,13 +53,8 @@ def search_fit_params(search, params, n_rows, row_splits):
         if not routed:
             _check_accepted(search.estimator, key)
         if key == "sample_weight" or key.endswith("__sample_weight"):
-            weights = DPLinearModelMixin._check_sample_weight(value, n_rows)
-            for rows in row_splits:
-                if not np.any(weights[rows] > 0):
-                    raise ValueError(
-                        f"{key} is zero on every training row of one of the search's splits; that candidate "
-                        "fit would be refused. Nothing was spent."
-                    )
+            # shape and range only (public checks); weights that are zero on a split's rows are fitted
+            DPLinearModelMixin._check_sample_weight(value, n_rows)
     return params
 
 

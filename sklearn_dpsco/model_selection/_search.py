@@ -344,7 +344,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         unit_splits = make_splits(cv, n)
         rows = row_classes(unit_splits, n)
         splits = [units.rows_of(tr, te) for tr, te in unit_splits]
-        params = search_fit_params(self, params, X.shape[0], [tr for tr, _ in splits])
+        params = search_fit_params(self, params, X.shape[0])
         plan = plan_exponential(
             self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share,
             kind=curve_kind(self.estimator),
@@ -396,7 +396,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         plan = plan_random_stopping(self.epsilon, self.delta, stopping, refit_share)
         train_units, val_units = holdout_split(n, self.validation_fraction, split_seed)
         train, val = units.rows_of(train_units, val_units)
-        params = search_fit_params(self, params, X.shape[0], [train])
+        params = search_fit_params(self, params, X.shape[0])
         # why: accuracy-type scores averaged over m validation units (rows, or
         # per-user means) move by <= width / m when one unit is replaced
         # (doc/privacy/model_selection.rst)

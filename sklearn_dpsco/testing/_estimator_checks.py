@@ -50,6 +50,11 @@ _WEIGHTS_NOT_DUPLICATES = (
     _WEIGHTS_IN_UNIT_INTERVAL + "; and a private fit adds fresh noise, so a weighted fit cannot equal the fit on "
     "duplicated rows"
 )
+_ZERO_WEIGHTS_FITTED = (
+    "all-zero sample weights are fitted, not refused: a weight is part of its private row, so refusing them would "
+    "reveal whether a neighbour's one positive weight is 0 (a data-dependent refusal); the fit then releases a "
+    "model of the noise alone, at the same privacy cost"
+)
 
 #: Checks a row-level linear model with ``sample_weight`` fails on purpose.
 _SAMPLE_WEIGHT_CHECKS = {
@@ -57,6 +62,7 @@ _SAMPLE_WEIGHT_CHECKS = {
     "check_sample_weights_not_overwritten": _WEIGHTS_IN_UNIT_INTERVAL,
     "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_NOT_DUPLICATES,
     "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_NOT_DUPLICATES,
+    "check_all_zero_sample_weights_error": _ZERO_WEIGHTS_FITTED,
 }
 
 _EXPECTED_FAILED = {

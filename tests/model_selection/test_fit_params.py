@@ -82,16 +82,22 @@ def test_refused_before_spending(data):
         _search(accountant=acc).fit(X, y, sample_weight=2 * w)
     with pytest.raises(ValueError, match="shape"):
         _search(accountant=acc).fit(X, y, sample_weight=w[:10])
-    zero_on_a_fold = w.copy()
-    zero_on_a_fold[:] = 0.0
-    zero_on_a_fold[0] = 1.0  # row 0 is in the test fold of one split, so that split trains on zeros
-    with pytest.raises(ValueError, match="zero on every training row"):
-        _search(accountant=acc, selection="exponential").fit(X, y, sample_weight=zero_on_a_fold)
     with pytest.raises(TypeError, match="UserLevelDPLogistic.fit has no parameter 'sample_weight'"):
         DPGridSearchCV(
             UserLevelDPLogistic(max_items_per_user=2), {"alpha": [0.1]}, epsilon=1.0, delta=1e-6, accountant=acc
         ).fit(X, y, groups=np.arange(240) // 2, sample_weight=w)
     assert acc.ledger == ()
+
+
+def test_weights_zero_on_a_split_are_fitted_not_refused(data):
+    # a weight belongs to its private row: refusing a split whose training weights are all zero would reveal
+    # whether the one positive weight (row 0, in one split's test fold) is 0. The search runs and spends once
+    X, y, w = data
+    zero_on_a_fold = np.zeros_like(w)
+    zero_on_a_fold[0] = 1.0
+    acc = BudgetAccountant(10.0)
+    search = _search(accountant=acc, selection="exponential").fit(X, y, sample_weight=zero_on_a_fold)
+    assert len(acc.ledger) == 1 and hasattr(search, "best_params_")
 
 
 def test_pipeline_step_parameters(data):
