@@ -102,9 +102,15 @@ class BudgetAccountant:
     max_items_per_user : int, default=None
         Only with ``privacy_unit="user"``: convert row-level spends by group
         privacy over this many rows (``group_privacy_event``). Declaring
-        it is a promise that every user has at most this many rows in the
-        data of every row-level fit charged here; the row-level estimators
-        do not check it.
+        it is a promise about the data of every row-level fit charged here:
+        every user has at most this many rows, and the user-level neighbours
+        to protect against change one user's rows *in place* (the same
+        number of rows at the same positions: the row count and every other
+        row unchanged). A row-level fit reveals its row count and may read
+        rows by position (blocks, strides), so a user replaced by another
+        number of rows, or by rows elsewhere, is not covered by group
+        privacy; the library's user-level estimators cover any replacement
+        of a user's rows. The row-level estimators do not check it.
 
     Attributes
     ----------

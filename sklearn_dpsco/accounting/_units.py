@@ -159,7 +159,8 @@ def admit_spend(ledger_unit, max_items_per_user, event, unit):
             "guarantee says nothing about a user with several rows. Use a user-level estimator (e.g. "
             "UserLevelDPLogistic, DPStandardScaler(privacy_unit='user')), or create the ledger with "
             "max_items_per_user=m to convert row-level spends by group privacy (you then promise that every "
-            "user has at most m rows in the data of every row-level fit charged to it). Nothing was spent."
+            "user has at most m rows in the data of every row-level fit charged to it, and that a user's change "
+            "keeps its number of rows and their positions). Nothing was spent."
         )
     m = int(max_items_per_user)
-    return group_privacy_event(event, m), "user", f" [row-level, group privacy m={m}]"
+    return group_privacy_event(event, m), "user", f" [row-level, group privacy m={m}, rows in place]"

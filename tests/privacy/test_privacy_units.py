@@ -352,7 +352,7 @@ def test_group_privacy_conversion_with_declared_m():
     acc = BudgetAccountant(10.0, 1e-3, privacy_unit="user", max_items_per_user=m)
     entry = acc.spend(PureDPEvent(0.25), label="row fit")
     assert entry.event == PureDPEvent(1.0) and entry.privacy_unit == "user"
-    assert entry.label == "row fit [row-level, group privacy m=4]"
+    assert entry.label == "row fit [row-level, group privacy m=4, rows in place]"
     assert acc.total()[0] == pytest.approx(1.0)
     # sensitivity-based events: m rows move the query by at most m sensitivities (exact)
     assert group_privacy_event(GaussianEvent(0.5, 2.0), m) == GaussianEvent(2.0, 2.0)
