@@ -8,9 +8,11 @@ releases (event fixed before data). Variants:
   two<a>   stage 2's quartiles used for every column
   two<a>c  stage 2's quartiles used only where stage 1 collapsed (scale set by the grid-step floor),
            stage 1's elsewhere (same spend)
+Run on commit 255e2bc (before the library's own two stages); "one" forces one stage after it.
 The patched release returns the planned event (the study ignores the equality check; the spend is
 the same epsilon_c in every variant).
 """
+import dataclasses
 import json
 import sys
 import time
@@ -40,10 +42,12 @@ def _stride(n, d, eps_total, share):
 
 def two_stage_release(self, X, rng):
     name = VARIANT["name"]
-    if name == "one":
-        cols, ev = ORIG(self, X, rng)
+    if name == "one":  # today's one stage (also after the library's own two-stage rule: forced to 1 here)
+        n, d = np.shape(X)
+        one = dataclasses.replace(self, stages=1, stride=_stride(n, d, self.budget.epsilon / self.share, self.share))
+        cols, _ = ORIG(one, X, rng)
         LOG.append(cols.scale.copy())
-        return cols, ev
+        return cols, self.event
     a = float(name[3:5]) / 100.0
     only_collapsed = name.endswith("c")
     X = np.asarray(X, dtype=float)
