@@ -180,8 +180,14 @@ class QuantileMechanism(PureSelection):
     def _utility_array(self, counts, n):
         """:meth:`utility_from_counts` as an int64 array (the secure selection takes it as it is)."""
         k = self.target_rank(int(n))
-        counts = np.asarray(counts, dtype=np.int64)
+        counts = np.array(counts, dtype=np.int64)
         below = np.concatenate(([0], counts[:-1]))  # c(t_{j-1}), with c(t_{-1}) = 0
+        # why: the last cell is (t_{G-2}, +inf): a value above the grid counts at its last point, as if clamped
+        # to it, so a quantile beyond the grid saturates there; read as "just past the end" instead, no cell
+        # held it and every point tied (a uniformly random scale for labels near 5e6). n is public, so the
+        # sensitivity stays 1 (doc/privacy/quantiles.rst, "Values outside the grid")
+        if counts.size:
+            counts[-1] = int(n)
         return -np.maximum(np.maximum(below - (k - 1), k - counts), 0)
 
     def gaps(self, values):

@@ -8,9 +8,9 @@ grid's position, spacing or extent can leak the data.
 
 Values outside the grid's span are never moved, but the count queries the
 mechanisms use, ``#{x_i <= t}`` for grid points ``t``, read a value below the
-first point as if it sat at the first point and a value above the last point
-as if it sat just past the last one: in effect the data is clamped to the
-grid's ends. That costs accuracy (the estimate saturates at an end), never
+first point as if it sat at the first point, and the quantile utility counts a
+value above the last point at the last point (its cell is open above): in
+effect the data is clamped to the grid's ends. That costs accuracy (the estimate saturates at an end), never
 privacy (the counts still move by at most one per replaced row).
 """
 

@@ -702,8 +702,25 @@ class DPRegressorMixin:
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=False)
         X_, y_ = self._validate_Xy(X, y, y_numeric=True)
+        y_ = self._finite_targets(y_)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])
         return FitInputs(X_.shape[0], X_.shape[1] + (1 if self.fit_intercept else 0), 1, (X_, [y_], sw))
+
+    @staticmethod
+    def _finite_targets(y):
+        """``y`` as float64, refused unless every target is a finite number (nothing spent).
+
+        scikit-learn's check reads an object array before converting it, so ``None`` or the string ``"nan"``
+        among object labels reached the fit as NaN (a constant release at the full spend).
+        """
+        try:
+            y = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"y must be numeric for a regressor: {exc}. Nothing was spent.") from exc
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity (or values that convert to them, such as None or 'nan'). "
+                             "Nothing was spent.")
+        return y
 
     def _store_fit(self, inputs, plan, fits):
         """Step 7: ``coef_``, ``intercept_`` and ``fit_info_`` of the one problem."""

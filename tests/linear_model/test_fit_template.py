@@ -282,3 +282,22 @@ def test_check_fit_plans_the_fit_and_leaves_everything_as_it_was(cls):
     with pytest.raises(ValueError, match="NaN|finite"):
         check_fit(est, np.full_like(X, np.nan), y)
     assert len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+@pytest.mark.parametrize("bad", ["none", "nan string", "inf string", "words"])
+def test_object_and_string_targets_are_checked_before_any_spend(cls, bad):
+    # scikit-learn's finiteness check reads object labels before converting them: None or "nan" reached
+    # the fit as NaN and a constant model was released at the full spend
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X.sum(axis=1)
+    first = {"none": None, "nan string": "nan", "inf string": "inf", "words": "many"}[bad]
+    labels = np.array([first] + [str(v) if bad != "none" else v for v in y[1:]], dtype=object)
+    acc = BudgetAccountant(10.0)
+    with pytest.raises(ValueError, match="Nothing was spent|could not convert"):
+        cls(accountant=acc, random_state=0).fit(X, labels)
+    assert len(acc.ledger) == 0
+    # numeric strings are numbers
+    fitted = cls(accountant=acc, random_state=0).fit(X, np.array([str(v) for v in y], dtype=object))
+    assert np.all(np.isfinite(fitted.coef_))

@@ -372,3 +372,30 @@ def test_auto_fit_leaves_the_callers_rows_alone(column_scaling):
     b = DPLinearRegressor(**kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.intercept_ == b.intercept_
+
+
+@pytest.mark.parametrize("solver", ["adassp", "phased_sgd", "snowball"])
+@pytest.mark.parametrize("declared", [1001, 900, 10])
+def test_a_stream_with_another_row_count_than_declared_spends_nothing(solver, declared):
+    # the declared count is a public input of every one-pass schedule: AdaSSP and Phased-SGD used to fit
+    # (Phased-SGD on the first rows only) whatever the stream held
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X.sum(axis=1), -1, 1)
+    blocks = ((X[a:a + 100], y[a:a + 100]) for a in range(0, 1000, 100))
+    acc = BudgetAccountant(100.0, 1e-3)
+    est = DPLinearRegressor(solver=solver, row_bound=1.0, label_bound=1.0, delta=1e-6 if solver == "snowball" else 0.0,
+                            noise="float", accountant=acc)
+    with pytest.raises(ValueError, match="n_samples|rows"):
+        est.fit_stream(blocks, n_samples=declared)
+    assert len(acc.ledger) == 0 and not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("block_rows", [-1, 0, 0.5, True])
+def test_block_rows_must_be_a_positive_integer(block_rows):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    acc = BudgetAccountant(10.0)
+    with pytest.raises(ValueError, match="block_rows"):
+        DPLinearRegressor(row_bound=1.0, label_bound=1.0, accountant=acc).fit_stream(X, X[:, 0], block_rows=block_rows)
+    assert len(acc.ledger) == 0

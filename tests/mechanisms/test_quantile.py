@@ -521,3 +521,24 @@ def test_one_secure_selection_from_utility_arrays_repeats_the_generic_path():
     for _ in range(10):
         assert mech.release_counts(counts, values.size, r1) == mech.release(values, r2)
     assert r1.integers(2**62) == r2.integers(2**62)
+
+
+@pytest.mark.parametrize("q", [0.1, 0.5, 0.9])
+def test_a_quantile_beyond_the_grid_saturates_at_its_end(q):
+    """Values above the last point count at it (its cell is open above): the release is the grid's end, not a
+    uniform draw (labels near 5e6 on the default grid, whose top is 2^20, got a random scale)."""
+    grid = ScaleGrid()
+    m = QuantileMechanism(q, 1.0, grid=grid, noise="float")
+    values = 5e6 * (1.0 + np.random.default_rng(0).random(400))
+    u = m.utility(values)
+    assert u[-1] == 0 and max(u[:-1]) == -m.target_rank(400)
+    out = private_quantile(values, q, Budget(1.0), grid=grid, random_state=0).value
+    assert out == grid.points[-1]
+    # the sensitivity stays 1 with values beyond the end: replace one value by anything
+    for new in (0.0, 1.0, 2.0**20, 1e300):
+        other = values.copy()
+        other[7] = new
+        assert max(abs(a - b) for a, b in zip(u, m.utility(other))) <= 1
+    # values below the smallest positive point saturate at it, as before (the unsigned grid starts at 0)
+    low = QuantileMechanism(q, 1.0, grid=grid, noise="float").utility(np.full(50, 1e-9))
+    assert grid.points[1] == 2.0**-20 and low[1] == 0 and max(low[2:]) < 0

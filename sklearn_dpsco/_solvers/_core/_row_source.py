@@ -143,12 +143,21 @@ class IterableSource(RowSource):
             self._first = None
         else:
             it, first = iter(self._blocks), []
+        seen = 0
         for k, block in enumerate(_chain(first, it)):
             if not isinstance(block, tuple) or len(block) not in (2, 3):
                 raise ValueError(f"block {k}: expected a tuple (X, y) or (X, y, sample_weight).")
             X, y = block[0], block[1]
             w = block[2] if len(block) == 3 else None
-            yield _check_block(X, y, w, self.n_features, f"block {k}")
+            checked = _check_block(X, y, w, self.n_features, f"block {k}")
+            seen += checked[0].shape[0]
+            if seen > self.n_samples:  # the declared count is public: every solver relies on it
+                raise ValueError(f"block {k}: the stream holds more than the declared n_samples={self.n_samples} "
+                                 "rows. Nothing was spent.")
+            yield checked
+        if seen != self.n_samples:
+            raise ValueError(f"the stream held {seen} rows, not the declared n_samples={self.n_samples}. "
+                             "Nothing was spent.")
 
 
 def _chain(first, it):
@@ -226,15 +235,19 @@ def _checked_block_result(fn, n_features, X, y, w):
 
 def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=DEFAULT_BLOCK_ROWS):
     """Wrap a memmap / array, a dask array pair, or an iterable of blocks."""
+    if isinstance(block_rows, bool) or not isinstance(block_rows, numbers.Integral) or block_rows < 1:
+        raise ValueError(f"block_rows must be a positive integer, got {block_rows!r}. Nothing was spent.")
     if is_dask_array(X):
         if y is None:
             raise ValueError("y is required with a dask array X.")
+        if n_samples is not None and n_samples != X.shape[0]:
+            raise ValueError(f"n_samples={n_samples} does not match X's {X.shape[0]} rows. Nothing was spent.")
         return DaskSource(X, y, sample_weight)
     if isinstance(X, np.ndarray) or sp.issparse(X):
         if y is None:
             raise ValueError("y is required with an array X.")
         if n_samples is not None and n_samples != X.shape[0]:
-            raise ValueError(f"n_samples={n_samples} does not match X's {X.shape[0]} rows.")
+            raise ValueError(f"n_samples={n_samples} does not match X's {X.shape[0]} rows. Nothing was spent.")
         return ArraySource(X, np.asarray(y) if not isinstance(y, np.ndarray) else y, sample_weight,
                            block_rows=block_rows)
     if y is not None or sample_weight is not None:
