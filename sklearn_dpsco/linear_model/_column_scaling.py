@@ -240,9 +240,14 @@ class ColumnScalingPlan:
             return column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts), BOUNDS_LEVELS,
                                                 self.stage_budget, grid=BOUNDS_GRID, random_state=rng)
         rows = X[::self.stride]
-        if shift is not None:
-            rows = np.asarray(rows, dtype=np.float64) - shift
-        return private_column_quantiles(rows, BOUNDS_LEVELS, self.stage_budget, grid=BOUNDS_GRID, random_state=rng)
+        if shift is None:
+            return private_column_quantiles(rows, BOUNDS_LEVELS, self.stage_budget, grid=BOUNDS_GRID,
+                                            random_state=rng)
+        # the counts of rows - centre_1 in one pass, without the shifted copy (the same floats as the
+        # subtraction; from the counts, as the cluster path, the same release as from the rows)
+        rows = np.asarray(rows, dtype=np.float64)
+        return column_quantiles_from_counts(BOUNDS_GRID.column_counts(rows, shift), rows.shape[0], BOUNDS_LEVELS,
+                                            self.stage_budget, grid=BOUNDS_GRID, random_state=rng)
 
     def info(self, columns):
         """Public facts for ``fit_info_``."""
@@ -255,9 +260,7 @@ def _chunk_column_counts(X, *rest, stride=1, shift=None):
     """``(grid counts of every column, rows)`` of one row-chunk's sampled rows, minus ``shift`` (a released
     centre) when given (runs on its worker)."""
     X = np.asarray(X, dtype=np.float64)[::stride]
-    if shift is not None:
-        X = X - shift
-    return BOUNDS_GRID.column_counts(X), X.shape[0]
+    return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
 @dataclass(frozen=True)
