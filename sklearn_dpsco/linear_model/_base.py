@@ -481,7 +481,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             raise ValueError("sample_weight must be finite.")
         # why: weights in [0, 1] scale each C-Lipschitz loss term to at most C,
         # keeping the sensitivity argument; larger weights would break it.
-        if np.any(sw < 0) or np.any(sw > 1):
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must lie in [0, 1]: negative weights are not weights. Nothing was spent.")
+        if np.any(sw > 1):
             raise ValueError(
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
                 "more than the privacy guarantee allows."

@@ -37,6 +37,7 @@ def _joint_refit(refit, fits, state, data):
     """:meth:`InterceptRefitPlan.complete` with the generator of ``state`` (runs where ``data`` is)."""
     return refit.complete(data, fits, check_random_state(state))
 
+
 class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     """Differentially private linear SVM (hinge loss), binary and one-vs-rest.
 

@@ -80,8 +80,14 @@ def _check_bounds(bounds, n_features):
         lower, upper = bounds
     except (TypeError, ValueError):
         raise ValueError("bounds must be a pair (lower, upper) of scalars or arrays of shape (n_features,).") from None
-    lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
-    upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    try:
+        lower = np.broadcast_to(np.asarray(lower, dtype=float), (n_features,)).copy()
+        upper = np.broadcast_to(np.asarray(upper, dtype=float), (n_features,)).copy()
+    except ValueError:
+        raise ValueError(
+            f"bounds must be scalars or arrays of shape ({n_features},) (one value per feature); got shapes "
+            f"{np.shape(lower)} and {np.shape(upper)}. Nothing was spent."
+        ) from None
     if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
         raise ValueError("bounds must be finite. Nothing was spent.")
     if np.any(upper < lower):

@@ -301,3 +301,19 @@ def test_object_and_string_targets_are_checked_before_any_spend(cls, bad):
     # numeric strings are numbers
     fitted = cls(accountant=acc, random_state=0).fit(X, np.array([str(v) for v in y], dtype=object))
     assert np.all(np.isfinite(fitted.coef_))
+
+
+def test_clear_errors_for_malformed_inputs_before_any_spend():
+    # negative weights, a stream whose first block is not (X, y), per-feature bounds of the wrong length
+    from sklearn_dpsco import DPStandardScaler
+
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    acc = BudgetAccountant(10.0)
+    with pytest.raises(ValueError, match="negative weights"):
+        DPHingeClassifier(accountant=acc).fit(X, X[:, 0] > 0, sample_weight=np.full(100, -0.1))
+    for stream in (iter([X]), iter([(X[:, 0], X[:, 1])])):
+        with pytest.raises(ValueError, match="block 0: expected a tuple"):
+            DPLinearRegressor(row_bound=1.0, label_bound=1.0, accountant=acc).fit_stream(stream, n_samples=100)
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        DPStandardScaler(bounds=([-1.0, -1.0], [1.0, 1.0]), accountant=acc).fit(X)
+    assert len(acc.ledger) == 0

@@ -134,7 +134,11 @@ class IterableSource(RowSource):
                 self._first = next(self._iter)
             except StopIteration:
                 raise ValueError("the iterator of blocks is empty.") from None
-            self.n_features = int(np.shape(self._first[0])[1])
+            first = self._first
+            if not isinstance(first, tuple) or len(first) not in (2, 3) or np.ndim(first[0]) != 2:
+                raise ValueError("block 0: expected a tuple (X, y) or (X, y, sample_weight) with a 2-d X block. "
+                                 "Nothing was spent.")
+            self.n_features = int(np.shape(first[0])[1])
         return self.n_features
 
     def blocks(self):
