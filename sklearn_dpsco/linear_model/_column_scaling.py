@@ -88,9 +88,13 @@ COLUMN_SAMPLE_RANKS = BOUNDS_RANKS
 #: place a quartile well, they lose (Computers raw epsilon 1-2, 61-122 ranks: R^2 0.40 -> 0.12, 0.71 -> 0.58;
 #: HI epsilon 1, 93 ranks: 0.783 -> 0.751; ``_mixed`` n = 8000 epsilon 0.5, 125 ranks).
 COLUMN_TWO_STAGE_RANKS = 3 * COLUMN_RANKS
+#: Stage 1 of two only places the shift ``centre_1`` for stage 2 (which sets the centre and the scale), so it
+#: reads every ``k``-th row down to half the two-stage minimum per release (75 ranks): the second counting pass
+#: cost 15 ms at 2e5 x 20, the default's margin on its 1.5x LinearRegression target (benchmarks/results/speed.md).
+COLUMN_FIRST_STAGE_RANKS = COLUMN_TWO_STAGE_RANKS / 2
 
 
-def column_sample_stride(n, d, epsilon, share):
+def column_sample_stride(n, d, epsilon, share, ranks=None):
     """``k``: the quartiles read rows ``0, k, 2k, ...`` (a public rule of n, d, epsilon and the share).
 
     The largest power of two ``k <= DEFAULT_BLOCK_ROWS`` with ``ceil(n / k) epsilon_i >=
@@ -98,9 +102,10 @@ def column_sample_stride(n, d, epsilon, share):
     of two dividing the cluster's block size, so every row-chunk of a Dask fit starts on a sampled row
     and ``chunk[::k]`` selects the same rows as ``X[::k]``.
     """
+    ranks = COLUMN_SAMPLE_RANKS if ranks is None else ranks
     per_row = share * epsilon / (len(BOUNDS_LEVELS) * max(int(d), 1))
     k = 1
-    while 2 * k <= DEFAULT_BLOCK_ROWS and -(-int(n) // (2 * k)) * per_row >= COLUMN_SAMPLE_RANKS:
+    while 2 * k <= DEFAULT_BLOCK_ROWS and -(-int(n) // (2 * k)) * per_row >= ranks:
         k *= 2
     return k
 
@@ -176,6 +181,9 @@ class ColumnScalingPlan:
     stages : {1, 2}
         :func:`column_stages`: 2 releases the quartiles of ``x - centre_1`` after those of ``x``, each
         stage on half of ``budget``.
+    first_stride : int
+        Stage 1's stride (``stride`` with one stage; with two, down to ``COLUMN_FIRST_STAGE_RANKS`` per
+        release: stage 1 only places the shift).
     """
 
     n_features: int
@@ -185,6 +193,7 @@ class ColumnScalingPlan:
     centre: bool = True
     stride: int = 1
     stages: int = 1
+    first_stride: int = 1
 
     @classmethod
     def build(cls, budget, n, d, centre):
@@ -193,8 +202,11 @@ class ColumnScalingPlan:
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
         stages = column_stages(n, d, budget.epsilon, share, bool(centre))
+        stride = column_sample_stride(n, d, budget.epsilon, share / stages)
+        first = stride if stages == 1 else max(stride, column_sample_stride(n, d, budget.epsilon, share / stages,
+                                                                            ranks=COLUMN_FIRST_STAGE_RANKS))
         return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre),
-                   column_sample_stride(n, d, budget.epsilon, share / stages), stages)
+                   stride, stages, first)
 
     @cached_property
     def stage_budget(self):
@@ -220,26 +232,26 @@ class ColumnScalingPlan:
         stages, stage 2 reads the same rows shifted by stage 1's released centre. Call only after the
         budget checks.
         """
-        first = self._quartiles(X, None, rng)
+        first = self._quartiles(X, None, rng, self.first_stride)
         columns = ColumnScaling.from_quartiles(first.value, self.centre)
         if self.stages == 1:
             return columns, first.event
         # stage 2: the quartiles of x - centre_1, centre_1 a release (public): a per-row map fixed before
         # stage 2 reads the rows, so each of its releases keeps its epsilon (adaptive composition)
-        second = self._quartiles(X, columns.centre, rng)
+        second = self._quartiles(X, columns.centre, rng, self.stride)
         return (ColumnScaling.from_two_stages(columns.centre, second.value),
                 ComposedEvent(first.event.events + second.event.events))
 
-    def _quartiles(self, X, shift, rng):
+    def _quartiles(self, X, shift, rng, stride):
         """One stage's ``2 d`` releases on ``stage_budget``: the quartiles of ``X[::stride] - shift``."""
         if is_dask_collection(X):
             # rows on a cluster: each release reads its column only through the grid counts, summed
             # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
             # (chunks start at multiples of DEFAULT_BLOCK_ROWS, which the stride divides)
-            parts = map_chunks(partial(_chunk_column_counts, stride=self.stride, shift=shift), (X,))
+            parts = map_chunks(partial(_chunk_column_counts, stride=stride, shift=shift), (X,))
             return column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts), BOUNDS_LEVELS,
                                                 self.stage_budget, grid=BOUNDS_GRID, random_state=rng)
-        rows = X[::self.stride]
+        rows = X[::stride]
         if shift is None:
             return private_column_quantiles(rows, BOUNDS_LEVELS, self.stage_budget, grid=BOUNDS_GRID,
                                             random_state=rng)
@@ -253,6 +265,7 @@ class ColumnScalingPlan:
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
+                                   "first_stage_stride": self.first_stride,
                                    "stages": self.stages}}
 
 
