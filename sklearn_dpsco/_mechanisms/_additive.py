@@ -47,12 +47,6 @@ def _float_up(frac):
 _EXACT_STEPS = 2**52
 
 
-def _power_of_two_at_least(x):
-    """The smallest power of two ``>= x`` (``x`` positive and finite)."""
-    p = _sn.power_of_two_at_most(x)
-    return p if p >= x else 2.0 * p
-
-
 def _check_event_int(value, name):
     # Events record floats; integers below 2^53 make them exact.
     if value >= 2**53:
@@ -169,7 +163,7 @@ class LaplaceMechanism(_AdditiveNoise):
             # steps than a float holds exactly; the finest power of two that keeps them below 2^52 (public: the
             # sensitivity, d) is still far finer than the noise (gamma / b <= epsilon 2^-51), and the argument
             # below holds for any public grid (doc/privacy/secure_noise.rst, "Laplace")
-            gamma = _power_of_two_at_least(self.sensitivity / (_EXACT_STEPS - self.dimension))
+            gamma = _sn.power_of_two_at_least(self.sensitivity / (_EXACT_STEPS - self.dimension))
         # why: rounding moves each coordinate of each neighbour by <= gamma/2, so the
         # rounded centres differ by at most floor(D1/gamma) + d grid steps in l1.
         s_int = _check_event_int(_sn.l1_grid_sensitivity(self.sensitivity, gamma, self.dimension), "sensitivity")

@@ -35,6 +35,7 @@ __all__ = [
     "LAPLACE_GRID_BITS",
     "L2_LAPLACE_GRID_BITS",
     "GAUSSIAN_GRID_BITS",
+    "power_of_two_at_least",
     "power_of_two_at_most",
     "sqrt_upper",
     "l1_grid_sensitivity",
@@ -77,6 +78,12 @@ def power_of_two_at_most(x):
         raise ValueError(f"{x!r} is below the smallest float power of two; the noise scale is too small.")
     _, e = math.frexp(x)  # x = m 2^e with 0.5 <= m < 1
     return math.ldexp(1.0, e - 1)
+
+
+def power_of_two_at_least(x):
+    """The smallest power of two ``2^k >= x`` (``x`` positive and finite)."""
+    p = power_of_two_at_most(x)
+    return p if p >= x else 2.0 * p
 
 
 def sqrt_upper(d):

@@ -90,6 +90,8 @@ def check_fit(estimator, *args, **kwargs):
     """
     token = _CHECKING.set(estimator)
     try:
+        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit)
+        estimator._validate_params()
         estimator.fit(*args, **kwargs)
     except _Checked as done:
         return done.event
@@ -398,7 +400,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if not column_scaling_applies(setting, inputs.n_samples, d, self.epsilon,
                                       declared=self._declares_scales(), dense=dense):
             return None
-        return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept)
+        return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept,
+                                       positional=self._COLUMN_ROWS_POSITIONAL)
+
+    #: The rows of :meth:`_column_rows` keep their positions under the privacy unit's neighbours (replace one
+    #: row in place), so the column quartiles may read every k-th of them (public positions).
+    _COLUMN_ROWS_POSITIONAL = True
 
     def _column_rows(self, inputs, columns):
         """The rows ``columns`` (the column plan) is released from: every row (one row is the privacy unit)."""

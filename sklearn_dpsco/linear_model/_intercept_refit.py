@@ -252,16 +252,14 @@ class InterceptRefitPlan:
         coef = np.array(fit.coef, dtype=float)
         points = self.refit.grid(coef, self.row_bound)
         index = self.refit.release_index(data.matvec(coef), data.y, data.sample_weight, points, rng)
-        # decision <w~, x> + b~ s - t: the intercept coordinate moves by t / s (post-processing),
-        # rounded to a dyadic quantum far below the grid step so the moved coordinate stays on the
-        # solver's power-of-two release grid (doc/privacy/secure_noise.rst, "The release contract")
-        coef[-1] -= dyadic_round(points[int(index)] / data.intercept_scaling, points)
-        return PrivateFit(coef=coef, event=ComposedEvent((fit.event, self.refit.event)), info=fit.info,
-                          outputs=dict(fit.outputs, intercept_shift=float(points[int(index)])))
+        return self.shifted(fit, points[int(index)], data.intercept_scaling, points)
 
     def shifted(self, fit, shift, intercept_scaling, points):
         """``fit`` with its threshold moved by the released ``shift`` (its event now composes the refit's)."""
         coef = np.array(fit.coef, dtype=float)
+        # decision <w~, x> + b~ s - t: the intercept coordinate moves by t / s (post-processing),
+        # rounded to a dyadic quantum far below the grid step so the moved coordinate stays on the
+        # solver's power-of-two release grid (doc/privacy/secure_noise.rst, "The release contract")
         coef[-1] -= dyadic_round(shift / intercept_scaling, points)
         return PrivateFit(coef=coef, event=ComposedEvent((fit.event, self.refit.event)), info=fit.info,
                           outputs=dict(fit.outputs, intercept_shift=float(shift)))

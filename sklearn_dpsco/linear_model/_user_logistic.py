@@ -513,6 +513,10 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             return self.data_norm
         return AUTO if isinstance(columns, ColumnScalingPlan) else DEFAULT_DATA_NORM
 
+    #: The users' first rows sit in the order of the users' identifiers: a replaced user with a fresh
+    #: identifier moves and shifts every user between, so no stride (doc/privacy/column_scaling.rst, "User level").
+    _COLUMN_ROWS_POSITIONAL = False
+
     def _column_rows(self, inputs, columns):
         """For the quartiles, one row per user, each user's first in input order (:func:`first_row_per_user`,
         public rule): replacing one user changes at most one of them, so the quartiles are user-level DP.

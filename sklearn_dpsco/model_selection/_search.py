@@ -106,6 +106,15 @@ def _check_candidate_fit(est, X, y, train, units, params, what):
         raise wrapped from exc
 
 
+def _check_candidate_fits(fits, refits, candidates, X, y, units, params):
+    """:func:`_check_candidate_fit` of every ``(estimator, training rows)`` in ``fits`` and of its refit
+    (``refits``, None entries without one) on every row, named by its ``candidates`` parameters."""
+    for (est, rows), refit, params_c in zip(fits, refits, candidates):
+        _check_candidate_fit(est, X, y, rows, units, params, f"candidate {params_c!r}")
+        if refit is not None:
+            _check_candidate_fit(refit, X, y, None, units, params, f"the refit of {params_c!r}")
+
+
 def _fit_and_score(est, X, y, train, test, scorer, units, params):
     est.fit(_index(X, train), y[train], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
     return units.score(scorer, est, _index(X, test), y[test], test)
@@ -353,13 +362,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(candidates, plan, refit_state, classes)
         for est, _, _ in fits:
             _check_candidate_budget(est)
-        # each candidate on its smallest training split, and its refit on every row
+        # each candidate on its smallest training split
         smallest = min(range(S), key=lambda s: len(splits[s][0]))
-        for c, params_c in enumerate(candidates):
-            est, tr, _ = fits[c * S + smallest]
-            _check_candidate_fit(est, X, y, tr, units, params, f"candidate {params_c!r}")
-            if refit_est[c] is not None:
-                _check_candidate_fit(refit_est[c], X, y, None, units, params, f"the refit of {params_c!r}")
+        _check_candidate_fits([fits[c * S + smallest][:2] for c in range(K)], refit_est, candidates, X, y, units,
+                              params)
 
         self._reserve(
             plan,
@@ -406,10 +412,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
         for est in runs_est:
             _check_candidate_budget(est)
-        for est, params_r, refit in zip(runs_est, run_params, refit_est):
-            _check_candidate_fit(est, X, y, train, units, params, f"candidate {params_r!r}")
-            if refit is not None:
-                _check_candidate_fit(refit, X, y, None, units, params, f"the refit of {params_r!r}")
+        _check_candidate_fits([(est, train) for est in runs_est], refit_est, run_params, X, y, units, params)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
         jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units, params) for est in runs_est)

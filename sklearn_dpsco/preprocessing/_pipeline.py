@@ -511,12 +511,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
         probe = clone(step)
         probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
-        if isinstance(probe, DPPipeline):
-            probe._validate_params()
-            params = dict(params)
-            probe._prepare(stand_in, y, params.pop("groups", None), params, "fit")
-        else:
-            check_fit(probe, stand_in, y, **params)
+        check_fit(probe, stand_in, y, **params)
 
     def _prepare(self, X, y, groups, params, method):
         """Every check the public facts and the inputs allow, before anything is spent.

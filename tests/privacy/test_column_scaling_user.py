@@ -88,6 +88,35 @@ def test_replacing_one_user_changes_at_most_one_selected_row_by_enumeration():
     assert checked > 500
 
 
+def test_no_row_stride_at_user_level_where_a_fresh_identifier_shifts_the_users():
+    # the users' first rows are in identifier order: user 0 replaced by a user with a fresh, largest id
+    # shifts every other user by one place, so every 2nd first row is a different set of users
+    ids = np.arange(8)
+    vals = np.arange(8.0)
+    moved_ids = np.concatenate((ids[1:], [99]))
+    moved_vals = np.concatenate((vals[1:], [100.0]))
+    every_2nd = [sorted(v[first_row_per_user(index_users(i))][::2].tolist())
+                 for v, i in ((vals, ids), (moved_vals, moved_ids))]
+    assert len(set(every_2nd[0]) - set(every_2nd[1])) == 4  # a stride would change 4 selected rows, not 1
+    # so the user-level plan reads every first row where the row-level rule would stride
+    X, y, g = _raw_panel(n_users=2000, rows=2)
+    eps, d = 60.0, X.shape[1]
+    assert _column_scaling.column_sample_stride(2000, d, eps, default_column_share(2000, d, eps)) >= 2
+    seen = {}
+    real = _column_scaling.private_column_quantiles
+
+    def spy(X_, qs, budget, **kw):
+        seen["X"] = X_.copy()
+        return real(X_, qs, budget, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_column_scaling, "private_column_quantiles", spy)
+        est = UserLevelDPLogistic(epsilon=eps, delta=1e-6, data_norm="auto", random_state=0,
+                                  accountant=_ledger()).fit(X, y, g)
+    np.testing.assert_array_equal(seen["X"], X[first_row_per_user(index_users(g))])
+    assert est.fit_info_[0]["column_scaling"]["row_stride"] == 1
+
+
 # -- the event ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("noise", ["secure", "float"])
 def test_event_is_user_level_quartiles_then_the_former_fit_spent_once(noise):

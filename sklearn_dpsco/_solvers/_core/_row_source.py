@@ -134,11 +134,11 @@ class IterableSource(RowSource):
                 self._first = next(self._iter)
             except StopIteration:
                 raise ValueError("the iterator of blocks is empty.") from None
-            first = self._first
-            if not isinstance(first, tuple) or len(first) not in (2, 3) or np.ndim(first[0]) != 2:
+            X, _, _ = _block_parts(self._first, 0)
+            if np.ndim(X) != 2:
                 raise ValueError("block 0: expected a tuple (X, y) or (X, y, sample_weight) with a 2-d X block. "
                                  "Nothing was spent.")
-            self.n_features = int(np.shape(first[0])[1])
+            self.n_features = int(np.shape(X)[1])
         return self.n_features
 
     def blocks(self):
@@ -149,11 +149,7 @@ class IterableSource(RowSource):
             it, first = iter(self._blocks), []
         seen = 0
         for k, block in enumerate(_chain(first, it)):
-            if not isinstance(block, tuple) or len(block) not in (2, 3):
-                raise ValueError(f"block {k}: expected a tuple (X, y) or (X, y, sample_weight).")
-            X, y = block[0], block[1]
-            w = block[2] if len(block) == 3 else None
-            checked = _check_block(X, y, w, self.n_features, f"block {k}")
+            checked = _check_block(*_block_parts(block, k), self.n_features, f"block {k}")
             seen += checked[0].shape[0]
             if seen > self.n_samples:  # the declared count is public: every solver relies on it
                 raise ValueError(f"block {k}: the stream holds more than the declared n_samples={self.n_samples} "
@@ -162,6 +158,13 @@ class IterableSource(RowSource):
         if seen != self.n_samples:
             raise ValueError(f"the stream held {seen} rows, not the declared n_samples={self.n_samples}. "
                              "Nothing was spent.")
+
+
+def _block_parts(block, k):
+    """``(X, y, w)`` of stream block ``k``: a tuple ``(X, y)`` or ``(X, y, sample_weight)``."""
+    if not isinstance(block, tuple) or len(block) not in (2, 3):
+        raise ValueError(f"block {k}: expected a tuple (X, y) or (X, y, sample_weight). Nothing was spent.")
+    return block[0], block[1], block[2] if len(block) == 3 else None
 
 
 def _chain(first, it):
