@@ -77,12 +77,15 @@ cdef enum:
     _TWO_PASS_COLUMNS = 6
 
 
-def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start):
+def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start, shift=None):
     """``tallies[j, c] = #{i : exactly c grid points are < X[i, j]}``, shape ``(n_features, G + 1)``.
 
     ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
     of first guesses. The counts of column ``j`` are
     ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
+
+    ``shift`` (optional, one value per column): the tallies of ``X[i, j] - shift[j]`` (the same one
+    subtraction as NumPy's, so the same floats), without writing the shifted array.
 
     From ``_TWO_PASS_COLUMNS`` columns on, two passes per block of ``_BLOCK``
     rows: the cells of the block (flat indices into the tallies) go to a
@@ -100,13 +103,18 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
         return out
     cdef const double *pts = &points[0] if G > 0 else NULL
     cdef const int32_t *tab = &start[0]
+    shifts = np.zeros(d) if shift is None else np.ascontiguousarray(shift, dtype=np.float64)
+    if shifts.shape != (d,):
+        raise ValueError("shift needs one value per column.")
+    cdef const double[::1] sh = shifts
+    cdef bint shifted = shift is not None
     if d * width >= 2**31:
         raise ValueError("too many columns and grid points for the 32-bit cell buffer.")
     if d < _TWO_PASS_COLUMNS:
         with nogil:
             for i in range(n):
                 for j in range(d):
-                    t[j, _cell(X[i, j], pts, tab, G)] += 1
+                    t[j, _cell(X[i, j] - sh[j] if shifted else X[i, j], pts, tab, G)] += 1
         return out
     cells = np.empty(_BLOCK * d, dtype=np.int32)
     cdef int32_t[::1] buf = cells
@@ -125,9 +133,14 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
                         __builtin_prefetch(&X[i + _PREFETCH_ROWS, j])
                         j += 8  # one request per 64-byte line
                     __builtin_prefetch(&X[i + _PREFETCH_ROWS, d - 1])
-                for j in range(d):
-                    buf[m] = <int32_t>(j * width + _cell(X[i, j], pts, tab, G))
-                    m += 1
+                if shifted:
+                    for j in range(d):
+                        buf[m] = <int32_t>(j * width + _cell(X[i, j] - sh[j], pts, tab, G))
+                        m += 1
+                else:
+                    for j in range(d):
+                        buf[m] = <int32_t>(j * width + _cell(X[i, j], pts, tab, G))
+                        m += 1
             for k in range(m):
                 flat[buf[k]] += 1
             i0 = i1

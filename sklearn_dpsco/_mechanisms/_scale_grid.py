@@ -118,8 +118,11 @@ class ScaleGrid:
         out.setflags(write=False)
         return out
 
-    def column_counts(self, X):
+    def column_counts(self, X, shift=None):
         """:meth:`counts` of every column of a 2-D float array, shape ``(n_features, len(self))``.
+
+        ``shift`` (one value per column, public): the counts of ``X - shift``, computed without the shifted
+        copy (the same subtraction, the same floats).
 
         Row ``j`` equals ``searchsorted(sort(X[:, j]), points, side="right")``
         exactly (tests/mechanisms/test_quantile.py), from one pass over ``X``
@@ -128,5 +131,5 @@ class ScaleGrid:
         from .._fast._grid_counts import grid_cell_tallies
 
         X = np.asarray(X, dtype=float)
-        tallies = grid_cell_tallies(X, np.ascontiguousarray(self.points), self._cell_starts)
+        tallies = grid_cell_tallies(X, np.ascontiguousarray(self.points), self._cell_starts, shift)
         return np.cumsum(tallies[:, :-1], axis=1)

@@ -24,6 +24,17 @@ column's values (a quartile between the two atoms of an indicator, anywhere in
 whose two released quartiles are both 0 (a rare indicator, a mostly zero
 count) keeps ``centre 0, scale 1``, as the scaler passes it through.
 
+Two stages (:data:`COLUMN_TWO_STAGE_RANKS`, a public rule): a column with a large offset and a small
+spread (a survey year 1975-2015) has both quartiles in ONE grid cell ``(1878, 2048]``, so its scale
+floors at one grid step (about 185, true spread about 20). When the rows are plentiful they are then
+split in two halves by position (even and odd sampled rows), each at the whole quartile share (parallel
+composition): stage 1 releases the quartiles of ``x`` (as above) on one half, stage 2 the quartiles of
+``x - centre_1`` (``centre_1`` stage 1's centre, a release) on the other, on the same grid, where the
+spread now sits near 0 on the grid's fine points (one counting pass over the rows in all)::
+
+    centre_j = centre_1j + (q1'_j + q3'_j) / 2
+    scale_j  = max(q3'_j - q1'_j, one grid step of max(|q1'_j|, |q3'_j|), 1)
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`.
 """
@@ -34,6 +45,7 @@ from functools import cached_property, partial
 import numpy as np
 
 from .._budget import Budget, split_scale_share
+from ..accounting import ParallelComposedEvent
 from .._fast._rows import column_affine
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection, map_chunks
@@ -41,8 +53,9 @@ from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "MIN_COLUMN_SCALE", "ColumnScalingPlan",
-           "column_sample_stride", "column_scaling_applies", "default_column_share"]
+__all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS", "MIN_COLUMN_SCALE",
+           "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
+           "default_column_share"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
@@ -68,19 +81,30 @@ COLUMN_RANKS = SCALE_RANKS
 #: inside one step of the grid's 8 points per octave, while the counting pass over every row was the
 #: growth regressor's largest single cost at 2e6 rows (benchmarks/results/speed.md).
 COLUMN_SAMPLE_RANKS = BOUNDS_RANKS
+#: Two stages (module docstring) when each quartile release would get ``n epsilon_i >= 150`` at the
+#: default share in one stage (``3 COLUMN_RANKS``; about ``n epsilon >= 1200 d``), so each of the two
+#: stages (half of the rows each, at the whole share) keeps ``>= 75``. benchmarks/results/colscale_two_stage.md
+#: (2026-11-27, 5 seeds; same total share; measured with both stages on every row at half the share, the
+#: same ranks per release as the halves):
+#: above it the two stages tie or win in every cell (``_mixed`` at 3e3-1e5: adassp R^2 0.80-0.89 -> 0.93-0.94,
+#: hinge 0.82-0.91 -> 0.92; Vocab and BudgetFood raw +0.002..+0.008); below it, where half the ranks no longer
+#: place a quartile well, they lose (Computers raw epsilon 1-2, 61-122 ranks: R^2 0.40 -> 0.12, 0.71 -> 0.58;
+#: HI epsilon 1, 93 ranks: 0.783 -> 0.751; ``_mixed`` n = 8000 epsilon 0.5, 125 ranks).
+COLUMN_TWO_STAGE_RANKS = 3 * COLUMN_RANKS
 
 
-def column_sample_stride(n, d, epsilon, share):
+def column_sample_stride(n, d, epsilon, share, parts=1):
     """``k``: the quartiles read rows ``0, k, 2k, ...`` (a public rule of n, d, epsilon and the share).
 
-    The largest power of two ``k <= DEFAULT_BLOCK_ROWS`` with ``ceil(n / k) epsilon_i >=
-    COLUMN_SAMPLE_RANKS``, ``epsilon_i = share epsilon / (2 d)`` (each quartile's part), else 1. A power
-    of two dividing the cluster's block size, so every row-chunk of a Dask fit starts on a sampled row
-    and ``chunk[::k]`` selects the same rows as ``X[::k]``.
+    The largest power of two ``k <= DEFAULT_BLOCK_ROWS / parts`` with ``ceil(n / k) epsilon_i >=
+    COLUMN_SAMPLE_RANKS``, ``epsilon_i = share epsilon / (2 d)`` (each quartile's part), else 1. ``parts``
+    (1 or 2) interleaved parts read every ``parts k``-th row: a power of two dividing the cluster's block
+    size, so every row-chunk of a Dask fit starts on a sampled row and ``chunk[o::parts k]`` selects the
+    same rows as ``X[o::parts k]``.
     """
     per_row = share * epsilon / (len(BOUNDS_LEVELS) * max(int(d), 1))
     k = 1
-    while 2 * k <= DEFAULT_BLOCK_ROWS and -(-int(n) // (2 * k)) * per_row >= COLUMN_SAMPLE_RANKS:
+    while 2 * k * parts <= DEFAULT_BLOCK_ROWS and -(-int(n) // (2 * k)) * per_row >= COLUMN_SAMPLE_RANKS:
         k *= 2
     return k
 
@@ -88,6 +112,17 @@ def column_sample_stride(n, d, epsilon, share):
 def default_column_share(n, d, epsilon):
     """``min(0.25, max(0.05, 2 d BOUNDS_RANKS / (n epsilon)))``: the scaler's rank rule, a lower cap."""
     return min(COLUMN_SHARE_CAP, max(SHARE_FLOOR, len(BOUNDS_LEVELS) * d * BOUNDS_RANKS / (max(n, 1) * epsilon)))
+
+
+def column_stages(n, d, epsilon, share, centre=True):
+    """``2`` (centre, then quartiles of ``x - centre_1``) or ``1``: a public rule of n, d, epsilon, the share.
+
+    Two stages only with centring (without an intercept ``centre_1 = 0`` and stage 2 would repeat stage 1;
+    the caller also passes ``centre=False`` where rows cannot be split by position) and when each release of
+    one stage would get ``n share epsilon / (2 d) >= COLUMN_TWO_STAGE_RANKS``.
+    """
+    per_release = n * share * epsilon / (len(BOUNDS_LEVELS) * max(int(d), 1))
+    return 2 if centre and per_release >= COLUMN_TWO_STAGE_RANKS else 1
 
 
 def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
@@ -135,7 +170,7 @@ class ColumnScalingPlan:
     n_features : int
     budget : Budget
         Pure-DP part of the fit's budget (``share * epsilon``), split equally
-        over the ``2 n_features`` quartile releases.
+        over each stage's ``2 n_features`` quartile releases.
     rest : Budget
         What the fit's own plan (scale estimates and solver) gets.
     share : float
@@ -143,6 +178,11 @@ class ColumnScalingPlan:
         Centre the columns (only with an intercept).
     stride : int
         The quartiles read every ``stride``-th row (:func:`column_sample_stride`; 1: every row).
+    stages : {1, 2}
+        :func:`column_stages`. With 2, the stride's rows are split in two disjoint halves by position:
+        stage 1 releases the quartiles of the rows ``0, 2 stride, 4 stride, ...``, stage 2 those of the rows
+        ``stride, 3 stride, ...`` minus stage 1's released centre, each stage on all of ``budget``
+        (parallel composition: one replaced row is in one half only).
     """
 
     n_features: int
@@ -151,61 +191,91 @@ class ColumnScalingPlan:
     share: float
     centre: bool = True
     stride: int = 1
+    stages: int = 1
 
     @classmethod
     def build(cls, budget, n, d, centre, positional=True):
-        """Split ``budget`` (the fit's whole budget) at :func:`default_column_share` (public facts).
+        """Split ``budget`` (the fit's whole budget) at :func:`default_column_share`; the stages and the
+        stride (public facts).
 
         ``positional``: a neighbour keeps every other row at its position (replace-one-row), so the
-        quartiles may read every ``k``-th row (:func:`column_sample_stride`). False when the rows'
-        positions depend on the data (user level: the users' first rows sorted by identifier, where a
-        replaced user with a fresh identifier shifts every user between its old and new place, and
-        ``[::k]`` would then select other users): every row is read (stride 1).
+        quartiles may read every ``k``-th row (:func:`column_sample_stride`) and split the rows in halves by
+        position (two stages). False when the rows' positions depend on the data (user level: the users'
+        first rows sorted by identifier, where a replaced user with a fresh identifier shifts every user
+        between its old and new place, and ``[::k]`` would then select other users): every row is read
+        (stride 1), in one stage.
         """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
-        stride = column_sample_stride(n, d, budget.epsilon, share) if positional else 1
+        stages = column_stages(n, d, budget.epsilon, share, bool(centre) and positional)
+        # two halves of n / k rows at the whole share: each release gets the ranks of n / k rows at half of
+        # it, the rule's stage share; the halves' period 2k divides the cluster's blocks
+        stride = column_sample_stride(n, d, budget.epsilon, share / stages, parts=stages) if positional else 1
         return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, bool(centre),
-                   stride)
+                   stride, stages)
 
     @cached_property
     def event(self):
-        """``ComposedEvent`` of the ``2 d`` pure releases, as :func:`private_column_quantiles` returns it.
+        """The quartiles' event: one stage's ``ComposedEvent`` of ``2 d`` pure releases, as
+        :func:`private_column_quantiles` returns it; with two stages ``ParallelComposedEvent`` of two of
+        them (disjoint rows, the second steered by the first's release).
 
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
         candidate solver plan)."""
-        return column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
+        one = column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
+        return one if self.stages == 1 else ParallelComposedEvent((one, one))
 
     def release(self, X, rng):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
 
         Reads the rows ``0, stride, 2 stride, ...`` of ``X`` (dense, finite; in memory or a dask
         array of NumPy chunks): a public selection, so replacing one row changes at most one
-        selected row and each release keeps its epsilon (doc/privacy/column_scaling.rst). Call
-        only after the budget checks.
+        selected row and each release keeps its epsilon (doc/privacy/column_scaling.rst). With two
+        stages, stage 1 reads the even ones of them, stage 2 the odd ones shifted by stage 1's released
+        centre. Call only after the budget checks.
         """
+        if self.stages == 1:
+            first = self._quartiles(X, 0, self.stride, None, rng)
+            return ColumnScaling.from_quartiles(first.value, self.centre), first.event
+        period = 2 * self.stride
+        first = self._quartiles(X, 0, period, None, rng)
+        centre_1 = ColumnScaling.from_quartiles(first.value, True).centre
+        # stage 2: the quartiles of x - centre_1 on the other half of the rows; centre_1 is a release (public),
+        # a per-row map fixed before stage 2 reads its rows (doc/privacy/column_scaling.rst, "Two stages")
+        second = self._quartiles(X, self.stride, period, centre_1, rng)
+        return (ColumnScaling.from_two_stages(centre_1, second.value),
+                ParallelComposedEvent((first.event, second.event)))
+
+    def _quartiles(self, X, offset, step, shift, rng):
+        """One stage's ``2 d`` releases on ``budget``: the quartiles of ``X[offset::step] - shift``."""
         if is_dask_collection(X):
             # rows on a cluster: each release reads its column only through the grid counts, summed
             # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
-            # (chunks start at multiples of DEFAULT_BLOCK_ROWS, which the stride divides)
-            parts = map_chunks(partial(_chunk_column_counts, stride=self.stride), (X,))
-            quartiles = column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts),
-                                                     BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
-        else:
-            quartiles = private_column_quantiles(X[::self.stride], BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID,
-                                                 random_state=rng)
-        return ColumnScaling.from_quartiles(quartiles.value, self.centre), quartiles.event
+            # (chunks start at multiples of DEFAULT_BLOCK_ROWS, which the step divides)
+            parts = map_chunks(partial(_chunk_column_counts, offset=offset, step=step, shift=shift), (X,))
+            return column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts), BOUNDS_LEVELS,
+                                                self.budget, grid=BOUNDS_GRID, random_state=rng)
+        rows = X[offset::step]
+        if shift is None:
+            return private_column_quantiles(rows, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng)
+        # the counts of rows - centre_1 in one pass, without the shifted copy (the same floats as the
+        # subtraction; from the counts, as the cluster path, the same release as from the rows)
+        rows = np.asarray(rows, dtype=np.float64)
+        return column_quantiles_from_counts(BOUNDS_GRID.column_counts(rows, shift), rows.shape[0], BOUNDS_LEVELS,
+                                            self.budget, grid=BOUNDS_GRID, random_state=rng)
 
     def info(self, columns):
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
-                                   "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride}}
+                                   "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
+                                   "stages": self.stages}}
 
 
-def _chunk_column_counts(X, *rest, stride=1):
-    """``(grid counts of every column, rows)`` of one row-chunk's sampled rows (runs on its worker)."""
-    X = np.asarray(X, dtype=np.float64)[::stride]
-    return BOUNDS_GRID.column_counts(X), X.shape[0]
+def _chunk_column_counts(X, *rest, offset=0, step=1, shift=None):
+    """``(grid counts of every column, rows)`` of one row-chunk's sampled rows ``offset, offset + step, ...``,
+    minus ``shift`` (a released centre) when given (runs on its worker)."""
+    X = np.asarray(X, dtype=np.float64)[offset::step]
+    return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
 @dataclass(frozen=True)
@@ -229,6 +299,18 @@ class ColumnScaling:
         mid = (q1 + q3) / 2.0 if centre else np.zeros_like(q1)
         return cls(np.array([q1, q3]), np.where(passthrough, 0.0, mid), np.where(passthrough, 1.0, spread),
                    passthrough)
+
+    @classmethod
+    def from_two_stages(cls, centre_1, quartiles):
+        """The map of two stages: ``centre_1`` (stage 1's released centre) and the released quartiles of
+        ``x - centre_1`` (post-processing). ``quartiles`` keeps the pair in the data's units."""
+        shifted = cls.from_quartiles(quartiles, True)
+        lo, hi = shifted.quartiles
+        # a column whose stage 1 passed it through (centre_1 = 0) and whose stage 2 quartiles are both 0 again
+        passthrough = (centre_1 == 0) & shifted.passthrough
+        centre = np.where(passthrough, 0.0, centre_1 + (lo + hi) / 2.0)
+        scale = np.where(passthrough, 1.0, shifted.scale)
+        return cls(np.array([centre_1 + lo, centre_1 + hi]), centre, scale, passthrough)
 
     def affine(self):
         """``(centre, 1 / scale)`` as the float64 arrays :meth:`transform`'s compiled pass reads."""

@@ -230,6 +230,7 @@ def test_column_quartiles_on_sampled_rows_same_release(client, regression, chunk
     a = DPLinearRegressor(random_state=6).fit(X, y)
     b = DPLinearRegressor(random_state=6).fit(*_dask(X, y, chunks))
     assert a.fit_info_["column_scaling"]["row_stride"] > 1
+    assert a.fit_info_["column_scaling"]["stages"] == 2  # stage 2 counts x - centre_1 on the workers
     _same_fit(a, b)
     np.testing.assert_array_equal(a.column_center_, b.column_center_)
     np.testing.assert_array_equal(a.column_scale_, b.column_scale_)
