@@ -15,7 +15,6 @@ the same epsilon_c in every variant).
 import dataclasses
 import json
 import sys
-import time
 
 import numpy as np
 from sklearn.model_selection import ShuffleSplit
