@@ -64,9 +64,16 @@ LOWY_BELOW = 500.0
 #: synthetic n = 5000 / 20000; 10 seeds), while at d = 6 BudgetFood lost at epsilon 2 (m = 5593,
 #: no private choice above m = 5000: 0.320 vs 0.351) and at d = 10 Computers lost at epsilon 2
 #: (m = 876: 0.56 vs 0.73) (benchmarks/results/rules.md, "Small d in the pure-DP gap").
-#: Not with "auto" bounds: on 4 raw mixed-unit columns (tests/privacy/test_column_scaling.py, n = 8000,
-#: epsilon 1, 10 seeds) AdaSSP on the estimated bounds gave R^2 0.80 against Phased-ERM's 0.88.
 ADASSP_GAP_MAX_FEATURES = 5
+#: The same branch with "auto" bounds, up to this many coefficients (intercept column included). Since the
+#: column quartiles run in two stages (an offset column is scaled by its spread, not one grid step),
+#: AdaSSP on the estimated bounds ties or beats Phased-ERM in the gap at d + 1 <= 4 (Vocab raw / scaled
+#: at epsilon 0.5: 0.245 -> 0.261 / 0.241 -> 0.251; synthetic d + 1 = 4, n = 3000, epsilon 0.5 / 1:
+#: 0.03 -> 0.32, 0.59 -> 0.64; one loss, year + indicator at n = 3000, epsilon 0.5, m = 500, where the
+#: quartiles run in one stage), while at d + 1 = 5 it lost on the mixed-unit family (n = 8000, epsilon
+#: 0.5: 0.83 -> 0.77) and on synthetic n = 5000, epsilon 1 (0.67 -> 0.62) (benchmarks/results/rules.md,
+#: "Small d in the pure-DP gap with auto bounds"; benchmarks/study_small_d_gap_auto.py).
+ADASSP_GAP_MAX_FEATURES_AUTO = 4
 #: AdaSSP releases a d x d matrix; above this many coefficients auto avoids it.
 ADASSP_MAX_FEATURES = 1000
 
@@ -84,15 +91,16 @@ def table_solver(n, d, epsilon, delta, row_bound, bounds_declared=False):
     ==============================================================  ============
     a row bound (declared or "auto"), ``d <= 1000``, ``m < 500``    adassp
     (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``,
-    or ``d <= 5`` with both bounds declared
+    or ``d <= 5`` with both bounds declared, ``d <= 4`` else
     ``m < 500``                                                     lowy
     otherwise                                                       phased_erm
     ==============================================================  ============
     """
     m = rows_per_unit(n, d, epsilon)
     below = ADASSP_BELOW_APPROX if delta > 0 else ADASSP_BELOW_PURE
-    # the small-d branch needs both bounds declared (public: what the user passed)
-    small = bounds_declared and d <= ADASSP_GAP_MAX_FEATURES
+    # the small-d branch: up to 5 coefficients with both bounds declared, 4 with "auto" bounds (public: what
+    # the user passed)
+    small = d <= (ADASSP_GAP_MAX_FEATURES if bounds_declared else ADASSP_GAP_MAX_FEATURES_AUTO)
     if row_bound is not None and d <= ADASSP_MAX_FEATURES and (m < below or m >= ADASSP_ABOVE or small):
         return "adassp"
     return "lowy" if m < LOWY_BELOW else "phased_erm"

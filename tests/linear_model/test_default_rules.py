@@ -206,7 +206,10 @@ def test_least_squares_table_public_and_monotone_in_m():
         assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES, 1.0, 0.0, 1.0, bounds_declared=True) == "adassp"
         assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES + 1, 1.0, 0.0, 1.0, bounds_declared=True) == "phased_erm"
         assert ls.table_solver(n, 4, 1.0, 0.0, None, bounds_declared=True) == "phased_erm"
-        assert ls.table_solver(n, 4, 1.0, 0.0, 1.0) == "phased_erm"  # "auto" bounds: not this branch
+        # "auto" bounds: the branch up to 4 coefficients (the estimated bounds cost AdaSSP more at d + 1 = 5)
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES_AUTO, 1.0, 0.0, 1.0) == "adassp"
+        assert ls.table_solver(n, ls.ADASSP_GAP_MAX_FEATURES_AUTO + 1, 1.0, 0.0, 1.0) == "phased_erm"
+    assert ls.ADASSP_GAP_MAX_FEATURES_AUTO == 4 < ls.ADASSP_GAP_MAX_FEATURES
     assert ls.table_solver(10**6, 4, 1.0, 0.0, 1.0) == "adassp"  # m = 2.5e5
     assert ls.table_solver(10**6, 4, 1.0, 0.0, None) == "phased_erm"  # AdaSSP needs the row bound
     assert ls.table_solver(1000, 4, 1.0, 0.0, None) == "lowy"  # no row bound: extension solvers only
@@ -217,16 +220,17 @@ def test_least_squares_small_d_branch_follows_the_declaration():
     from sklearn_dpsco import BudgetAccountant, DPLinearRegressor
 
     rng = np.random.default_rng(0)
-    X = rng.uniform(-0.5, 0.5, (3000, 3))  # d = 4 with the intercept, m = 750 at epsilon 1
-    y = X @ np.array([0.5, -0.3, 0.2]) + 0.1 * rng.standard_normal(3000)
+    X = rng.uniform(-0.5, 0.5, (6000, 4))  # d = 5 with the intercept, m = 1200 at epsilon 1 (before shares)
+    y = X @ np.array([0.5, -0.3, 0.2, 0.1]) + 0.1 * rng.standard_normal(6000)
 
-    def fit(**kw):
+    def fit(columns, **kw):
         return DPLinearRegressor(epsilon=1.0, random_state=0, accountant=BudgetAccountant(epsilon=10),
-                                 **kw).fit(X, y).solver_
+                                 **kw).fit(X[:, :columns], y).solver_
 
-    assert fit(row_bound=1.0, label_bound=1.0) == "adassp"
-    assert fit(row_bound=1.0) == "phased_erm"  # label bound "auto"
-    assert fit() == "phased_erm"
+    assert fit(4, row_bound=1.0, label_bound=1.0) == "adassp"
+    assert fit(4, row_bound=1.0) == "phased_erm"  # label bound "auto": the branch stops at 4 coefficients
+    assert fit(4) == "phased_erm"
+    assert fit(3, row_bound=1.0) == fit(3) == "adassp"  # d = 4 with the intercept
 
 
 def test_declared_row_scale_public():
