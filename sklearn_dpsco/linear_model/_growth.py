@@ -368,13 +368,20 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         released column quartiles, on ``columns.share`` of epsilon.
         """
         self._check_units()
-        scales, rest = self._scale_plan(self._scale_targets(), n_samples, columns)
+        targets = self._scale_targets()
+        radius = self._radius(n_samples, n_features)
+        if self._scales_unsupported(targets, n_samples, columns):
+            attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
+                          for name in ("row_bound", "label_bound")}
+            attributes.update(label_center_=0.0, radius_=radius)
+            return self._constant_plan(targets, n_samples, n_features, columns, attributes,
+                                       info={"epochs": 0, "radii": []})
+        scales, rest = self._scale_plan(targets, n_samples, columns)
         solver = resolve_solver(self.solver, n_features)
         spec = get_solver("growth", solver)
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
         attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
                       for name in ("row_bound", "label_bound")}
-        radius = self._radius(n_samples, n_features)
         attributes.update(label_center_=0.0, radius_=radius)
 
         def build(budget):

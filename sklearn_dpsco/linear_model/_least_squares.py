@@ -336,7 +336,13 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the run, so the solver's event, like the estimates', is fixed here.
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples, columns)
+        targets = self._scale_targets(streaming)
+        if self._scales_unsupported(targets, n_samples, columns):
+            attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
+                          "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
+                          "label_center_": 0.0}
+            return self._constant_plan(targets, n_samples, n_features, columns, attributes)
+        scales, rest = self._scale_plan(targets, n_samples, columns)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
         declared = not (is_auto(self.row_bound) or is_auto(self.label_bound))  # public: what was passed
