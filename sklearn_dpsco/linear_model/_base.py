@@ -338,7 +338,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         budget = self._budget() if columns is None else columns.rest
         return not scales_supported(n_samples, budget.epsilon, len(targets))
 
-    def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None):
+    def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None):
         """The intercept-only plan of a budget too small for the "auto" estimates (public facts only).
 
         The label centre alone on the whole epsilon (:func:`~._auto_scales.trivial_scale_plan`), the
@@ -352,7 +352,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {len(targets)} x {SCALE_RANKS:g} / {SHARE_CAP:g}: "
                 "too small for the 'auto' estimates; intercept-only model")
         plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})
-        return FitPlan(CONSTANT_SOLVER, plan, intercept_scaling=1.0 if self.fit_intercept else 0.0,
+        return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,
                        attributes=dict(attributes or {}), scales=scales, columns=columns)
 
     def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):

@@ -370,12 +370,6 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         self._check_units()
         targets = self._scale_targets()
         radius = self._radius(n_samples, n_features)
-        if self._scales_unsupported(targets, n_samples, columns):
-            attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
-                          for name in ("row_bound", "label_bound")}
-            attributes.update(label_center_=0.0, radius_=radius)
-            return self._constant_plan(targets, n_samples, n_features, columns, attributes,
-                                       info={"epochs": 0, "radii": []})
         scales, rest = self._scale_plan(targets, n_samples, columns)
         solver = resolve_solver(self.solver, n_features)
         spec = get_solver("growth", solver)
@@ -389,7 +383,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=radius,
                            intercept_scaling=scaling, attributes=attributes, scales=scales, columns=columns)
 
-        return self._fill_budget(build, scales, rest, columns=columns)
+        plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
+        if self._scales_unsupported(targets, n_samples, columns):
+            return self._constant_plan(targets, n_samples, n_features, columns, dict(attributes),
+                                       info={"epochs": 0, "radii": []}, radius=radius)
+        return plan
 
     # -- units: "auto" releases or declared numbers (a public per-row map either way) ----------
     def _scale_units(self, released):

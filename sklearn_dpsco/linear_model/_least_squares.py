@@ -337,11 +337,6 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
         targets = self._scale_targets(streaming)
-        if self._scales_unsupported(targets, n_samples, columns):
-            attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
-                          "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
-                          "label_center_": 0.0}
-            return self._constant_plan(targets, n_samples, n_features, columns, attributes)
         scales, rest = self._scale_plan(targets, n_samples, columns)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
@@ -370,7 +365,13 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,
                            columns=columns)
 
-        return self._fill_budget(build, scales, rest, columns=columns)
+        plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
+        if self._scales_unsupported(targets, n_samples, columns):
+            attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
+                          "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
+                          "label_center_": 0.0}
+            return self._constant_plan(targets, n_samples, n_features, columns, attributes)
+        return plan
 
     def _scale_units(self, released):
         return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)
