@@ -348,7 +348,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "Budgets too small for the estimates").
         """
         budget = self._budget() if columns is None else columns.rest
-        scales = trivial_scale_plan(targets, budget, n_samples, usage=self._allowance_usage())
+        scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
         rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {len(targets)} x {SCALE_RANKS:g} / {SHARE_CAP:g}: "
                 "too small for the 'auto' estimates; intercept-only model")
         plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})

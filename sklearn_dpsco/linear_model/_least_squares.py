@@ -10,7 +10,7 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
@@ -314,7 +314,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # the label median first (signed grid), then the spread of the labels around it;
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
-                targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+                targets.append(LABEL_CENTRE)
             targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
                                        lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
         if targets and streaming:

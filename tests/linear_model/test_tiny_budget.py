@@ -78,3 +78,16 @@ def test_declared_share_or_bounds_keep_the_solver():
     assert est.solver_ != CONSTANT_SOLVER  # nothing "auto": no estimate, no rule
     # enough budget: the solver runs as before
     assert DPLinearRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_auto_row_bound_alone_declared_label_bound(cls):
+    """One "auto" estimate (the row bound): below n epsilon = 100 the intercept-only model, its centre
+    released on the whole epsilon even though the label bound is declared."""
+    X, y, Xt, yt = _family(1000, 3, 1, offset=5.0)
+    est = cls(epsilon=0.08, label_bound=10.0, random_state=0).fit(X, y)  # n epsilon = 80
+    assert est.solver_ == CONSTANT_SOLVER and np.all(est.coef_ == 0.0)
+    assert est.privacy_event_ == ComposedEvent((PureDPEvent(0.08), PureDPEvent(0.0)))
+    assert est.label_bound_ == 10.0 and est.intercept_ == est.label_center_
+    assert _r2(yt, est.predict(Xt)) > -0.1
+    assert cls(epsilon=0.1, label_bound=10.0, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
