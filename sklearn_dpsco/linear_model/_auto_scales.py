@@ -41,13 +41,16 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
-from .._solvers import is_dask_collection, map_chunks
-from ..accounting import ComposedEvent, epsilon_delta
+from .._solvers import PrivateFit, is_dask_collection, map_chunks
+from ..accounting import ComposedEvent, PureDPEvent, epsilon_delta
 
 __all__ = [
     "AUTO",
+    "CONSTANT_SOLVER",
     "CLIP_LEVEL",
+    "ConstantPlan",
     "CLIP_MARGIN",
+    "LABEL_CENTRE",
     "DATA_NORM_LEVEL",
     "DATA_NORM_MARGIN",
     "LABEL_LEVEL",
@@ -65,6 +68,8 @@ __all__ = [
     "fill_budget",
     "is_auto",
     "scale_plan",
+    "scales_supported",
+    "trivial_scale_plan",
 ]
 
 AUTO = "auto"
@@ -163,6 +168,74 @@ class ScaleTarget:
     margin: float
     values: Callable
     signed: bool = False
+
+
+def scales_supported(n, epsilon, k):
+    """Public rule: the default share can give each of ``k`` estimates ``n epsilon_i >= SCALE_RANKS``.
+
+    That is ``k SCALE_RANKS <= SHARE_CAP n epsilon``. Below it (``n epsilon < 300`` for the three
+    estimates of a regression with an intercept) the share is capped and every estimate runs on
+    ``n epsilon_i < 50``: the quantile releases are then close to uniform over the grid (a median
+    misses by more than a factor 4 with probability about ``|grid| exp(-n epsilon_i / 4)``: 0.5 for
+    the row bound and 0.9 for the 643-point signed centre grid at ``n epsilon_i = 17``), and a row
+    bound released far below the row norms inflates ``coef * label_scale / row_scale`` without
+    limit (R^2 about -1e11 at n = 2000, epsilon = 1e-3). Public: n, epsilon, the number of estimates.
+    """
+    return k * SCALE_RANKS <= SHARE_CAP * max(n, 1) * epsilon
+
+
+#: ``solver_`` of the constant release of :func:`trivial_scale_plan`.
+CONSTANT_SOLVER = "intercept_only"
+
+
+@dataclass(frozen=True)
+class ConstantPlan:
+    """The plan shape of the zero model (in the fit's units): reads no row, releases nothing, spends 0.
+
+    With the label centre released before it (:func:`trivial_scale_plan`), the fold-back
+    ``intercept * label_scale + label_shift`` turns it into the intercept-only model at the centre.
+    """
+
+    n_coef: int
+    info: dict
+    event: object = PureDPEvent(0.0)
+    map_reduce: bool = True  # reads no row, so rows on a cluster stay there
+
+    def run(self, problem, rng):
+        return PrivateFit(coef=np.zeros(self.n_coef), event=self.event, info=dict(self.info))
+
+
+def _labels(data, _):
+    return data[1][0]
+
+
+#: The label median ``c`` (signed grid; a location, used as is): the centre of an "auto" label bound, and
+#: the intercept of the constant release (:func:`trivial_scale_plan`).
+LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True)
+
+
+def trivial_scale_plan(fit_intercept, budget, n, usage=None):
+    """The scale plan of the constant release when :func:`scales_supported` fails (public facts only).
+
+    With an intercept, only the label centre :data:`LABEL_CENTRE` is estimated, on the whole pure part
+    of the budget's epsilon, and only when ``n epsilon >= SCALE_RANKS`` (one estimate at the level the
+    default share guarantees every estimate); otherwise ``None`` (the zero model, nothing spent).
+    ``usage``: a meta-estimator's allowance (see :func:`fill_budget`); the centre's epsilon is
+    lowered until the allowance holds it.
+    """
+    if not fit_intercept or n * budget.epsilon < SCALE_RANKS:
+        return None
+    centre = (LABEL_CENTRE,)
+    plan = ScalePlan(centre, Budget(budget.epsilon, 0.0, budget.noise), 1.0)
+    if usage is not None:
+        eps = budget.epsilon
+        for _ in range(60):
+            u = usage(plan.event)
+            if not math.isfinite(u) or u <= 1.0:
+                break
+            eps *= min(0.999, 1.0 / math.sqrt(u))
+            plan = ScalePlan(centre, Budget(eps, 0.0, budget.noise), 1.0)
+    return plan
 
 
 @dataclass(frozen=True)

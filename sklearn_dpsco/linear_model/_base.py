@@ -55,7 +55,8 @@ from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
 from ..accounting import BudgetAccountant, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ._auto_scales import fill_budget, fit_event, scale_plan
+from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan, fill_budget, fit_event, scale_plan,
+                           scales_supported, trivial_scale_plan)
 from ._cluster_inputs import cluster_inputs, is_cluster_input
 from ._column_scaling import ColumnScalingPlan, column_scaling_applies
 
@@ -328,6 +329,31 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """
         budget = self._budget() if columns is None else columns.rest
         return scale_plan(targets, budget, n_samples, self.scale_share)
+
+    def _scales_unsupported(self, targets, n_samples, columns=None):
+        """Public rule: "auto" estimates under the default share that the budget cannot support
+        (:func:`~._auto_scales.scales_supported` fails); the fit then releases the constant model."""
+        if not targets or self.scale_share is not None:
+            return False
+        budget = self._budget() if columns is None else columns.rest
+        return not scales_supported(n_samples, budget.epsilon, len(targets))
+
+    def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None):
+        """The intercept-only plan of a budget too small for the "auto" estimates (public facts only).
+
+        The label centre alone on the whole epsilon (:func:`~._auto_scales.trivial_scale_plan`), the
+        zero model in the fit's units (no row read, nothing spent), so the released model is
+        ``coef_ = 0``, ``intercept_ = `` the private label median; without a centre (no intercept,
+        or ``n epsilon < SCALE_RANKS``) the zero model, nothing spent (doc/privacy/quantiles.rst,
+        "Budgets too small for the estimates").
+        """
+        budget = self._budget() if columns is None else columns.rest
+        scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
+        rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {len(targets)} x {SCALE_RANKS:g} / {SHARE_CAP:g}: "
+                "too small for the 'auto' estimates; intercept-only model")
+        plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})
+        return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,
+                       attributes=dict(attributes or {}), scales=scales, columns=columns)
 
     def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):
         """``build(solver_budget)`` at the budget that makes the fit's event certify exactly epsilon.

@@ -10,7 +10,7 @@ from .._mechanisms import DEFAULT_NOISE
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._core._data import row_norms_of
-from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, default_radius, resolve_solver
 
@@ -336,7 +336,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: row_norms_of(data[0])))
         if is_auto(self.label_bound):
             if self.fit_intercept:  # without an intercept a shift of the labels could not be undone
-                targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+                targets.append(LABEL_CENTRE)
             targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
                                        lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
         return targets
@@ -368,13 +368,14 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         released column quartiles, on ``columns.share`` of epsilon.
         """
         self._check_units()
-        scales, rest = self._scale_plan(self._scale_targets(), n_samples, columns)
+        targets = self._scale_targets()
+        radius = self._radius(n_samples, n_features)
+        scales, rest = self._scale_plan(targets, n_samples, columns)
         solver = resolve_solver(self.solver, n_features)
         spec = get_solver("growth", solver)
         scaling = self.intercept_scaling if self.fit_intercept else 0.0
         attributes = {name + "_": None if is_auto(getattr(self, name)) else getattr(self, name)
                       for name in ("row_bound", "label_bound")}
-        radius = self._radius(n_samples, n_features)
         attributes.update(label_center_=0.0, radius_=radius)
 
         def build(budget):
@@ -382,7 +383,11 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=radius,
                            intercept_scaling=scaling, attributes=attributes, scales=scales, columns=columns)
 
-        return self._fill_budget(build, scales, rest, columns=columns)
+        plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
+        if self._scales_unsupported(targets, n_samples, columns):
+            return self._constant_plan(targets, n_samples, n_features, columns, dict(attributes),
+                                       info={"epochs": 0, "radii": []}, radius=radius)
+        return plan
 
     # -- units: "auto" releases or declared numbers (a public per-row map either way) ----------
     def _scale_units(self, released):

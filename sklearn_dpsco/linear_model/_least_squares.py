@@ -10,7 +10,7 @@ from sklearn.base import RegressorMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
@@ -314,7 +314,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # the label median first (signed grid), then the spread of the labels around it;
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
-                targets.append(ScaleTarget("label_center", 0.5, 1.0, lambda data, _: data[1][0], signed=True))
+                targets.append(LABEL_CENTRE)
             targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
                                        lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
         if targets and streaming:
@@ -336,7 +336,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         the run, so the solver's event, like the estimates', is fixed here.
         """
         # n_features counts the intercept column (the template adds it when fit_intercept)
-        scales, rest = self._scale_plan(self._scale_targets(streaming), n_samples, columns)
+        targets = self._scale_targets(streaming)
+        scales, rest = self._scale_plan(targets, n_samples, columns)
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
         declared = not (is_auto(self.row_bound) or is_auto(self.label_bound))  # public: what was passed
@@ -364,7 +365,13 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,
                            columns=columns)
 
-        return self._fill_budget(build, scales, rest, columns=columns)
+        plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
+        if self._scales_unsupported(targets, n_samples, columns):
+            attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
+                          "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
+                          "label_center_": 0.0}
+            return self._constant_plan(targets, n_samples, n_features, columns, attributes)
+        return plan
 
     def _scale_units(self, released):
         return released.get("row_bound", 1.0), released.get("label_bound", 1.0), released.get("label_center", 0.0)

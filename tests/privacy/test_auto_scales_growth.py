@@ -169,7 +169,9 @@ def test_each_estimate_reads_one_value_per_row_exact_sensitivity_one(fit_interce
     X, y = _data(n=n, d=d)
     Xp, yp = X.copy(), y.copy()
     Xp[row], yp[row] = 1e6, -1e6  # far past every grid point: crosses all of them
-    est = DPGrowthAdaptiveRegressor(epsilon=1.0, fit_intercept=fit_intercept)
+    # n epsilon = 60 is below the estimates' rule (intercept-only model): the default share, declared
+    k = 3 if fit_intercept else 2
+    est = DPGrowthAdaptiveRegressor(epsilon=1.0, fit_intercept=fit_intercept, scale_share=default_scale_share(n, 1.0, k))
     released = {"label_center": 50.0}  # any public earlier release: the same on both sides
     for target, mech in _targets_and_mechanisms(est, n, d):
         if target.signed:
@@ -186,7 +188,7 @@ def test_each_estimate_reads_one_value_per_row_exact_sensitivity_one(fit_interce
 
 def test_row_bound_values_are_the_row_norms():
     X, y = _data(n=50)
-    (target, _), *_ = _targets_and_mechanisms(DPGrowthAdaptiveRegressor(), 50, 3)
+    (target, _), *_ = _targets_and_mechanisms(DPGrowthAdaptiveRegressor(scale_share=0.5), 50, 3)
     np.testing.assert_array_equal(target.values((X, [y]), {}), safe_row_norms(X))
 
 
@@ -194,7 +196,9 @@ def test_row_bound_values_are_the_row_norms():
 def _row_bound_scores(X, y, draws, seed):
     out = np.empty(draws)
     for i in range(draws):
+        # n epsilon = 100 is below the estimates' rule (zero model): the default share, declared
         est = DPGrowthAdaptiveRegressor(epsilon=1.0, fit_intercept=False, grid_size=33, noise="float",
+                                        scale_share=default_scale_share(len(y), 1.0, 2),
                                         random_state=seed + i, accountant=BudgetAccountant())
         out[i] = np.log2(est.fit(X, y).row_bound_)
     return out

@@ -1,0 +1,93 @@
+"""Budgets too small for the "auto" estimates (doc/privacy/quantiles.rst, "Budgets too small for the estimates").
+
+At ``n epsilon < 300`` (three estimates, default share) the quantile releases were close to uniform
+over the grid and the fold-back ``coef' * B / R`` of a row bound released far below the row norms
+gave test R^2 about -1e11. The public rule releases the intercept-only model at a private label
+median instead (the zero model, nothing spent, below ``n epsilon = 50``).
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, PureDPEvent
+from sklearn_dpsco.linear_model._auto_scales import CONSTANT_SOLVER, scales_supported
+
+
+def _r2(y, p):
+    return 1.0 - np.sum((y - p) ** 2) / np.sum((y - y.mean()) ** 2)
+
+
+def _family(n, d, seed, offset=0.0):
+    """Public synthetic family: standard-normal rows, y = <w, x> + offset + noise (test rows alongside)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((2 * n, d))
+    y = X @ rng.standard_normal(d) + offset + 0.5 * rng.standard_normal(2 * n)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def test_rule_is_public_and_matches_the_default_share():
+    assert scales_supported(2000, 0.15, 3) and not scales_supported(2000, 0.149, 3)
+    assert scales_supported(1000, 0.2, 2) and not scales_supported(1000, 0.199, 2)
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+@pytest.mark.parametrize("n,d,epsilon", [(2000, 3, 1e-3), (2000, 20, 1e-3), (2000, 3, 0.05), (200, 5, 0.05),
+                                         (5000, 10, 0.01)])
+def test_tiny_budget_degrades_to_the_trivial_model(cls, n, d, epsilon):
+    worst = np.inf
+    for seed in range(4):
+        X, y, Xt, yt = _family(n, d, seed)
+        est = cls(epsilon=epsilon, random_state=seed).fit(X, y)
+        worst = min(worst, _r2(yt, est.predict(Xt)))
+        assert est.solver_ == CONSTANT_SOLVER
+        assert np.all(est.coef_ == 0.0)
+    # before the rule: R^2 down to -1e11 (row bound released far below the row norms)
+    assert worst > -0.1
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_tiny_budget_centre_on_the_whole_epsilon(cls):
+    X, y, Xt, yt = _family(2000, 4, 0, offset=5.0)  # labels off 0 by 2.5 sd: the centre matters
+    acc = BudgetAccountant(epsilon=1.0)
+    est = cls(epsilon=0.05, accountant=acc, random_state=0).fit(X, y)
+    assert est.privacy_event_ == ComposedEvent((PureDPEvent(0.05), PureDPEvent(0.0)))
+    assert est.epsilon_spent_ == pytest.approx(0.05) and est.delta_spent_ == 0.0
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
+    assert est.intercept_ == est.label_center_ and est.row_bound_ is None and est.label_bound_ is None
+    assert _r2(yt, est.predict(Xt)) > -0.1
+    # at delta > 0 the same pure release (it certifies (0.05, 0))
+    est = cls(epsilon=0.05, delta=1e-6, random_state=0).fit(X, y)
+    assert est.solver_ == CONSTANT_SOLVER and est.epsilon_spent_ == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_zero_model_below_one_reliable_median(cls):
+    X, y, _, _ = _family(2000, 3, 0)
+    est = cls(epsilon=1e-3, random_state=0).fit(X, y)  # n epsilon = 2
+    assert est.privacy_event_ == PureDPEvent(0.0) and est.epsilon_spent_ == 0.0
+    assert est.intercept_ == 0.0 and np.all(est.coef_ == 0.0)
+    est = cls(epsilon=0.05, fit_intercept=False, random_state=0).fit(X, y)  # no centre to release
+    assert est.privacy_event_ == PureDPEvent(0.0) and est.intercept_ == 0.0
+
+
+def test_declared_share_or_bounds_keep_the_solver():
+    X, y, _, _ = _family(2000, 3, 0)
+    assert DPLinearRegressor(epsilon=0.05, scale_share=0.5, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    est = DPLinearRegressor(epsilon=0.05, row_bound=4.0, label_bound=6.0, random_state=0).fit(X, y)
+    assert est.solver_ != CONSTANT_SOLVER  # nothing "auto": no estimate, no rule
+    # enough budget: the solver runs as before
+    assert DPLinearRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_auto_row_bound_alone_declared_label_bound(cls):
+    """One "auto" estimate (the row bound): below n epsilon = 100 the intercept-only model, its centre
+    released on the whole epsilon even though the label bound is declared."""
+    X, y, Xt, yt = _family(1000, 3, 1, offset=5.0)
+    est = cls(epsilon=0.08, label_bound=10.0, random_state=0).fit(X, y)  # n epsilon = 80
+    assert est.solver_ == CONSTANT_SOLVER and np.all(est.coef_ == 0.0)
+    assert est.privacy_event_ == ComposedEvent((PureDPEvent(0.08), PureDPEvent(0.0)))
+    assert est.label_bound_ == 10.0 and est.intercept_ == est.label_center_
+    assert _r2(yt, est.predict(Xt)) > -0.1
+    assert cls(epsilon=0.1, label_bound=10.0, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
