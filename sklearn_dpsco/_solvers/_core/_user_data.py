@@ -10,8 +10,12 @@ of ``groups``. :func:`make_user_data` turns validated ``(X, y, groups)`` into a
 * every user keeps at most ``max_items`` rows, chosen by a data-independent
   rule — the first ``max_items`` rows in input order, or a uniformly random
   subset drawn from a random state that is independent of the data. Nothing
-  about the values decides which rows are kept, and a user's kept rows
-  depend on that user's rows only;
+  about the values decides which rows are kept. With the first rows, a
+  user's kept rows depend on that user's rows only; with the random subset
+  the draws are tied to input positions, so for a fixed seed another user's
+  kept rows can change when a user is replaced, but in law every user keeps
+  an independent uniform subset of its own rows whatever the others hold
+  (the distribution the privacy argument uses);
 * an intercept column of constant ``intercept_scaling`` is appended (it
   counts in the row norm);
 * every row whose norm exceeds the public ``data_norm`` R is scaled down to
