@@ -3,6 +3,7 @@
 Privacy argument: doc/privacy/preprocessing.rst.
 """
 
+import functools
 import math
 import numbers
 
@@ -197,6 +198,15 @@ class MomentGrid:
     def statistics(self, Q1, Q2, n_units):
         """The released statistics from the exact integer sums: ``fl(g float(Q) / n)`` per feature."""
         return (self.g1 * Q1.astype(np.float64)) / n_units, (self.g2 * Q2.astype(np.float64)) / n_units
+
+
+@functools.lru_cache(maxsize=64)
+def _sensitivity_norms(lower_bytes, upper_bytes, n_units):
+    """``((l1, l2) of the mean, (l1, l2) of the second moment)``: the plan's sensitivities (public; cached, since
+    a meta-estimator's allowance may plan the same statistics many times)."""
+    grid = MomentGrid(np.frombuffer(lower_bytes), np.frombuffer(upper_bytes))
+    mean, second = grid.sensitivities(n_units)
+    return sensitivity_norms(mean), sensitivity_norms(second)
 
 
 def clipped_moments(X, lower, upper):
@@ -454,8 +464,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         ``privacy_unit="user"`` (each user contributes one mean of clipped
         values, so the same sensitivities hold with users in place of rows).
         """
-        grid = MomentGrid(lower, upper)
-        mean_sens, m2_sens = grid.sensitivities(n)
+        mean_sens, m2_sens = _sensitivity_norms(np.asarray(lower, dtype=float).tobytes(),
+                                                np.asarray(upper, dtype=float).tobytes(), int(n))
         queries = []
         if self.with_mean or self.with_std:
             # why: a unit's term t1 lies in [lo1, hi1] (clipped values, monotone roundings), the int64 sum is
@@ -471,8 +481,7 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         budget = Budget(self.epsilon, self.delta, self.noise) if budget is None else budget
         part = budget.split_equal(len(queries))
         d = lower.size
-        for name, sens in queries:
-            l1, l2 = sensitivity_norms(sens)
+        for name, (l1, l2) in queries:
             if part.pure:
                 mechanisms[name] = laplace_mechanism_for(l1, part, d)
             else:
