@@ -12,6 +12,7 @@ Argument: doc/privacy/preprocessing.rst, "Exact statistics on the secure path".
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -105,12 +106,11 @@ def test_row_statistics_within_sensitivity_at_large_offsets(n):
 
 def test_row_statistics_within_sensitivity_on_ties_and_range_ends():
     """Ranges that are not powers of two, rows on the grid's rounding ties, the other rows at one end (the
-    largest statistic, hence the largest rounding of the division), many rows (the int64 -> float
-    conversion rounds beyond 2^53)."""
+    largest statistic, hence the largest rounding of the division)."""
     rng = np.random.default_rng(1)
     lower, upper = np.array([0.1, -3e9, 1.6e12]), np.array([0.7, 7e9, 1.6e12 + 3.15e10])
     grid = MomentGrid(lower, upper)
-    for n in (5, 4099, 2_000_000):
+    for n in (5, 4099, 300_001):
         pure, gauss = _plans(n, lower, upper)
         for base in (lower, upper, grid.centre):
             X = np.tile(base, (n, 1))
@@ -120,6 +120,27 @@ def test_row_statistics_within_sensitivity_on_ties_and_range_ends():
                 D, Dp = X.copy(), X.copy()
                 D[-1], Dp[-1] = a, b
                 _check_within(clipped_moments(D, lower, upper), clipped_moments(Dp, lower, upper), pure, gauss)
+
+
+def test_row_statistics_within_sensitivity_when_the_integer_sum_rounds():
+    """Five million rows at one end: |Q| > 2^53, so float(Q) rounds on both neighbours, and with the division
+    the mean moves by MORE than the integer range over n (1 + 8e-11 times ``W g1 / n`` here): the float terms
+    of the bound are needed, not decoration."""
+    lower, upper = np.array([0.1]), np.array([0.7])
+    grid, n = MomentGrid(lower, upper), 4_999_999
+    pure, gauss = _plans(n, lower, upper)
+    integer_only = Fraction(int(grid.hi1[0] - grid.lo1[0])) * Fraction(grid.g1[0]) / n
+    exceeded = False
+    for base, a, b in ((upper, lower, upper), (lower, upper, lower), (upper, grid.centre, upper)):
+        D = np.tile(base, (n, 1))
+        D[-1] = a
+        Dp = D.copy()
+        Dp[-1] = b
+        assert max(abs(int(q)) for Q in grid.sums(D) for q in Q) > 2**53
+        s, t = clipped_moments(D, lower, upper), clipped_moments(Dp, lower, upper)
+        exceeded |= abs(Fraction(s[0][0]) - Fraction(t[0][0])) > integer_only
+        _check_within(s, t, pure, gauss)
+    assert exceeded
 
 
 def test_row_statistics_within_sensitivity_on_random_neighbours():
