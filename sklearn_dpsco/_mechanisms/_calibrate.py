@@ -46,6 +46,7 @@ __all__ = [
     "fkt_sigma",
     "gaussian_mechanism_for",
     "gaussian_steps",
+    "grid_mean_sensitivity",
     "laplace_mechanism_for",
     "mechanism_for",
     "noise_norm_quantile",
@@ -53,6 +54,7 @@ __all__ = [
     "one_pass_step_mechanism",
     "quantile_mechanism_for",
     "rate_dimension_term",
+    "sensitivity_norms",
     "truncated_level_for",
 ]
 
@@ -130,6 +132,35 @@ def row_grid_sum_sensitivity(clip, n_terms, dimension, grid):
     term = C * (1 + _gamma(2 * p + 6)) + root_p * g / 2
     bound = 2 * term + 2 * Fraction(1, 2**53) * n * term
     return _float_up(bound)
+
+
+def grid_mean_sensitivity(width, magnitude, grid, n_terms):
+    """Sensitivity of ``fl(grid * float(Q) / n_terms)`` when ``Q`` is the exact integer sum of ``n_terms``
+    integers, one per privacy unit, each in an interval of ``width`` and of absolute value at most
+    ``magnitude`` (public integers), when one unit's integer is replaced. Returns an exact ``Fraction``.
+
+    The integers add exactly, so ``Q`` moves by at most ``width``. ``float(Q)`` errs by at most ``u |Q|``
+    (``|Q| <= n magnitude``) on each side; ``grid`` is a power of two (a normal float), so the product is
+    exact; the division by ``n`` errs by at most ``u |grid float(Q)| / n`` plus, below the normal range,
+    ``2^-1075`` on each side (doc/privacy/preprocessing.rst, "Exact statistics on the secure path").
+    """
+    W, M, g, n = int(width), int(magnitude), Fraction(grid), int(n_terms)
+    if W < 0 or M < 0 or n < 1 or not g > 0:
+        raise ValueError("grid_mean_sensitivity needs width, magnitude >= 0, grid > 0 and n_terms >= 1.")
+    # why: |Q - Q'| <= W exactly; |fl(Q) - Q| <= u |Q| <= u n M per side; |fl(y/n) - y/n| <= u |y| / n + 2^-1075
+    # with |y| <= g n M (1 + u) (Higham 2002, §2.2, round to nearest)
+    return g * (W + 2 * _U * n * M) / n + 2 * _U * g * M * (1 + _U) + Fraction(1, 2**1074)
+
+
+def sensitivity_norms(per_coordinate):
+    """``(l1, l2)``: floats at least the l1 and l2 norms of a vector of exact ``Fraction`` bounds."""
+    fr = [Fraction(v) for v in per_coordinate]
+    l1 = _float_up(sum(fr, Fraction(0)))
+    sq = sum((v * v for v in fr), Fraction(0))
+    l2 = math.sqrt(_float_up(sq))
+    while Fraction(l2) ** 2 < sq:  # an upper bound of the square root, checked exactly
+        l2 = math.nextafter(l2, math.inf)
+    return l1, l2
 
 
 # --------------------------------------------------------------------------- one-shot releases

@@ -3,6 +3,7 @@
 Privacy argument: doc/privacy/preprocessing.rst.
 """
 
+import functools
 import math
 import numbers
 
@@ -14,7 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
-from .._mechanisms._calibrate import gaussian_mechanism_for, laplace_mechanism_for
+from .._mechanisms._calibrate import (
+    gaussian_mechanism_for,
+    grid_mean_sensitivity,
+    laplace_mechanism_for,
+    sensitivity_norms,
+)
 from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
@@ -24,7 +30,7 @@ from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_
 from ..accounting._resolve import AccountantMixin
 from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
 
-__all__ = ["BOUNDS_FENCE", "BOUNDS_MIN_RANK_BUDGET", "auto_bounds_feasible", "default_bounds_share", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
+__all__ = ["GRID_BITS", "MomentGrid", "BOUNDS_FENCE", "BOUNDS_MIN_RANK_BUDGET", "auto_bounds_feasible", "default_bounds_share", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
 
 #: ``bounds="auto"``: private quartiles of every feature on the signed grid, widened by Tukey's
 #: fences, ``[q1 - 1.5 (q3 - q1), q3 + 1.5 (q3 - q1)]`` (about +-2.7 standard deviations for a
@@ -95,48 +101,179 @@ def _check_bounds(bounds, n_features):
     return lower, upper
 
 
+#: The statistics are exact integer sums on a power-of-two grid per feature: ``2^-GRID_BITS`` of the
+#: range (mean) or of ``(r/2)^2`` (second moment), so a term moves by at most ``2^-GRID_BITS`` of its range
+#: through the rounding, and the integer sums stay within int64 up to about 1e9 privacy units.
+GRID_BITS = 32
+#: Ranges ``r_j = upper_j - lower_j`` the exact statistics accept (0, or within these powers of two): the
+#: grids and the squares then stay normal floats (doc/privacy/preprocessing.rst, "Exact statistics").
+_MIN_RANGE, _MAX_RANGE = 2.0**-480, 2.0**480
+_INT64_SUM_LIMIT = 2**63 - 1
+
+
+def _power_of_two_at_most(x, bits):
+    """The largest power of two at most ``x 2^-bits`` (1.0 for ``x == 0``; public)."""
+    x = float(x)
+    return math.ldexp(1.0, math.frexp(x)[1] - 1 - bits) if x > 0 else 1.0
+
+
+class MomentGrid:
+    """The public plan of the scaler's two statistics: grids and integer ranges of every term, per feature.
+
+    Each clipped value ``x~`` (in ``[lower, upper]``) is mapped to two integers,
+    ``t1 = rint(fl(x~ - c) / g1)`` and ``t2 = rint(fl(fl(x~ - c)^2) / g2)``, ``c = fl((lower + upper) / 2)``,
+    ``g1, g2`` powers of two. Every step is a monotone rounding of a monotone function, so the terms lie in
+    ``[lo1, hi1]`` (the maps of ``lower`` and ``upper``, computed here with the same float operations) and
+    ``[0, hi2]``: exact integer ranges of the computation actually run, from the bounds only.
+    """
+
+    def __init__(self, lower, upper):
+        lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            r, c = upper - lower, (lower + upper) / 2.0
+        bad = ~np.isfinite(r) | ~np.isfinite(c) | (r > _MAX_RANGE) | ((r > 0) & (r < _MIN_RANGE))
+        if np.any(bad):
+            raise ValueError(
+                f"bounds must have ranges upper - lower of 0 or within [2^-480, 2^480] (and a finite midpoint) for "
+                f"the scaler's exact statistics; got {r[bad][:3]}. Nothing was spent.")
+        self.lower, self.upper, self.centre = lower, upper, c
+        self.g1 = np.array([_power_of_two_at_most(v, GRID_BITS) for v in r])
+        self.g2 = np.array([_power_of_two_at_most(v, GRID_BITS) for v in (r / 2.0) ** 2])
+        ends = np.vstack([lower, upper])
+        t1, t2 = self.terms(ends)
+        self.lo1, self.hi1 = t1[0], t1[1]
+        self.hi2 = np.maximum(t2[0], t2[1])
+
+    def terms(self, X):
+        """``(t1, t2)`` int64 arrays of the shape of ``X``: the grid terms of the clipped values."""
+        v = np.clip(X, self.lower, self.upper) - self.centre
+        t1 = np.rint(v / self.g1).astype(np.int64)
+        t2 = np.rint((v * v) / self.g2).astype(np.int64)
+        return t1, t2
+
+    def sums(self, X, block=65536):
+        """``(Q1, Q2)``: the exact integer sums over the rows of ``X`` of both terms (Python ints per feature).
+
+        Blocks of rows are summed in float64: every partial sum is an integer of absolute value below
+        ``2^53`` (``block (M + 1) < 2^53``, ``M`` the terms' largest magnitude), hence exact in any order;
+        the blocks' sums are then added as integers.
+        """
+        M = self._magnitude()
+        block = max(1, min(int(block), (2**53 - 1) // (M + 1)))
+        d = X.shape[1]
+        Q1, Q2 = [0] * d, [0] * d
+        buf = np.empty((min(block, X.shape[0]), d))
+        for start in range(0, X.shape[0], block):
+            rows = X[start:start + block]
+            v = np.clip(rows, self.lower, self.upper, out=buf[: rows.shape[0]])
+            v -= self.centre
+            t = np.rint(v / self.g1)
+            Q1 = [a + int(b) for a, b in zip(Q1, t.sum(axis=0))]
+            np.multiply(v, v, out=t)
+            t /= self.g2
+            np.rint(t, out=t)
+            Q2 = [a + int(b) for a, b in zip(Q2, t.sum(axis=0))]
+        return np.array(Q1, dtype=np.int64), np.array(Q2, dtype=np.int64)
+
+    def _magnitude(self):
+        return int(max(np.max(np.abs(self.lo1), initial=0), np.max(np.abs(self.hi1), initial=0),
+                       np.max(self.hi2, initial=0)))
+
+    def check_units(self, n_units):
+        """Refuse (public: the number of units and the bounds) sums that could leave int64."""
+        M = self._magnitude()
+        if int(n_units) * (M + 1) > _INT64_SUM_LIMIT:
+            raise ValueError(f"{n_units} privacy units are too many for the scaler's exact integer sums. "
+                             "Nothing was spent.")
+
+    def sensitivities(self, n_units):
+        """``(mean, second_moment)``: per-feature exact bounds (Fractions) on how far the released statistics
+        move when one unit is replaced (:func:`grid_mean_sensitivity`)."""
+        self.check_units(n_units)
+        mean = [grid_mean_sensitivity(int(h) - int(lo), max(abs(int(lo)), abs(int(h))), g, n_units)
+                for lo, h, g in zip(self.lo1, self.hi1, self.g1)]
+        second = [grid_mean_sensitivity(int(h), int(h), g, n_units) for h, g in zip(self.hi2, self.g2)]
+        return mean, second
+
+    def statistics(self, Q1, Q2, n_units):
+        """The released statistics from the exact integer sums: ``fl(g float(Q) / n)`` per feature."""
+        return (self.g1 * Q1.astype(np.float64)) / n_units, (self.g2 * Q2.astype(np.float64)) / n_units
+
+
+@functools.lru_cache(maxsize=64)
+def _sensitivity_norms(lower_bytes, upper_bytes, n_units):
+    """``((l1, l2) of the mean, (l1, l2) of the second moment)``: the plan's sensitivities (public; cached, since
+    a meta-estimator's allowance may plan the same statistics many times)."""
+    grid = MomentGrid(np.frombuffer(lower_bytes), np.frombuffer(upper_bytes))
+    mean, second = grid.sensitivities(n_units)
+    return sensitivity_norms(mean), sensitivity_norms(second)
+
+
 def clipped_moments(X, lower, upper):
-    """The two non-private statistics: mean of the clipped values and of their squared distance to the centre."""
-    Xc = np.clip(X, lower, upper)
-    centre = (lower + upper) / 2.0
-    return Xc.mean(axis=0), ((Xc - centre) ** 2).mean(axis=0)
+    """The two row-level statistics the scaler releases (the centre ``c`` is added back after the noise).
+
+    ``m1 = g1 sum_i t1(x_i) / n`` and ``m2 = g2 sum_i t2(x_i) / n`` (:class:`MomentGrid`): the mean of
+    the clipped values' offsets from the centre and of their squares, each term rounded to a power-of-two
+    grid (``2^-32`` of its range) and summed exactly in int64, so the result does not depend on the order of
+    the rows and moves by at most :meth:`MomentGrid.sensitivities` when one row is replaced.
+    """
+    grid = MomentGrid(*_broadcast_bounds(lower, upper, X.shape[1]))
+    n = X.shape[0]
+    grid.check_units(n)
+    return grid.statistics(*grid.sums(X), n)
+
+
+def _broadcast_bounds(lower, upper, d):
+    return (np.broadcast_to(np.asarray(lower, dtype=float), (d,)),
+            np.broadcast_to(np.asarray(upper, dtype=float), (d,)))
 
 
 def user_clipped_moments(X, groups, lower, upper, max_items_per_user=None):
-    """The user-level statistics: averages over users of each user's clipped moments.
+    """The user-level statistics: averages over users of each user's clipped moments, exactly on a grid.
 
     Every user keeps at most ``max_items_per_user`` rows (its first ones in
     input order: the rule of UserLevelDPLogistic's ``item_selection="first"``,
-    shared through :func:`make_user_data`); each user contributes the mean of
-    its kept clipped rows and of their squared distance to the centre, and
-    the statistics average these over the users, each user weighing 1.
+    shared through :func:`make_user_data`). User ``u`` with kept rows ``k_u``
+    contributes ``q_u = clip(rint(K_u / k_u), lo, hi)``, ``K_u`` the exact int64 sum of its rows' grid terms
+    (:class:`MomentGrid`): an integer in the terms' range that depends on that user's rows only, whatever
+    the other users hold or how they sort. The statistics are ``g sum_u q_u / U`` (exact integer sum).
 
     Returns
     -------
     mean, second_moment : ndarray of shape (n_features,)
+        The centred mean (offset from the centre ``c``) and the second moment about ``c``.
     n_users : int
     """
     n = X.shape[0]
     m = n if max_items_per_user is None else int(max_items_per_user)
     # the values are neither scaled (data_norm=inf) nor augmented: only grouped and capped
     data = make_user_data(X, np.zeros(n), groups, max_items=m, data_norm=math.inf)
-    Xc = np.clip(data.X, lower, upper)
-    centre = (lower + upper) / 2.0
+    grid = MomentGrid(*_broadcast_bounds(lower, upper, X.shape[1]))
+    U = data.n_users
+    grid.check_units(U)
     counts = np.diff(data.indptr)[:, None]
     starts = data.indptr[:-1]
-    user_mean = np.add.reduceat(Xc, starts, axis=0) / counts
-    user_m2 = np.add.reduceat((Xc - centre) ** 2, starts, axis=0) / counts
-    return user_mean.mean(axis=0), user_m2.mean(axis=0), data.n_users
+    t1, t2 = grid.terms(data.X)
+    # K_u: exact while a user holds fewer than ~2^30 rows (a wrap-around beyond would still give an integer of
+    # that user's rows only, clipped into the range below: utility, not privacy)
+    q1 = np.clip(np.rint(np.add.reduceat(t1, starts, axis=0) / counts), grid.lo1, grid.hi1).astype(np.int64)
+    q2 = np.clip(np.rint(np.add.reduceat(t2, starts, axis=0) / counts), 0, grid.hi2).astype(np.int64)
+    mean, m2 = grid.statistics(q1.sum(axis=0), q2.sum(axis=0), U)
+    return mean, m2, U
 
 
 class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardize features with differentially private means and standard deviations.
 
     Each feature j is clipped to its public range ``[lower_j, upper_j]``;
-    the mean of the clipped values and the mean of their squared distance to
-    the range's centre are released with noise calibrated to their exact
-    replace-one sensitivity (``r_j / n`` and ``(r_j / 2)^2 / n``, with
-    ``r_j = upper_j - lower_j``). The variance is post-processed from the two.
+    the mean of the clipped values' offsets from the range's centre and the
+    mean of their squares are released with noise calibrated to the
+    replace-one sensitivity of the float64 statistics actually computed
+    (``r_j / n`` and ``(r_j / 2)^2 / n`` up to a relative ``2^-31``, with
+    ``r_j = upper_j - lower_j``): both are exact integer sums of values
+    rounded to a power-of-two grid (:class:`MomentGrid`), so no rounding of
+    the computation escapes the bound. The variance is post-processed from
+    the two.
 
     With ``privacy_unit="user"`` the privacy unit is one user (all rows
     sharing a ``groups`` value): each user keeps at most
@@ -245,7 +382,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
     replacing ``n`` below: a user contributes one mean of values in
     ``[lower, upper]`` whatever its number of rows, so replacing it moves the
     average of the ``U`` user means by at most ``r_j / U`` (and the second
-    moment by ``(r_j / 2)^2 / U``). A row-level scaler's guarantee says nothing
+    moment by ``(r_j / 2)^2 / U``; each user's term is an integer on the grid,
+    a function of its own rows, and the terms add exactly). A row-level scaler's guarantee says nothing
     about a user with many rows; :class:`DPPipeline` refuses to mix units.
     Pure DP: l1-sensitivities
     ``||r||_1 / n`` (mean) and ``||(r / 2)^2||_1 / n`` (second moment), each
@@ -326,26 +464,28 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         ``privacy_unit="user"`` (each user contributes one mean of clipped
         values, so the same sensitivities hold with users in place of rows).
         """
-        d = lower.size
-        r = upper - lower
+        mean_sens, m2_sens = _sensitivity_norms(np.asarray(lower, dtype=float).tobytes(),
+                                                np.asarray(upper, dtype=float).tobytes(), int(n))
         queries = []
         if self.with_mean or self.with_std:
-            # why: clipped values lie in [lower, upper]; replacing one row moves
-            # the mean of feature j by at most r_j / n (doc/privacy/preprocessing.rst)
-            queries.append(("mean", r / n))
+            # why: a unit's term t1 lies in [lo1, hi1] (clipped values, monotone roundings), the int64 sum is
+            # exact, and the bound covers the conversion and the division by n actually computed: about
+            # r_j / n (1 + 2^-32) (doc/privacy/preprocessing.rst, "Exact statistics on the secure path")
+            queries.append(("mean", mean_sens))
         if self.with_std:
-            # why: (x - centre)^2 lies in [0, (r/2)^2]; the mean moves by <= (r_j/2)^2 / n
-            queries.append(("second_moment", (r / 2.0) ** 2 / n))
+            # why: t2 lies in [0, hi2], hi2 g2 ~ (r_j / 2)^2: about (r_j / 2)^2 / n (same argument)
+            queries.append(("second_moment", m2_sens))
         mechanisms = {}
         # k releases share the budget by the library's one split (epsilon / k for pure DP,
         # mu / sqrt(k) for the float Gaussian, rho / k for the secure one; composition.rst)
         budget = Budget(self.epsilon, self.delta, self.noise) if budget is None else budget
         part = budget.split_equal(len(queries))
-        for name, sens in queries:
+        d = lower.size
+        for name, (l1, l2) in queries:
             if part.pure:
-                mechanisms[name] = laplace_mechanism_for(float(np.sum(sens)), part, d)
+                mechanisms[name] = laplace_mechanism_for(l1, part, d)
             else:
-                mechanisms[name] = gaussian_mechanism_for(float(np.linalg.norm(sens)), part, d)
+                mechanisms[name] = gaussian_mechanism_for(l2, part, d)
         return mechanisms
 
     def _auto_share(self, n, d, epsilon):
@@ -535,7 +675,9 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         mean = centre
         var = np.zeros(d)
         if "mean" in mechs:
-            mean = np.clip(mechs["mean"].release(exact_mean, rng), lower, upper)
+            # the released statistic is the offset from the public centre; adding the centre back after the
+            # noise is post-processing (added before, its rounding would depend on the data)
+            mean = np.clip(centre + mechs["mean"].release(exact_mean, rng), lower, upper)
         if "second_moment" in mechs:
             m2 = mechs["second_moment"].release(exact_m2, rng)
             # post-processing: Var = E[(x - c)^2] - (E[x] - c)^2; a variance below
