@@ -476,6 +476,11 @@ class BudgetAccountant:
             raise self._refusal(event, profile)
         return entry
 
+    def _retract(self, entry):
+        """Undo :meth:`spend` of ``entry`` (the spend of a fit charged to several ledgers failed in another;
+        accounting/_nested.py)."""
+        self._ledger.retract(entry)
+
     def __repr__(self):
         where = f", path={self.path!r}" if self.path else (", detached" if self.is_detached else "")
         if self.privacy_unit is not None:
