@@ -95,6 +95,8 @@ def combine(targets):
     :class:`NestedCharge`.
     """
     targets = list(_flatten(targets))
+    if len(targets) == 1:
+        return targets[0]
     selected, covered = [], set()
     for t in targets:
         if any(t is s for s in selected):
