@@ -15,6 +15,8 @@ importing only the ones listed before it (no cycles; tests/integration/test_impo
 * ``_blocks``: the stack of open budget blocks;
 * ``_accountant``: ``BudgetAccountant`` (check / spend / ceiling) and
   ``budget()``; ``_allowance``: per-fit caps in front of a ledger;
+  ``_nested``: one spend charged to every ledger in force (nested blocks),
+  all or nothing;
 * ``_default``: the session's default ledger; ``_bindings``: the ledger an
   estimator takes into another process; ``_resolve``: which ledger a fit
   charges (``AccountantMixin``, ``get_accountant``);

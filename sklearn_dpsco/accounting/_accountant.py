@@ -33,9 +33,9 @@ Semantics (doc/privacy/accounting.rst):
   may declare the unit its total must hold for; the rule that admits or
   converts a spend is :func:`~sklearn_dpsco.accounting._units.admit_spend`
   (doc/privacy/accounting.rst, "Privacy units").
-* ``with accountant:`` makes it the ledger of every fit given
-  ``accountant=None`` inside the block (doc/privacy/accounting.rst,
-  "Budget blocks"); :meth:`BudgetAccountant.temporary` makes a process-safe
+* ``with accountant:`` charges every fit inside the block to it, together
+  with every enclosing block and any explicit ``accountant`` parameter
+  (doc/privacy/accounting.rst, "Budget blocks"; accounting/_nested.py); :meth:`BudgetAccountant.temporary` makes a process-safe
   ledger in a session file.
 """
 
@@ -200,7 +200,15 @@ class BudgetAccountant:
 
     # -- budget blocks ------------------------------------------------------------------
     def __enter__(self):
-        """Charge fits given ``accountant=None`` to this ledger until the block ends."""
+        """Open a budget block: charge every fit run inside it to this ledger until the block ends.
+
+        Blocks nest, and a fit charges *every* enclosing block, not only the
+        innermost: it is checked against each block's ledger before touching
+        data (any refusal refuses it, nothing spent anywhere) and recorded
+        once in each distinct ledger, all or nothing. A fit given an explicit
+        ``accountant`` inside the block charges it *and* the enclosing
+        blocks (doc/privacy/accounting.rst, "Budget blocks").
+        """
         enter_block(self)
         return self
 
@@ -476,6 +484,11 @@ class BudgetAccountant:
             raise self._refusal(event, profile)
         return entry
 
+    def _retract(self, entry):
+        """Undo :meth:`spend` of ``entry`` (the spend of a fit charged to several ledgers failed in another;
+        accounting/_nested.py)."""
+        self._ledger.retract(entry)
+
     def __repr__(self):
         where = f", path={self.path!r}" if self.path else (", detached" if self.is_detached else "")
         if self.privacy_unit is not None:
@@ -533,7 +546,14 @@ def _restore_accountant(state):
 
 @contextlib.contextmanager
 def budget(epsilon=math.inf, delta=0.0, *, path=None, process_safe=True):
-    """A budget block: fits given ``accountant=None`` inside it charge one new ledger.
+    """A budget block on one new ledger: every fit inside it is charged to it.
+
+    Blocks nest: a fit inside nested blocks is charged to every enclosing
+    block (checked against all before touching data, recorded once in each
+    distinct ledger, or in none), and a fit given an explicit ``accountant``
+    inside the block charges that ledger and the block's. A fit that exceeds
+    any enclosing ceiling is refused (doc/privacy/accounting.rst, "Budget
+    blocks").
 
     Parameters
     ----------
@@ -563,6 +583,11 @@ def budget(epsilon=math.inf, delta=0.0, *, path=None, process_safe=True):
     ...     _ = get_accountant(None).spend(PureDPEvent(0.25))
     >>> acc.total()
     (0.25, 0.0)
+    >>> with sklearn_dpsco.budget(epsilon=1.0) as outer:
+    ...     with sklearn_dpsco.budget(epsilon=5.0) as inner:
+    ...         _ = get_accountant(None).spend(PureDPEvent(0.5))   # recorded in both
+    >>> outer.total(), inner.total()
+    ((0.5, 0.0), (0.5, 0.0))
     """
     if path is not None:
         accountant = BudgetAccountant(epsilon, delta, path=path)

@@ -102,12 +102,17 @@ class FitAllowance(BudgetAccountant):
         self.delta = float(delta)
         self.epsilon = profile_epsilon(self._cap, self.delta) if (self.delta > 0 or not self._cap.needs_delta) else math.inf
         self._spent = PrivacyProfile()
+        self._base = PrivacyProfile()  # what was spent before this object (restored from a pickle)
         self._entries = []
+        self._added = []  # the profile each entry added, for retraction
         self._lock = threading.RLock()
+        # the ledgers (keys of accounting/_nested.py) a meta-estimator charged for every spend through this
+        # allowance: enclosing budget blocks among them are not charged again
+        self._accounted = frozenset()
 
     # -- pickling: the cap and what was spent so far travel; the parent pickles itself
     def __reduce__(self):
-        return (_restore, (self.allowance, self.parent, self.label_prefix, self.delta, self._spent))
+        return (_restore, (self.allowance, self.parent, self.label_prefix, self.delta, self._spent, self._accounted))
 
     # skops (state-based savers): plain values, and the parent's own state
     def __getstate__(self):
@@ -117,11 +122,13 @@ class FitAllowance(BudgetAccountant):
             "label_prefix": self.label_prefix,
             "delta": self.delta,
             "spent": asdict(self.spent_profile),
+            "accounted": sorted(self._accounted),
         }
 
     def __setstate__(self, state):
         self.__init__(event_from_dict(state["allowance"]), state["parent"], state["label_prefix"], state["delta"])
-        self._spent = PrivacyProfile(**state["spent"])
+        self._spent = self._base = PrivacyProfile(**state["spent"])
+        self._accounted = frozenset(state.get("accounted", ()))
 
     @property
     def is_detached(self):
@@ -212,13 +219,31 @@ class FitAllowance(BudgetAccountant):
                 entry = LedgerEntry(event=event, label=label, timestamp=time.time(), privacy_unit=privacy_unit)
             self._spent = new
             self._entries.append(entry)
+            self._added.append(profile_of(event))
             return entry
+
+    def _retract(self, entry):
+        """Undo :meth:`spend` of ``entry``, here and in the parent (accounting/_nested.py)."""
+        with self._lock:
+            for i in range(len(self._entries) - 1, -1, -1):
+                if self._entries[i] is entry:
+                    del self._entries[i], self._added[i]
+                    break
+            else:
+                raise ValueError("the entry to retract was not spent through this allowance.")
+            spent = self._base
+            for added in self._added:
+                spent = spent + added
+            self._spent = spent
+            if self.parent is not None:
+                self.parent._retract(entry)
 
     def __repr__(self):
         return f"FitAllowance({self.allowance!r}, parent={self.parent!r})"
 
 
-def _restore(allowance, parent, label_prefix, delta, spent):
+def _restore(allowance, parent, label_prefix, delta, spent, accounted=frozenset()):
     out = FitAllowance(allowance, parent, label_prefix, delta)
-    out._spent = spent
+    out._spent = out._base = spent
+    out._accounted = frozenset(accounted)
     return out

@@ -2,10 +2,13 @@
 
 When an estimator with ``accountant=None`` is pickled (joblib sends it to a
 loky / multiprocessing / Dask worker), :func:`binding_for_pickle` records
-the ledger in force where it was pickled: the innermost budget block's
-(:mod:`._blocks`), else the session default (:mod:`._default`), as the
-portable state of :mod:`._portable` without the entries (an in-memory
-block ledger moves to a session file first). In the worker,
+the ledgers in force where it was pickled: those of every open budget block,
+innermost first (:mod:`._blocks`), else the session default
+(:mod:`._default`), as the portable states of :mod:`._portable` without the
+entries (an in-memory block ledger moves to a session file first). An
+estimator with an explicit ``accountant`` pickled inside budget blocks
+carries the blocks' ledgers the same way (:func:`binding_for_blocks`): the
+worker charges them with the parameter, as the pickling thread would have. In the worker,
 :meth:`_Binding.resolve` reopens that ledger; one that cannot be reached
 there is a detached record whose budget check refuses, and a per-fit
 allowance in force as a block refuses outright, so spends land in the
@@ -22,22 +25,26 @@ import sqlite3
 from dataclasses import asdict, dataclass
 
 from ._accountant import BudgetAccountant, _restore_accountant
-from ._blocks import AmbiguousAccountantError, active_accountant
+from ._blocks import AmbiguousAccountantError, active_chain
 from ._default import default_accountant
+from ._nested import EVERY_LEDGER, _accounted, combine, ledger_keys
 from ._session import process_alive
 
-__all__ = ["binding_for_pickle"]
+__all__ = ["binding_for_blocks", "binding_for_pickle"]
 
 
 @dataclass(frozen=True)
 class _Binding:
     """The ledger in force for ``accountant=None`` where an estimator was pickled."""
 
-    kind: str  # "ledger" (a block's ledger), "default" (the session default) or "refusal"
-    state: dict  # the ledger's portable state (None for a refusal)
+    # "ledger" (blocks' ledgers), "default" (the session default) or "refusal", for accountant=None;
+    # "blocks" / "blocks-refusal": the blocks enclosing an explicit accountant parameter
+    kind: str
+    state: dict  # the (innermost) ledger's portable state (None for a refusal)
     reason: str
     origin_pid: int
     origin_host: str
+    outer: tuple = ()  # the portable states of the enclosing blocks' ledgers, innermost first
 
     def to_state(self):
         return asdict(self)
@@ -61,15 +68,35 @@ class _Binding:
             return None
         if self.origin_host == socket.gethostname() and not process_alive(self.origin_pid):
             return None
-        if self.kind == "refusal":
+        if self.kind in ("refusal", "blocks-refusal"):
             raise RuntimeError(self.reason)
         # one accountant per ledger in each process: every fit a worker runs for
         # it charges the same object (and reuses its connections)
-        return _restore_accountant(self.state)
+        return combine([_restore_accountant(state) for state in (self.state, *self.outer)])
 
 
 def _binding_for(accountant, kind):
+    return _binding_for_chain((accountant,), kind)
+
+
+def _binding_for_chain(chain, kind):
     here = dict(origin_pid=os.getpid(), origin_host=socket.gethostname())
+    refusal = "blocks-refusal" if kind == "blocks" else "refusal"
+    distinct = []
+    for accountant in chain:
+        if not any(accountant is d for d in distinct):
+            distinct.append(accountant)
+    states = []
+    for accountant in distinct:
+        binding = _binding_one(accountant, kind, here)
+        if binding.kind == "refusal":
+            return _Binding(refusal, None, binding.reason, **here)
+        if not any(s["ledger_id"] == binding.state["ledger_id"] for s in states):
+            states.append(binding.state)
+    return _Binding(kind, states[0], "", outer=tuple(states[1:]), **here)
+
+
+def _binding_one(accountant, kind, here):
     if type(accountant) is not BudgetAccountant:
         # a per-fit allowance (or another view) over a ledger: reopening the
         # file alone would drop its cap, so it must travel as a parameter.
@@ -95,11 +122,11 @@ def binding_for_pickle(current=None):
     """
     here = dict(origin_pid=os.getpid(), origin_host=socket.gethostname())
     try:
-        acc = active_accountant()
+        chain = active_chain()
     except AmbiguousAccountantError as exc:
         return _Binding("refusal", None, str(exc), **here)
-    if acc is not None:
-        return _binding_for(acc, "ledger")
+    if chain:
+        return _binding_for_chain(chain, "ledger")
     if current is not None:
         try:
             if current.resolve() is not None:
@@ -110,3 +137,25 @@ def binding_for_pickle(current=None):
         return _binding_for(default_accountant(), "default")
     except RuntimeError as exc:
         return _Binding("refusal", None, str(exc), **here)
+
+
+def binding_for_blocks(accountant, current=None):
+    """The binding of the blocks enclosing an explicit ``accountant`` pickled here, or None (never raises).
+
+    The blocks a meta-estimator charged already for spends through
+    ``accountant`` (:func:`._nested.mark_accounted`) are left out; ``current``
+    (a binding from an earlier hop) is kept when no block is open here.
+    """
+    try:
+        chain = active_chain()
+    except AmbiguousAccountantError:
+        chain = ()  # the parameter names the ledger (accounting/_resolve.py)
+    covered = ledger_keys(accountant) | _accounted(accountant)
+    if EVERY_LEDGER in covered:
+        return None
+    chain = [b for b in chain if not ledger_keys(b) <= covered]
+    if chain:
+        return _binding_for_chain(chain, "blocks")
+    if current is not None and current.kind.startswith("blocks"):
+        return current
+    return None

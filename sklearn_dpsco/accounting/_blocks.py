@@ -3,10 +3,12 @@
 Each thread / context sees its own stack (a context variable). Every open
 block is also kept in a process-wide registry, because joblib worker
 threads do not inherit context variables: a thread with no block of its own
-sees the innermost block of the process, or refuses
-(:class:`AmbiguousAccountantError`) when blocks of *different* ledgers are
-open in other threads. Which ledger a fit charges, of which the innermost
-block is one step, is decided in :mod:`._resolve`.
+sees the blocks of the process (the innermost one and the blocks enclosing
+it), or refuses (:class:`AmbiguousAccountantError`) when blocks of
+*different* ledgers, or one ledger inside different enclosing blocks, are
+open in other threads. A fit charges every enclosing block, not only the
+innermost (:func:`active_chain`); which ledgers a fit charges is decided in
+:mod:`._resolve` and :mod:`._nested`.
 
 This module holds ledgers as opaque objects and imports nothing of the
 package: :class:`~sklearn_dpsco.accounting.BudgetAccountant` opens and closes
@@ -18,7 +20,7 @@ a new ledger.
 import contextvars
 import threading
 
-__all__ = ["AmbiguousAccountantError", "active_accountant", "enter_block", "exit_block"]
+__all__ = ["AmbiguousAccountantError", "active_accountant", "active_chain", "enter_block", "exit_block"]
 
 
 class AmbiguousAccountantError(RuntimeError):
@@ -65,31 +67,76 @@ def exit_block(accountant):
         _open.remove(block)
 
 
+def _chain(block):
+    out = []
+    while block is not None:
+        out.append(block.accountant)
+        block = block.parent
+    return tuple(out)
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def active_chain():
+    """The ledgers of the budget blocks visible here, innermost first; () when none is open.
+
+    In a thread or context with blocks of its own: its stack. Otherwise the
+    process-wide registry: the blocks enclosing the innermost open block, if
+    every innermost open block belongs to one ledger inside the same
+    enclosing blocks.
+
+    Raises
+    ------
+    AmbiguousAccountantError
+        No block is open in this thread, and the innermost blocks open in
+        other threads belong to different ledgers or sit in different
+        enclosing blocks.
+    """
+    stack = _blocks.get()
+    if stack:
+        return tuple(b.accountant for b in reversed(stack))
+    with _open_lock:
+        if not _open:
+            return ()
+        parents = {id(b.parent) for b in _open if b.parent is not None}
+        chains = [_chain(b) for b in _open if id(b) not in parents]
+    distinct = []
+    for chain in chains:
+        if not any(_same(chain, d) for d in distinct):
+            distinct.append(chain)
+    if len(distinct) == 1:
+        return distinct[0]
+    leaves = []
+    for chain in distinct:
+        if not any(chain[0] is d for d in leaves):
+            leaves.append(chain[0])
+    if len(leaves) > 1:
+        raise AmbiguousAccountantError(
+            f"{len(leaves)} budget blocks with different ledgers are open in other threads and none in this "
+            "one, so a fit here cannot tell which ledger to charge. Pass accountant= to the estimator, or open "
+            "the block in this thread. Nothing was spent."
+        )
+    raise AmbiguousAccountantError(
+        "blocks of one ledger are open in other threads inside different enclosing budget blocks, and none "
+        "in this one, so a fit here cannot tell which enclosing blocks to charge. Pass accountant= to the "
+        "estimator, or open the blocks in this thread. Nothing was spent."
+    )
+
+
 def active_accountant():
     """The ledger of the innermost budget block visible here, or None.
+
+    A fit charges that ledger and those of the blocks enclosing it
+    (:func:`active_chain`).
 
     Raises
     ------
     AmbiguousAccountantError
         No block is open in this thread but blocks of several different
-        ledgers are open in others.
+        ledgers (or of one ledger inside different enclosing blocks) are open
+        in others.
     """
-    stack = _blocks.get()
-    if stack:
-        return stack[-1].accountant
-    with _open_lock:
-        if not _open:
-            return None
-        parents = {id(b.parent) for b in _open if b.parent is not None}
-        innermost = [b.accountant for b in _open if id(b) not in parents]
-    distinct = []
-    for acc in innermost:
-        if not any(acc is d for d in distinct):
-            distinct.append(acc)
-    if len(distinct) == 1:
-        return distinct[0]
-    raise AmbiguousAccountantError(
-        f"{len(distinct)} budget blocks with different ledgers are open in other threads and none in this "
-        "one, so a fit here cannot tell which ledger to charge. Pass accountant= to the estimator, or open "
-        "the block in this thread. Nothing was spent."
-    )
+    chain = active_chain()
+    return chain[0] if chain else None

@@ -79,3 +79,7 @@ class LedgerStorage(Protocol):
 
     def append_if_within(self, entry: LedgerEntry, within: Callable[[PrivacyProfile], bool]) -> tuple:
         """Atomically append ``entry`` iff ``within(new profile)``; return ``(ok, profile)``."""
+
+    def retract(self, entry: LedgerEntry) -> None:
+        """Remove ``entry``, appended here by this process, as if it had never been recorded (the undo of a
+        spend recorded in several ledgers that failed in another one)."""

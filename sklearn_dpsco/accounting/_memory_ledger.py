@@ -78,6 +78,27 @@ class MemoryLedger:
             self._profile = new
             return True, new
 
+    def retract(self, entry):
+        """Remove ``entry`` (appended by this process), as if it had never been recorded.
+
+        For a spend recorded in several ledgers that failed in another one
+        (:mod:`._nested`): the profile is recomposed from the remaining
+        entries, in order, as their appends composed it.
+        """
+        with self._lock:
+            if self._moved_to is not None:
+                return self._moved_to.retract(entry)
+            for i in range(len(self._entries) - 1, -1, -1):
+                if self._entries[i] is entry:
+                    del self._entries[i]
+                    break
+            else:
+                raise ValueError("the entry to retract is not in this ledger.")
+            profile = PrivacyProfile()
+            for e in self._entries:
+                profile = profile + profile_of(e.event)
+            self._profile = profile
+
     def move_to(self, make_storage):
         """Move the entries to ``make_storage(entries, profile)`` atomically; return the new storage.
 

@@ -189,6 +189,27 @@ class SQLiteLedger:
             conn.execute("UPDATE meta SET value = ? WHERE key = 'profile'", (json.dumps(asdict(new)),))
             return True, new
 
+    def retract(self, entry):
+        """Remove the latest row equal to ``entry``, as if it had never been recorded (one transaction).
+
+        For a spend recorded in several ledgers that failed in another one
+        (:mod:`._nested`): the stored profile is recomposed from the remaining
+        entries, in order, as their appends composed it.
+        """
+        conn = self._conn()
+        with _transaction(conn):
+            row = conn.execute(
+                "SELECT MAX(id) FROM entries WHERE label = ? AND timestamp = ? AND event = ? AND privacy_unit = ?",
+                entry_to_row(entry),
+            ).fetchone()
+            if row is None or row[0] is None:
+                raise ValueError("the entry to retract is not in this ledger.")
+            conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
+            profile = PrivacyProfile()
+            for r in conn.execute("SELECT label, timestamp, event, privacy_unit FROM entries ORDER BY id"):
+                profile = profile + profile_of(entry_from_row(r).event)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'profile'", (json.dumps(asdict(profile)),))
+
     def __reduce__(self):
         raise TypeError("an SQLiteLedger is pickled through its BudgetAccountant, never on its own.")
 

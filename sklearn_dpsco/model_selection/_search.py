@@ -20,6 +20,7 @@ from .._mechanisms._calibrate import laplace_mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
+from ..accounting._nested import ledger_keys, mark_accounted
 from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
@@ -329,6 +330,15 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)
         return accountant
 
+    def _mark_accounted(self, *groups):
+        """The candidate and refit fits spend under allowances the search charged up front (:meth:`_reserve`):
+        the budget blocks enclosing the search are charged by that reservation, not again by each fit."""
+        keys = ledger_keys(self._get_accountant())
+        for group in groups:
+            for est in group:
+                if est is not None:
+                    mark_accounted(est.accountant, keys)
+
     def _configure_refit(self, candidates, plan, seed, classes):
         """The refit estimator of every candidate, configured up front (None entries without a refit)."""
         if not self.refit or plan.refit is None:
@@ -362,6 +372,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(candidates, plan, refit_state, classes)
         for est, _, _ in fits:
             _check_candidate_budget(est)
+        self._mark_accounted([est for est, _, _ in fits], refit_est)
         # each candidate on its smallest training split
         smallest = min(range(S), key=lambda s: len(splits[s][0]))
         _check_candidate_fits([fits[c * S + smallest][:2] for c in range(K)], refit_est, candidates, X, y, units,
@@ -412,6 +423,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
         for est in runs_est:
             _check_candidate_budget(est)
+        self._mark_accounted(runs_est, refit_est)
         _check_candidate_fits([(est, train) for est in runs_est], refit_est, run_params, X, y, units, params)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")

@@ -18,6 +18,7 @@ from sklearn.utils._available_if import available_if
 from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
+from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin
 from ..accounting._shares import curve_kind, split_by_weights
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
@@ -482,7 +483,9 @@ class DPPipeline(AccountantMixin, Pipeline):
             if kind == "private":
                 # synthetic rows: nothing private to charge; a ledger without ceiling records the probe
                 share = shares[name]
-                probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=BudgetAccountant(math.inf, 1.0))
+                # (no enclosing budget block is charged for it either)
+                probe.set_params(epsilon=share.epsilon, delta=share.delta,
+                                 accountant=mark_accounted(BudgetAccountant(math.inf, 1.0), EVERY_LEDGER))
             try:
                 out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
                 Z = out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float)

@@ -193,15 +193,17 @@ def test_blocks_nest_and_restore(data):
         TinyDPClassifier(EPS, random_state=0).fit(X, y)
         with inner:
             TinyDPClassifier(EPS, random_state=0).fit(X, y)
-            assert get_accountant(None) is inner
+            assert active_accountant() is inner
+            assert get_accountant(None).targets == (inner, outer)  # every enclosing block is charged
+        assert get_accountant(None) is outer
         TinyDPClassifier(EPS, random_state=0).fit(X, y)
     assert active_accountant() is None
-    assert (len(outer.ledger), len(inner.ledger)) == (2, 1)
-    # an explicit parameter wins over the block
+    assert (len(outer.ledger), len(inner.ledger)) == (3, 1)
+    # an explicit parameter inside a block is charged together with the block (nothing escapes it)
     explicit = BudgetAccountant(10.0)
     with outer:
         TinyDPClassifier(EPS, accountant=explicit, random_state=0).fit(X, y)
-    assert (len(outer.ledger), len(explicit.ledger)) == (2, 1)
+    assert (len(outer.ledger), len(explicit.ledger)) == (4, 1)
 
 
 def test_block_ceiling_enforced(data):
