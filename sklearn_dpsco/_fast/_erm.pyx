@@ -58,7 +58,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs, INFINITY, isfinite
 
 from ._rows cimport RowData
-from ._losses cimport Absolute, Loss
+from ._losses cimport Loss
 from ._objective cimport Problem, Objective, row_k, row_weight, loss_gradient
 
 
@@ -123,7 +123,6 @@ cdef struct Work:
     double nrm2        # ||u - c||^2 (ball only), tracked
     signed char *mark  # n_sub, blocked order only: rows of the visiting set
     Py_ssize_t *blocks # ceil(n_sub / ORDER_BLOCK), blocked order only
-    bint absolute      # the loss is Absolute: the certificate evaluates it inline (the same floats)
 
 
 cdef struct Certificate:
@@ -141,41 +140,6 @@ cdef inline void _acc(double *s, double *c, double x) noexcept nogil:
     cdef double b = t - s[0]
     c[0] += (s[0] - (t - b)) + (x - b)
     s[0] = t
-
-
-cdef inline void _acc_abs(double *s, double *c, double *a, double x) noexcept nogil:
-    # _rows._neumaier inline (RowData.axpy_comp's step): _acc, and a += |x|
-    cdef double t = s[0] + x
-    cdef double b = t - s[0]
-    c[0] += (s[0] - (t - b)) + (x - b)
-    s[0] = t
-    a[0] += fabs(x)
-
-
-cdef inline void _dense_axpy_comp(RowData rows, Py_ssize_t i, double a, double *w, double *w_comp,
-                                  double *w_abs) noexcept nogil:
-    # RowData.axpy_comp of a dense row without the method call: the same steps in the same order
-    cdef Py_ssize_t j, m = rows.n_raw
-    cdef const double *x = rows.dense + i * m
-    for j in range(m):
-        _acc_abs(w + j, w_comp + j, w_abs + j, a * x[j])
-    if rows.has_intercept:
-        _acc_abs(w + m, w_comp + m, w_abs + m, a * rows.intercept_scaling)
-
-
-cdef inline double _absolute_conj(double u, double y, double k) noexcept nogil:
-    # Absolute.cy_conj
-    cdef double c = k if k < 1.0 else 1.0
-    if fabs(u) <= c:
-        return u * y
-    return INFINITY
-
-
-cdef inline double _absolute_ext_deriv(double z, double y, double k) noexcept nogil:
-    # Loss.cy_ext_deriv of Absolute: _clip(_sign(z - y), -k, k) (_losses.pyx)
-    cdef double r = z - y
-    cdef double v = 1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0)
-    return -k if v < -k else (k if v > k else v)
 
 
 cdef inline unsigned long long _next(unsigned long long *s) noexcept nogil:
@@ -347,12 +311,8 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
         b = wk.beta[idx]
         yi = pb.y[i]
         if b != 0.0:
-            if dense:
-                _dense_axpy_comp(rows, i, s * b * inv_n, wk.v, wk.vcomp, wk.vabs)
-            else:
-                rows.axpy_comp(i, s * b * inv_n, wk.v, wk.vcomp, wk.vabs)
-        # the absolute loss's conjugate without the method call (the same floats)
-        t = _absolute_conj(-b, yi, wk.k[idx]) if wk.absolute else loss.cy_conj(-b, yi, wk.k[idx])
+            rows.axpy_comp(i, s * b * inv_n, wk.v, wk.vcomp, wk.vabs)
+        t = loss.cy_conj(-b, yi, wk.k[idx])
         wk.dterm[idx] = -t
         _acc(&dual_sum, &dual_c, s * (-t))
         dual_abs += s * (fabs(t) + fabs(b * yi))
@@ -385,13 +345,8 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
             z, za = zq[a % 4], zaq[a % 4]
         else:
             z = rows.dot_abs(i, wk.w, &za)
-        if wk.absolute:  # Absolute.cy_ext_value and its cy_ext_deriv, inline (the same floats)
-            t = wk.k[idx]
-            val = (t if t < 1.0 else 1.0) * fabs(z - yi)
-            der = _absolute_ext_deriv(z, yi, t)
-        else:
-            val = loss.cy_ext_value(z, yi, wk.k[idx])
-            der = loss.cy_ext_deriv(z, yi, wk.k[idx])
+        val = loss.cy_ext_value(z, yi, wk.k[idx])
+        der = loss.cy_ext_deriv(z, yi, wk.k[idx])
         _acc(&loss_sum, &loss_c, s * val)
         # |val| for the sum; |psi'| (|<x,w>|_abs + |z| + |y|) for the rounding
         # of z = <x_i, w> and of r = z - y inside the loss
@@ -690,7 +645,6 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     wk.vcomp = &vcomp_v[0] if d > 0 else &dummy
     wk.vabs = &vabs_v[0] if d > 0 else &dummy
     wk.nrm2 = 0.0
-    wk.absolute = type(loss) is Absolute
     # blocked order: the visiting set's membership marks and the block permutation
     mark = np.zeros(n_sub if blocked_order else 0, dtype=np.int8)
     blocks = np.zeros((n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK if blocked_order else 0, dtype=np.intp)
