@@ -153,7 +153,8 @@ def column_quantiles_from_counts(counts, n, qs, budget, *, grid=None, method=DEF
     d = counts.shape[0]
     mechanisms = _column_mechanisms(_check_levels(qs), budget, d, grid, method)
     rng = check_random_state(random_state)
-    out = np.array([[m.release_counts(c, n, rng) for c in counts] for m in mechanisms])
+    # each mechanism releases every column in turn (the same draws in the same order as one call per column)
+    out = np.array([m.release_counts_columns(counts, n, rng) for m in mechanisms])
     return ScaleRelease(out, ComposedEvent(tuple(m.event for m in mechanisms for _ in range(d))))
 
 
