@@ -83,7 +83,9 @@ def targets_inside_norms(data, loss, slope):
     clipped, and the absolute loss's clipping width is ``slope ||x_i||`` itself (its saturation is 0). Dense
     rows of the absolute loss whose norms are not computed yet; any other case returns False.
     """
-    if getattr(loss, "name", None) != "absolute" or data.sparse or getattr(data, "_norms", True) is not None:
+    # an in-memory GLMData only (a RowScaledData would materialise its rows on any other attribute)
+    if not isinstance(data, GLMData) or getattr(loss, "name", None) != "absolute" or data.sparse \
+            or data._norms is not None:
         return False
     if not (np.isfinite(slope) and slope > 0):
         return False
