@@ -54,6 +54,39 @@ cdef inline Py_ssize_t _cell(double x, const double *points, const int32_t *star
     return c
 
 
+cdef inline Py_ssize_t _cell_one_step(double x, const double *points, const int32_t *start, Py_ssize_t G) noexcept nogil:
+    # _cell for a table whose every bucket holds at most one grid point (checked by the caller, _one_step_table):
+    # the guess counts the points of the buckets below x's, which are all < x (the keys order the floats), so
+    # the cell is the guess or the next one: one comparison with the first point at or above the bucket
+    # (``points`` has G + 1 entries, the last +inf: no point above). NaN: above every point, as in _cell.
+    cdef Py_ssize_t c
+    if x != x:
+        return G
+    c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+    return c + (points[c] < x)
+
+
+cdef inline Py_ssize_t _place(double x, const double *points, const double *points_inf, const int32_t *start,
+                              Py_ssize_t G, bint one_step) noexcept nogil:
+    # the cell of x: one comparison when the table allows it (points_inf: the points, then +inf), else _cell
+    if one_step:
+        return _cell_one_step(x, points_inf, start, G)
+    return _cell(x, points, start, G)
+
+
+def one_step_table(const double[::1] points):
+    """Whether every bucket of the lookup table (the top ``TABLE_BITS`` bits of the keys) holds at most one of
+    the increasing ``points``: :func:`grid_cell_tallies` may then place each value with one comparison."""
+    cdef Py_ssize_t j, G = points.shape[0]
+    cdef uint64_t prev = 0, b
+    for j in range(G):
+        b = _ordered_key(points[j]) >> (64 - _BITS)
+        if j > 0 and b == prev:
+            return False
+        prev = b
+    return True
+
+
 def ordered_keys(const double[::1] values):
     """The order-preserving 64-bit keys of ``values`` (for building the lookup table)."""
     cdef Py_ssize_t i, n = values.shape[0]
@@ -77,15 +110,23 @@ cdef enum:
     _TWO_PASS_COLUMNS = 6
 
 
-def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start, shift=None):
+def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int32_t[::1] start,
+                      bint one_step=False, shift=None):
     """``tallies[j, c] = #{i : exactly c grid points are < X[i, j]}``, shape ``(n_features, G + 1)``.
 
     ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
     of first guesses. The counts of column ``j`` are
     ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
 
+    ``one_step=True``: ``start`` is the table of first guesses built from ``points``
+    (``ScaleGrid._cell_starts``: each entry the number of points whose key is below
+    its bucket) and :func:`one_step_table` holds for ``points``; each value's cell is
+    then the guess or the next one, found with one comparison instead of the two
+    searches (the same cells).
+
     ``shift`` (optional, one value per column): the tallies of ``X[i, j] - shift[j]`` (the same one
-    subtraction as NumPy's, so the same floats), without writing the shifted array.
+    subtraction as NumPy's, so the same floats), without writing the shifted array. Without it every
+    value is placed as ``X[i, j] - 0.0``, which is ``X[i, j]`` exactly (also -0.0, infinities and NaN).
 
     From ``_TWO_PASS_COLUMNS`` columns on, two passes per block of ``_BLOCK``
     rows: the cells of the block (flat indices into the tallies) go to a
@@ -107,14 +148,19 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
     if shifts.shape != (d,):
         raise ValueError("shift needs one value per column.")
     cdef const double[::1] sh = shifts
-    cdef bint shifted = shift is not None
+    # the points and +inf after them (one_step's comparison at c = G)
+    ext = np.empty(G + 1, dtype=np.float64)
+    ext[:G] = points
+    ext[G] = np.inf
+    cdef const double[::1] ext_v = ext
+    cdef const double *pts1 = &ext_v[0]
     if d * width >= 2**31:
         raise ValueError("too many columns and grid points for the 32-bit cell buffer.")
     if d < _TWO_PASS_COLUMNS:
         with nogil:
             for i in range(n):
                 for j in range(d):
-                    t[j, _cell(X[i, j] - sh[j] if shifted else X[i, j], pts, tab, G)] += 1
+                    t[j, _place(X[i, j] - sh[j], pts, pts1, tab, G, one_step)] += 1
         return out
     cells = np.empty(_BLOCK * d, dtype=np.int32)
     cdef int32_t[::1] buf = cells
@@ -133,14 +179,9 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
                         __builtin_prefetch(&X[i + _PREFETCH_ROWS, j])
                         j += 8  # one request per 64-byte line
                     __builtin_prefetch(&X[i + _PREFETCH_ROWS, d - 1])
-                if shifted:
-                    for j in range(d):
-                        buf[m] = <int32_t>(j * width + _cell(X[i, j] - sh[j], pts, tab, G))
-                        m += 1
-                else:
-                    for j in range(d):
-                        buf[m] = <int32_t>(j * width + _cell(X[i, j], pts, tab, G))
-                        m += 1
+                for j in range(d):
+                    buf[m] = <int32_t>(j * width + _place(X[i, j] - sh[j], pts, pts1, tab, G, one_step))
+                    m += 1
             for k in range(m):
                 flat[buf[k]] += 1
             i0 = i1

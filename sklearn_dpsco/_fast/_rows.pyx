@@ -11,7 +11,7 @@ blocked helpers ``block_matvec`` / ``block_rmatvec``.
 import numpy as np
 import scipy.sparse as sp
 
-from libc.math cimport sqrt, fabs, nearbyint
+from libc.math cimport sqrt, fabs, isfinite, nearbyint
 
 from ._dot cimport clip_scale, dense_axpy4, dense_dot
 
@@ -388,24 +388,34 @@ cdef class RowData:
         return arr
 
 
-def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor):
+def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor, double scale=1.0):
     """``(X - centre) * factor`` column by column, in one pass into a fresh C-contiguous array.
 
     The same two roundings per entry as NumPy's ``out = X - centre; out *= factor``
     (a subtraction, then a product: nothing to contract into an FMA), so the
-    same floats; one read of ``X`` and one write instead of two of each.
+    same floats; one read of ``X`` and one write instead of two of each. With
+    ``scale != 1``, each entry is then multiplied by ``scale`` (a third rounding,
+    NumPy's ``out *= scale`` after the map: the same floats, without a second
+    pass over ``out``).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
     if centre.shape[0] != d or factor.shape[0] != d:
         raise ValueError("centre and factor need one entry per column.")
     out = np.empty((n, d), dtype=np.float64)
     cdef double[:, ::1] o = out
-    cdef double diff
+    cdef double diff, prod
     with nogil:
-        for i in range(n):
-            for j in range(d):
-                diff = X[i, j] - centre[j]
-                o[i, j] = diff * factor[j]
+        if scale == 1.0:
+            for i in range(n):
+                for j in range(d):
+                    diff = X[i, j] - centre[j]
+                    o[i, j] = diff * factor[j]
+        else:
+            for i in range(n):
+                for j in range(d):
+                    diff = X[i, j] - centre[j]
+                    prod = diff * factor[j]
+                    o[i, j] = prod * scale
     return out
 
 
@@ -506,6 +516,46 @@ def targets_within_widths(const double[::1] y, const double[::1] norms, const do
             width = ((1.0 + 2.0 ** -20) * m + t) + (2.0 ** -20 * norms[i]) * size
             yi = y[i]
             if not ((0.0 - width) <= yi and yi <= (0.0 + width)):
+                ok = False
+                break
+    return bool(ok)
+
+
+def norms_from_squares(const double[::1] sq, double s2, double[::1] out):
+    """``out = sqrt(sq + s2)``, and how many rows fall outside the plain formula's range.
+
+    The same floats as NumPy's ``np.sqrt(sq + s2)`` (an addition and a correctly rounded square
+    root per entry), in one pass; a row counts when ``sq_i`` is not finite or ``sq_i + s2 < 2^-900``
+    (``_solvers/_core/_data.py`` ``safe_row_norms``: those rows take its scaled fallback).
+    """
+    cdef Py_ssize_t i, n = sq.shape[0], bad = 0
+    cdef double t
+    if out.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    with nogil:
+        for i in range(n):
+            t = sq[i] + s2
+            out[i] = sqrt(t)
+            bad += not (isfinite(sq[i]) and t >= 2.0 ** -900)
+    return bad
+
+
+def targets_within_norms(RowData rows not None, const double[::1] y, double factor, double low, double high):
+    """Whether every row's norm (this RowData's, :meth:`row_norms`) lies in ``[low, high]`` and
+    ``|y_i| <= factor ||x_i||`` (the product rounded once); False at the first row that does not, or at a NaN.
+
+    Reads the cached norms and the targets only: a caller that proves a bound on another norm of the
+    same rows (an einsum's, within a relative ``(d + 2) 2^-53``) folds its margin into ``factor``.
+    """
+    cdef Py_ssize_t i, n = y.shape[0]
+    cdef double nrm
+    cdef bint ok = True
+    if n != rows.n_samples:
+        raise ValueError("one target per row")
+    with nogil:
+        for i in range(n):
+            nrm = rows.norms[i]
+            if not (low <= nrm and nrm <= high and fabs(y[i]) <= factor * nrm):
                 ok = False
                 break
     return bool(ok)

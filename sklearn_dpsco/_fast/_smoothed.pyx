@@ -376,3 +376,19 @@ def screen_check(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[:
             in_set[li] = wrong
             count += wrong
     return count
+
+
+def absolute_gap_terms(const double[:] z, const double[:] y, const double[:] cap, const double[:] beta,
+                       double[::1] out):
+    """``out_i = cap_i |z_i - y_i| + beta_i (z_i - y_i)``: the absolute loss's duality-gap terms of the
+    screen (``_working_set.screening_point``), NumPy's ``cap * np.abs(z - y) + beta * (z - y)`` entry by
+    entry (the same operations in the same order: the same floats), in one pass."""
+    cdef Py_ssize_t i, n = z.shape[0]
+    cdef double r
+    if y.shape[0] != n or cap.shape[0] != n or beta.shape[0] != n or out.shape[0] != n:
+        raise ValueError("arrays of the wrong length")
+    with nogil:
+        for i in range(n):
+            r = z[i] - y[i]
+            out[i] = cap[i] * fabs(r) + beta[i] * r
+    return out

@@ -118,6 +118,14 @@ class ScaleGrid:
         out.setflags(write=False)
         return out
 
+    @cached_property
+    def _one_step(self):
+        """Whether every bucket of :attr:`_cell_starts` holds at most one point (then each value's cell is
+        its bucket's guess or the next one: one comparison; depends on the grid only)."""
+        from .._fast._grid_counts import one_step_table
+
+        return bool(one_step_table(np.ascontiguousarray(self.points)))
+
     def column_counts(self, X, shift=None):
         """:meth:`counts` of every column of a 2-D float array, shape ``(n_features, len(self))``.
 
@@ -131,5 +139,5 @@ class ScaleGrid:
         from .._fast._grid_counts import grid_cell_tallies
 
         X = np.asarray(X, dtype=float)
-        tallies = grid_cell_tallies(X, np.ascontiguousarray(self.points), self._cell_starts, shift)
+        tallies = grid_cell_tallies(X, np.ascontiguousarray(self.points), self._cell_starts, self._one_step, shift)
         return np.cumsum(tallies[:, :-1], axis=1)

@@ -111,6 +111,10 @@ def test_column_affine_is_numpys_two_roundings(order):
     got = column_affine(X, centre, factor)
     assert got.flags.c_contiguous
     np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
+    # a row scale in the same pass: the products of NumPy's out *= scale after the map
+    for scale in (1.0, 0.37, 3.0e-7):
+        scaled = expected * scale
+        np.testing.assert_array_equal(column_affine(X, centre, factor, scale).view(np.uint64), scaled.view(np.uint64))
     with pytest.raises(ValueError):
         column_affine(X, centre[:3], factor)
 
@@ -170,3 +174,50 @@ def test_targets_within_widths_is_the_numpy_clip_verdict():
             z0 = np.zeros(n)
             expected = np.array_equal(np.clip(y, z0 - width, z0 + width), y)
         assert targets_within_widths(y, norms, sat, slack, size) == expected
+
+
+def test_norms_from_squares_is_numpys_sqrt():
+    # safe_row_norms' compiled tail: sqrt(sq + s2) bit for bit, and the count of rows its fallback takes
+    from sklearn_dpsco._fast._rows import norms_from_squares
+
+    rng = np.random.default_rng(5)
+    sq = np.exp(rng.uniform(-2200, 1500, size=400) * np.log(2.0) / 2.0)
+    sq[:6] = [0.0, np.inf, np.nan, 2.0**-900, 2.0**-901, 1e308]
+    for s2 in (0.0, 1.0, 2.25, 2.0**-905):
+        out = np.empty_like(sq)
+        with np.errstate(all="ignore"):
+            expected = np.sqrt(sq + s2)
+            bad = ~(np.isfinite(sq) & (sq + s2 >= 2.0**-900))
+        assert norms_from_squares(sq, s2, out) == bad.sum()
+        np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
+
+
+@pytest.mark.parametrize("s", [0.0, 1.0])
+def test_safe_row_norms_fast_path_is_the_numpy_formula(s):
+    from sklearn_dpsco._solvers._core._data import safe_row_norms
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 7)) * np.exp(rng.uniform(-40, 40, size=(300, 1)))
+    expected = np.sqrt(np.einsum("ij,ij->i", X, X) + s**2)
+    np.testing.assert_array_equal(safe_row_norms(X, s), expected)
+    X[4] = 1e200  # a row whose sum of squares overflows takes the scaled fallback, as before
+    got = safe_row_norms(X, s)
+    assert np.isfinite(got[4]) and got[4] == pytest.approx(np.sqrt(7) * 1e200, rel=1e-12)
+
+
+def test_targets_within_norms_reads_the_rows_own_norms():
+    from sklearn_dpsco._fast._rows import targets_within_norms
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(50, 4))
+    rows = RowData(X, 1.0)
+    norms = rows.row_norms()
+    y = 0.5 * norms * rng.uniform(-1, 1, size=50)
+    assert targets_within_norms(rows, y, 0.5, 0.5, 1e3)
+    y[7] = 0.5 * norms[7] * (1 + 2.0**-40)
+    assert not targets_within_norms(rows, y, 0.5, 0.5, 1e3)
+    y[7] = np.nan
+    assert not targets_within_norms(rows, y, 0.5, 0.5, 1e3)
+    assert not targets_within_norms(rows, 0.0 * y, 0.5, 2.0 * norms.min(), 1e3)  # a norm below the range
+    with pytest.raises(ValueError):
+        targets_within_norms(rows, y[:3], 0.5, 0.0, 1e3)

@@ -452,3 +452,29 @@ def test_saturation_is_where_the_extension_turns_linear(name, power):
     np.testing.assert_allclose(loss.ext_deriv(-r * (1 + 1e-9) - 1e-12, 0.0, k), -slope)
     if name != "absolute" and power != 1:
         assert (np.abs(loss.ext_deriv(0.99 * r, 0.0, k)) < slope).all()
+
+
+@pytest.mark.parametrize("lam", [1e-3, 1.0, 1e3])
+def test_winsorizing_and_conditioning_proven_without_einsum_norms(lam):
+    """The absolute loss's proof from the compiled norms gives the NumPy path's targets and rows exactly."""
+    from sklearn_dpsco._solvers._core._data import GLMData
+    from sklearn_dpsco._solvers._optim._erm import condition_rows
+
+    rng = np.random.default_rng(4)
+    n, d = 400, 5
+    X = rng.normal(size=(n, d)) * np.exp(rng.normal(size=(n, 1)))
+    loss = get_loss("absolute")
+    for scale in (1e-3, 1.0, 1e6):  # targets far inside, around and far beyond clip ||x|| / lam
+        y = rng.standard_cauchy(n) * scale
+        fast = GLMData(X, y, None, 1.0)
+        slow = GLMData(X, y, None, 1.0)
+        slow.row_norms()  # norms computed: the NumPy path
+        got, expected = winsorized_targets(fast, loss, 1.0, lam), winsorized_targets(slow, loss, 1.0, lam)
+        np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
+        fast.y, slow.y = got, expected
+        a, b = condition_rows(fast, loss, lam, np.zeros(d + 1), clip=1.0), condition_rows(
+            slow, loss, lam, np.zeros(d + 1), clip=1.0)
+        assert (a[0] is fast) == (b[0] is slow) and a[1:] == b[1:]
+        np.testing.assert_array_equal(a[0].y, b[0].y)
+        if lam == 1e-3 and scale == 1e-3:  # every target far inside: proven, the einsum norms never computed
+            assert fast._norms is None

@@ -377,7 +377,8 @@ def test_column_quantiles_release_what_one_release_per_column_releases(noise):
 
 
 @pytest.mark.parametrize(
-    "grid", [ScaleGrid(-1, 2, 1), ScaleGrid(per_octave=8, signed=True), ScaleGrid(), ScaleGrid(-3, 5, 3, signed=True)]
+    "grid", [ScaleGrid(-1, 2, 1), ScaleGrid(per_octave=8, signed=True), ScaleGrid(), ScaleGrid(-3, 5, 3, signed=True),
+             ScaleGrid(-2, 2, 128, signed=True)]
 )
 def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
     """The one-pass counting kernel gives exactly ``counts`` per column, on the grid points, their
@@ -403,7 +404,7 @@ def test_column_counts_equal_the_sorted_counts_of_every_column(grid):
             X = np.repeat(X, 3, axis=0)[::3]  # rows apart in memory (the kernel requests them ahead)
             assert n == 1 or not X.flags.c_contiguous
         if trial % 5 == 4:
-            X[rng.integers(0, n, size=20), rng.integers(0, d, size=20)] = rng.choice([np.nan, np.inf, -np.inf])
+            X[rng.integers(0, n, size=20), rng.integers(0, d, size=20)] = rng.choice([np.nan, -np.nan, np.inf, -np.inf])
         # the former definition: sort, then count the values <= each point
         expected = np.array([np.searchsorted(np.sort(X[:, j]), p, side="right") for j in range(X.shape[1])])
         got = grid.column_counts(X)
@@ -542,3 +543,39 @@ def test_a_quantile_beyond_the_grid_saturates_at_its_end(q):
     # values below the smallest positive point saturate at it, as before (the unsigned grid starts at 0)
     low = QuantileMechanism(q, 1.0, grid=grid, noise="float").utility(np.full(50, 1e-9))
     assert grid.points[1] == 2.0**-20 and low[1] == 0 and max(low[2:]) < 0
+
+
+def test_one_comparison_cells_only_for_grids_with_one_point_per_bucket():
+    """The kernel's one-comparison path (each lookup bucket holds at most one point) covers the library's
+    grids; a grid finer than the table's buckets keeps the two searches, with the same counts."""
+    from sklearn_dpsco._fast._grid_counts import grid_cell_tallies
+
+    assert ScaleGrid()._one_step and ScaleGrid(per_octave=8, signed=True)._one_step
+    fine = ScaleGrid(-2, 2, 128, signed=True)  # 2^(1/128) apart: two points share a bucket of 1/64 octave
+    assert not fine._one_step
+    grid = ScaleGrid(per_octave=8, signed=True)
+    p = np.ascontiguousarray(grid.points)
+    X = np.random.default_rng(0).standard_normal((999, 7)) * 10.0 ** np.arange(-3, 4)
+    X[5, 2], X[6, 3], X[7, 4] = np.nan, -np.nan, -0.0
+    np.testing.assert_array_equal(grid_cell_tallies(X, p, grid._cell_starts, True),
+                                  grid_cell_tallies(X, p, grid._cell_starts, False))
+
+
+@pytest.mark.parametrize("noise,method", [("secure", "permute_and_flip"), ("secure", "exponential"),
+                                          ("float", "permute_and_flip")])
+def test_release_counts_columns_is_one_release_per_column(noise, method):
+    """Every column's utilities and gaps at once: the same draws in the same order as one call per column."""
+    from sklearn_dpsco._mechanisms._calibrate import quantile_mechanism_for
+
+    grid = ScaleGrid(per_octave=8, signed=True)
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((3001, 9)) * 10.0 ** rng.integers(-3, 4, size=9)
+    X[:, 4] = 0.0  # a constant column: every point above it ties
+    counts = grid.column_counts(X)
+    for eps in (1e-3, 0.05, 2.0, 50.0):
+        for q in (0.25, 0.5, 0.75):
+            m = quantile_mechanism_for(q, Budget(eps, 0.0, noise), grid, method)
+            seed = int(eps * 1000) + int(q * 4)
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert m.release_counts_columns(counts, X.shape[0], a) == [m.release_counts(c, X.shape[0], b) for c in counts]
+            assert a.integers(1 << 62) == b.integers(1 << 62)  # the generators are left in the same state

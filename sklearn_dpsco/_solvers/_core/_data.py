@@ -27,6 +27,13 @@ def safe_row_norms(X, intercept_scaling=0.0):
             sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         else:
             sq = np.einsum("ij,ij->i", X, X)
+            if sq.dtype == np.float64 and sq.ndim == 1:
+                from ..._fast._rows import norms_from_squares
+
+                # the same floats as below in one compiled pass; every row in range: done
+                norms = np.empty_like(sq)
+                if norms_from_squares(sq, s**2, norms) == 0:
+                    return norms
         norms = np.sqrt(sq + s**2)
         bad = ~(np.isfinite(sq) & (sq + s**2 >= 2.0**-900))
         if np.any(bad):
@@ -157,10 +164,8 @@ class DeferredRowScale:
             return X * self.factor
         from ..._fast._rows import column_affine
 
-        out = column_affine(X, self.centre, self.inv_scale)
-        if self.factor != 1.0:
-            np.multiply(out, self.factor, out=out)  # in place: the same products as out * factor
-        return out
+        # the row scale's product in the same pass (column_affine's scale: the same products as out * factor)
+        return column_affine(X, self.centre, self.inv_scale, float(self.factor))
 
 
 def row_norms_of(X):

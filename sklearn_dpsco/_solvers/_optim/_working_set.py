@@ -50,7 +50,7 @@ import numpy as np
 from ..._fast._erm import certified_erm
 from ..._fast._objective import Objective
 from ..._fast._rows import RowData
-from ..._fast._smoothed import screen_centre, screen_check, screen_rows
+from ..._fast._smoothed import absolute_gap_terms, screen_centre, screen_check, screen_rows
 from .._core._data import GLMData
 from ._warm_start import smoothed_absolute_start
 
@@ -213,10 +213,15 @@ def screening_point(data, rows, loss, lam, w0, cap, start, stop, beta):
     w0 = np.asarray(w0, dtype=float)
     # no data-dependent warning (a non-finite estimate only means no screen), as in the compiled kernel
     with np.errstate(all="ignore"):
-        w = w0 + rows.rmatvec(sw * beta, start, stop) / (lam * n) if np.any(beta) else w0.copy()
+        # unit weights: s_i beta_i is beta_i itself (a product by 1.0 is exact)
+        coef = beta if data.sample_weight is None else sw * beta
+        w = w0 + rows.rmatvec(coef, start, stop) / (lam * n) if np.any(beta) else w0.copy()
         z = rows.matvec(w, start, stop) if np.any(w) else np.zeros(n)
-        psi = cap * (np.maximum(1.0 - y * z, 0.0) if loss.is_classification else np.abs(z - y))
-        gap = float(sw @ (psi + beta * (z - y))) / n
+        if loss.is_classification:
+            terms = cap * np.maximum(1.0 - y * z, 0.0) + beta * (z - y)
+        else:  # NumPy's cap * |z - y| + beta * (z - y), entry by entry in one compiled pass (the same floats)
+            terms = absolute_gap_terms(z, y, cap, beta, np.empty(n))
+        gap = float(sw @ terms) / n
     distance = np.sqrt(2.0 * max(gap, 0.0) / lam) if np.isfinite(gap) else np.inf
     return ScreeningPoint(w, float(distance), beta, z)
 
