@@ -82,8 +82,9 @@ def test_tiny_budget_rules_switch_exactly_at_their_thresholds():
     lo = INTERCEPT_TINY_MIN_RANKS / n
     assert default_intercept_share(n, d, lo) == INTERCEPT_TINY_SHARE
     assert default_intercept_share(n, d, math.nextafter(lo, 0)) == 0.0
-    d = 5  # the ratio ends the window first: n epsilon / d = INTERCEPT_TINY_RANKS_PER_COEF
+    d = 10  # the ratio ends the window first: n epsilon / d = INTERCEPT_TINY_RANKS_PER_COEF
     edge = INTERCEPT_TINY_RANKS_PER_COEF * d / n
+    assert INTERCEPT_TINY_MIN_RANKS < n * edge < INTERCEPT_MIN_RANKS
     assert default_intercept_share(n, d, math.nextafter(edge, 0)) == INTERCEPT_TINY_SHARE
     assert default_intercept_share(n, d, edge) == 0.0
 
