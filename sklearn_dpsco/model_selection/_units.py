@@ -4,7 +4,8 @@ A row-level search splits row indices and scores a candidate by the mean of
 per-row scores. A user-level search (a user-level estimator, ``groups``
 given) splits *users*, gives each candidate fit the ``groups`` of its
 training rows, and scores by the mean over validation users of each user's
-mean per-row score, so replacing one user moves a score by at most
+mean per-row score (each user's mean rounded to the score grid and the users
+summed exactly, :class:`ScoreGrid`), so replacing one user moves a score by at most
 ``width / m_users`` (doc/privacy/model_selection.rst, "User-level searches").
 
 The users are put in a uniformly random order (public randomness, the
