@@ -29,7 +29,7 @@ from ..preprocessing._pipeline import DPPipeline
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._fit_params import rows_of_params, search_fit_params
-from ._scoring import get_scorer
+from ._scoring import ScoreGrid, get_scorer
 from ._selection import ExponentialMechanism, RandomStopping
 from ._splits import check_private_cv, holdout_split, make_splits, row_classes
 from ._units import SearchUnits
@@ -121,8 +121,28 @@ def _fit_and_score(est, X, y, train, test, scorer, units, params):
     return units.score(scorer, est, _index(X, test), y[test], test)
 
 
-def _fit_and_score_keep(est, X, y, train, test, scorer, units, params):
-    return _fit_and_score(est, X, y, train, test, scorer, units, params), est
+def _fit_and_score_sum(est, X, y, train, test, scorer, units, params):
+    """The exact integer score sum of a random-stopping run (:meth:`SearchUnits.score_sum`) and its model."""
+    est.fit(_index(X, train), y[train], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
+    _, Q = units.score_sum(scorer, est, _index(X, test), y[test], test)
+    return Q, est
+
+
+def noisy_score_sums(noise, score_grid, sums):
+    """The noisy score sums of the runs: ``noise`` (a draw of one Laplace release per run) added to the exact
+    centres ``g Q`` (:class:`ScoreGrid`), rounded to the noise grid on the secure path."""
+    return noise.release(score_grid.centre(np.asarray(sums, dtype=np.int64))[:, None])[:, 0]
+
+
+def release_best_score(noise, score_grid, sums):
+    """``(best, noisy score)`` of random stopping: the first run of highest noisy sum, and its noisy mean.
+
+    Both are post-processing of the noisy sums (:func:`noisy_score_sums`): the division by the public number
+    of validation units comes after the noise (doc/privacy/model_selection.rst, "Exact scores").
+    """
+    noisy = noisy_score_sums(noise, score_grid, sums)
+    best = int(np.argmax(noisy))  # first of ties
+    return best, float(noisy[best] / score_grid.n_units)
 
 
 def selection_mechanism(plan, rows, scorer):
@@ -408,10 +428,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         train_units, val_units = holdout_split(n, self.validation_fraction, split_seed)
         train, val = units.rows_of(train_units, val_units)
         params = search_fit_params(self, params, X.shape[0])
-        # why: accuracy-type scores averaged over m validation units (rows, or
-        # per-user means) move by <= width / m when one unit is replaced
-        # (doc/privacy/model_selection.rst)
-        score_noise = laplace_mechanism_for(scorer.width / val_units.size, Budget(plan.fit.epsilon))
+        # why: the released centre is g Q, Q the exact integer sum of one grid term per validation unit
+        # (rows, or users' rounded means) in [lo, hi]: one replaced unit moves it by <= g W exactly, in any
+        # summation order; the mean is formed after the noise (doc/privacy/model_selection.rst, "Exact scores")
+        score_grid = ScoreGrid(scorer, val_units.size)
+        score_noise = laplace_mechanism_for(score_grid.sensitivity, Budget(plan.fit.epsilon))
         # all randomness of the runs is drawn up front, independently of the data
         n_runs = stopping.sample(rng)
         run_params = self._draw_run_params(rng, n_runs)
@@ -427,19 +448,19 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         _check_candidate_fits([(est, train) for est in runs_est], refit_est, run_params, X, y, units, params)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
-        jobs = (delayed(_fit_and_score_keep)(est, X, y, train, val, scorer, units, params) for est in runs_est)
+        jobs = (delayed(_fit_and_score_sum)(est, X, y, train, val, scorer, units, params) for est in runs_est)
         runs = Parallel(n_jobs=self.n_jobs, prefer="threads")(jobs)
-        # the release rounds each score to the noise grid (doc/privacy/secure_noise.rst)
-        noisy = noise.release(np.array([score for score, _ in runs], dtype=float)[:, None])[:, 0]
-        best = int(np.argmax(noisy))  # first of ties
+        # the release rounds each exact centre g Q to the noise grid (doc/privacy/secure_noise.rst); the
+        # selection and the division by m are post-processing of the noisy sums
+        best, best_score = release_best_score(noise, score_grid, [Q for Q, _ in runs])
         # only the winning run (its parameters, model and noisy score) is released
         state = dict(
             best_index_=0,
             best_params_=dict(run_params[best]),
-            best_score_=float(noisy[best]),
-            cv_results_=self._results([run_params[best]], 0, noisy_score=float(noisy[best])),
+            best_score_=best_score,
+            cv_results_=self._results([run_params[best]], 0, noisy_score=best_score),
             n_splits_=1,
-            selection_sensitivity_=score_noise.sensitivity,
+            selection_sensitivity_=score_noise.sensitivity / val_units.size,
             budget_=self._budget_table(plan, None, 1, "random_stopping", stopping=stopping),
             privacy_event_=plan.event,
             epsilon_spent_=plan.epsilon,
@@ -609,7 +630,9 @@ _ATTRIBUTES_DOC = """
     epsilon_spent_, delta_spent_ : float
         Its guarantee; never above (epsilon, delta).
     selection_sensitivity_ : float
-        Sensitivity of the score the selection uses.
+        Sensitivity of the score the selection uses (random stopping: of the
+        noisy mean, ``g W / m`` for the exact integer score sums; ``width /
+        m`` for accuracy and within ``2^-33`` of it for the clipped losses).
     n_splits_ : int
     noise_source_ : str
 """

@@ -4,7 +4,8 @@ A row-level search splits row indices and scores a candidate by the mean of
 per-row scores. A user-level search (a user-level estimator, ``groups``
 given) splits *users*, gives each candidate fit the ``groups`` of its
 training rows, and scores by the mean over validation users of each user's
-mean per-row score, so replacing one user moves a score by at most
+mean per-row score (each user's mean rounded to the score grid and the users
+summed exactly, :class:`ScoreGrid`), so replacing one user moves a score by at most
 ``width / m_users`` (doc/privacy/model_selection.rst, "User-level searches").
 
 The users are put in a uniformly random order (public randomness, the
@@ -17,6 +18,8 @@ fold of every other user unchanged under the natural coupling.
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._scoring import ScoreGrid
 
 __all__ = ["SearchUnits"]
 
@@ -75,13 +78,24 @@ class SearchUnits:
             return {}
         return {"groups": self.groups if rows is None else self.groups[rows]}
 
-    def score(self, scorer, estimator, X_test, y_test, test_rows):
-        """The validation score: mean per-row score, or mean over users of per-user means."""
-        if not self.is_user_level:
-            return scorer(estimator, X_test, y_test)
+    def score_sum(self, scorer, estimator, X_test, y_test, test_rows):
+        """``(grid, Q)``: the exact integer score sum over the validation units and its :class:`ScoreGrid`.
+
+        Rows: ``Q`` sums the rows' grid terms. Users: ``Q`` sums one integer per user, its rounded mean term
+        (doc/privacy/model_selection.rst, "Exact scores on the secure path"); an exact integer sum, so the
+        order of the users (which a replaced user's fresh identifier changes) does not matter.
+        """
         per_row = np.asarray(scorer.per_row(estimator, X_test, y_test), dtype=float)
+        if not self.is_user_level:
+            grid = ScoreGrid(scorer, per_row.size)
+            return grid, grid.row_sum(per_row)
         _, user = np.unique(self.unit_of_row[test_rows], return_inverse=True)
-        # why: each user's mean lies in the scorer's range, so one replaced user
-        # moves the mean over users by <= width / n_users (model_selection.rst)
-        per_user = np.bincount(user, weights=per_row) / np.bincount(user)
-        return float(per_user.mean())
+        # why: each user's integer lies in the grid's range, so one replaced user
+        # moves the sum by <= W whatever its number of rows (model_selection.rst)
+        grid = ScoreGrid(scorer, int(user.max()) + 1 if user.size else 0)
+        return grid, grid.user_sum(per_row, user.reshape(-1))
+
+    def score(self, scorer, estimator, X_test, y_test, test_rows):
+        """The validation score: mean per-row score, or mean over users of per-user means (from the exact sums)."""
+        grid, Q = self.score_sum(scorer, estimator, X_test, y_test, test_rows)
+        return grid.mean(Q)

@@ -31,7 +31,7 @@ from sklearn_dpsco.linear_model import DPHingeClassifier
 from sklearn_dpsco.model_selection import ExponentialMechanism, RandomStopping
 from sklearn_dpsco.model_selection import _search as search_module
 from sklearn_dpsco.model_selection._budget import plan_exponential, plan_random_stopping
-from sklearn_dpsco.model_selection._scoring import get_scorer
+from sklearn_dpsco.model_selection._scoring import ScoreGrid, get_scorer
 from sklearn_dpsco.model_selection._splits import holdout_split, make_splits, row_classes
 from sklearn_dpsco.testing import epsilon_lower_bound_from_counts
 from sklearn_dpsco.testing._estimators import TinyDPClassifier
@@ -338,7 +338,16 @@ def test_no_exact_validation_score_is_released(data, monkeypatch, selection):
         exact.append(score)
         return score
 
+    def recording_sum(est, X, y, train, test, scorer, units, params):
+        Q, model = real_sum(est, X, y, train, test, scorer, units, params)
+        score_grid = ScoreGrid(scorer, len(test))  # row level: one unit per validation row
+        # the exact sum in grid units, the centre g Q and the exact mean g Q / m: none may be released
+        exact.extend([float(Q), float(score_grid.centre(Q)), score_grid.mean(Q)])
+        return Q, model
+
+    real_sum = search_module._fit_and_score_sum
     monkeypatch.setattr(search_module, "_fit_and_score", recording)
+    monkeypatch.setattr(search_module, "_fit_and_score_sum", recording_sum)
     grid = {"shift": [-0.37, -0.11, 0.13, 0.41]}
     search = DPGridSearchCV(
         TinyDPClassifier(), grid, epsilon=2.0, selection=selection, accountant=BudgetAccountant(), random_state=1,

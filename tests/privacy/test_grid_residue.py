@@ -406,8 +406,8 @@ def test_scaler_mean_carries_no_centre_bits(delta, row_regression, unrounded_rel
 
 
 def test_random_stopping_best_score(row_classification):
-    # best_score_ = score + Laplace(width / m) at grid b 2^-48, below a score's float spacing: the audit
-    # has no power here (NO_POWER_LAPLACE); it still must pass
+    # best_score_ = (g Q + Laplace(g W)) / m, the noisy exact sum on the grid b 2^-48 divided by m after the
+    # noise (post-processing; model_selection.rst, "Exact scores"): the audit must pass
     search = DPRandomizedSearchCV(DPHingeClassifier(solver="output_perturbation"), {"alpha": [0.01, 0.1]},
                                   n_iter=2, epsilon=2.0, selection="random_stopping")
     score = lambda e: np.array([e.best_score_])  # noqa: E731
