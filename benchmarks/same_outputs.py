@@ -25,6 +25,8 @@ from sklearn_dpsco import (
     DPLinearRegressor,
     UserLevelDPLogistic,
 )
+from sklearn_dpsco.preprocessing import DPStandardScaler
+from sklearn_dpsco.testing import mixed_units
 
 DELTAS = (0.0, 1e-6)
 NOISES = ("secure", "float")
@@ -63,6 +65,29 @@ def _cases():
     Xu, _, yu, gu = _data(seed=1, n=3000)
     for solver in _solvers(UserLevelDPLogistic):
         yield UserLevelDPLogistic, dict(solver=solver), (Xu, yu), {"groups": gu}
+    yield from _default_cases()
+
+
+def _default_cases():
+    """Every estimator with its defaults (nothing declared), where the default rules branch: raw columns in
+    mixed units (column quartiles in two stages), a small-d regression (the auto table's gap), tiny budgets
+    (the intercept-only regressors, the hinge's 3-point refit), and the scaler's statistics."""
+    Xm, lab, tgt = mixed_units(8000, seed=3)
+    X, y_reg, y_cls, groups = _data(seed=2, n=3000, d=3)
+    Xt, yt_reg, _, _ = _data(seed=4, n=200, d=6)
+    for cls, args in ((DPHingeClassifier, (Xm, lab)), (DPLinearRegressor, (Xm, tgt)),
+                      (DPGrowthAdaptiveRegressor, (Xm, tgt))):
+        yield cls, dict(defaults="mixed_units"), args, {}
+    yield DPLinearRegressor, dict(defaults="small_d"), (X, y_reg), {}
+    yield DPLinearRegressor, dict(defaults="tiny"), (Xt, yt_reg), {}
+    yield DPGrowthAdaptiveRegressor, dict(defaults="tiny"), (Xt, yt_reg), {}
+    Xh, _, yh, _ = _data(seed=4, n=120, d=20)  # n epsilon / d < 6: the 3-point intercept refit
+    yield DPHingeClassifier, dict(defaults="tiny"), (Xh, yh), {}
+    yield UserLevelDPLogistic, dict(defaults="mixed_units"), (Xm, lab), {"groups": np.arange(8000) // 4}
+    yield DPStandardScaler, dict(defaults="mixed_units"), (Xm,), {}
+    yield DPStandardScaler, dict(bounds=((1975.0, -4e3, 0.0, -4.0), (2015.0, 4e3, 1.0, 4.0))), (Xm,), {}
+    yield DPStandardScaler, dict(bounds=(-1.0, 1.0), privacy_unit="user", max_items_per_user=3), (X,), \
+        {"groups": groups}
 
 
 def _hex(a):
@@ -75,7 +100,8 @@ def fingerprint():
         for delta in DELTAS:
             for noise in NOISES:
                 key = f"{cls.__name__}({', '.join(f'{k}={v}' for k, v in params.items())}, delta={delta}, noise={noise})"
-                est = cls(epsilon=1.0, delta=delta, noise=noise, random_state=0, **params)
+                settings = {k: v for k, v in params.items() if k != "defaults"}  # "defaults": a label only
+                est = cls(epsilon=1.0, delta=delta, noise=noise, random_state=0, **settings)
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -83,9 +109,11 @@ def fingerprint():
                 except Exception as exc:  # the refusal itself is part of the behaviour
                     out[key] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
                     continue
+                released = (est.coef_, getattr(est, "intercept_", 0.0)) if hasattr(est, "coef_") else (
+                    est.mean_, est.scale_)  # the scaler's releases
                 out[key] = {
-                    "coef": _hex(est.coef_),
-                    "intercept": _hex(getattr(est, "intercept_", 0.0)),
+                    "coef": _hex(released[0]),
+                    "intercept": _hex(released[1]),
                     "solver": str(getattr(est, "solver_", "")),
                     "epsilon_spent": float(est.epsilon_spent_).hex(),
                     "delta_spent": float(est.delta_spent_).hex(),
