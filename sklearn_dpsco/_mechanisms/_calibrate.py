@@ -147,6 +147,10 @@ def grid_mean_sensitivity(width, magnitude, grid, n_terms):
     W, M, g, n = int(width), int(magnitude), Fraction(grid), int(n_terms)
     if W < 0 or M < 0 or n < 1 or not g > 0:
         raise ValueError("grid_mean_sensitivity needs width, magnitude >= 0, grid > 0 and n_terms >= 1.")
+    if W == 0:
+        # why: every unit's integer is the same public value, so Q, hence every float computed from it, is the
+        # same on both neighbours (a feature with lower == upper): nothing moves
+        return Fraction(0)
     # why: |Q - Q'| <= W exactly; |fl(Q) - Q| <= u |Q| <= u n M per side; |fl(y/n) - y/n| <= u |y| / n + 2^-1075
     # with |y| <= g n M (1 + u) (Higham 2002, §2.2, round to nearest)
     return g * (W + 2 * _U * n * M) / n + 2 * _U * g * M * (1 + _U) + Fraction(1, 2**1074)
@@ -157,7 +161,15 @@ def sensitivity_norms(per_coordinate):
     fr = [Fraction(v) for v in per_coordinate]
     l1 = _float_up(sum(fr, Fraction(0)))
     sq = sum((v * v for v in fr), Fraction(0))
-    l2 = math.sqrt(_float_up(sq))
+    if sq == 0:
+        return l1, 0.0
+    # the square is scaled by 4^-e into [1/4, 4) first: for sensitivities near 1e155 and above (or 1e-162 and
+    # below) it would overflow (underflow) a float; in between the same float as sqrt(_float_up(sq)) (power-of-two
+    # scalings commute with the roundings and the square root)
+    e = (sq.numerator.bit_length() - sq.denominator.bit_length()) // 2
+    l2 = math.ldexp(math.sqrt(_float_up(sq / Fraction(4) ** e)), e)
+    if not math.isfinite(l2):
+        raise ValueError(f"an l2-sensitivity above the float range (about {float(max(fr)):.3g} per coordinate).")
     while Fraction(l2) ** 2 < sq:  # an upper bound of the square root, checked exactly
         l2 = math.nextafter(l2, math.inf)
     return l1, l2

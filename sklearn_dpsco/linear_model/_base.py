@@ -550,19 +550,66 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         Meta-estimators run them through :func:`check_fit`."""
         self._check_privacy_params()
         inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
-        columns_plan = self._column_plan(inputs)
-        options = dict(inputs.plan_options)
-        if columns_plan is not None:
-            options["columns"] = columns_plan
-        plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)  # 2
-        # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
-        event = fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
+        plan, event = self._plan_fit(inputs)  # 2
+        usage = self._allowance_usage()
+        if usage is not None and not self._plan_fits(event, usage):
+            plan, event = self._plan_within_allowance(inputs, usage, (plan, event))
         self._check_within_budget(event)  # 3
         # the parameter, else the budget block in force, else the ledger bound
         # when this estimator was sent to a worker, else the session default
         accountant = self._get_accountant()
         accountant.check(event, privacy_unit=self.privacy_unit)
         return inputs, plan, event, accountant
+
+    def _plan_fit(self, inputs):
+        """``(plan, event)`` of the fit from public facts: the column plan, then the estimates and the solver."""
+        columns_plan = self._column_plan(inputs)
+        options = dict(inputs.plan_options)
+        if columns_plan is not None:
+            options["columns"] = columns_plan
+        plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)
+        # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
+        return plan, fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
+
+    def _plan_fits(self, event, usage):
+        """True when ``event`` is within the fit's (epsilon, delta) and its meta-estimator's allowance."""
+        eps, delta = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
+        within = eps <= self.epsilon * (1 + 1e-9) + 1e-12 and delta <= self.delta * (1 + 1e-9)
+        return within and usage(event) <= 1.0
+
+    #: Bisection steps of :meth:`_plan_within_allowance`: the budget factor to within 2^-10 (at most 0.1 % of
+    #: epsilon left unused); each step is a whole plan with its budget fill (up to ~0.3 s for AdaSSP's).
+    _ALLOWANCE_STEPS = 10
+
+    def _plan_within_allowance(self, inputs, usage, planned):
+        """The plan at the largest fraction ``t`` of the fit's epsilon whose event the allowance holds (public).
+
+        Why: a meta-estimator gives the fit ``(epsilon_i, delta)`` read off a zCDP share ``rho_i``. The pure
+        parts (column quartiles, "auto" estimates) are planned as shares of ``epsilon_i`` and read in zCDP as
+        ``epsilon_s^2 / 2``; the solver's fill (``fill_budget``) only lowers the solver, so where the pure
+        parts alone exceed ``rho_i`` (about ``share > sqrt(2 / (4 ln(1 / delta)))``: small budgets with
+        "auto" scales) every fit was refused (DPGridSearchCV / DPPipeline at ``delta > 0``). Every part is
+        then planned on ``t epsilon`` (bisection on public arithmetic, as DPStandardScaler's
+        ``_within_allowance``); a fit that fits at ``t = 1`` never comes here, so its plan is unchanged.
+        ``planned`` (the refused plan) is returned when no fraction fits.
+        """
+        epsilon, lo, hi, best = self.epsilon, 0.0, 1.0, planned
+        try:
+            for _ in range(self._ALLOWANCE_STEPS):
+                mid = 0.5 * (lo + hi)
+                self.epsilon = epsilon * mid
+                try:
+                    trial = self._plan_fit(inputs)
+                except ValueError:  # too small to calibrate at this fraction: look higher
+                    lo = mid
+                    continue
+                if self._plan_fits(trial[1], usage):
+                    lo, best = mid, trial
+                else:
+                    hi = mid
+        finally:
+            self.epsilon = epsilon
+        return best
 
     def _fit_template(self, *args, **kwargs):
         """Run the seven steps of the module docstring; ``args`` go to ``_validate_fit_inputs``."""

@@ -476,6 +476,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
             # why: t2 lies in [0, hi2], hi2 g2 ~ (r_j / 2)^2: about (r_j / 2)^2 / n (same argument)
             queries.append(("second_moment", m2_sens))
         mechanisms = {}
+        if not queries:  # with_mean=False and with_std=False: nothing is released (transform only clips)
+            return mechanisms
         # k releases share the budget by the library's one split (epsilon / k for pure DP,
         # mu / sqrt(k) for the float Gaussian, rho / k for the secure one; composition.rst)
         budget = Budget(self.epsilon, self.delta, self.noise) if budget is None else budget

@@ -316,3 +316,15 @@ def test_clipper_clips_extreme_rows_instead_of_zeroing_them(sparse):
     Xt = Xt.toarray() if sparse else Xt
     np.testing.assert_allclose(Xt[0], [0.6, 0.8], rtol=1e-12)
     np.testing.assert_array_equal(Xt[1:], X[1:])
+
+
+def test_scaler_without_mean_and_std_only_clips_and_spends_nothing():
+    """with_mean=False, with_std=False: nothing to release (it raised 'parts must be >= 1, got 0')."""
+    from sklearn_dpsco.accounting import BudgetAccountant
+
+    X = np.random.default_rng(0).normal(size=(50, 2)) * 3
+    acc = BudgetAccountant(1.0)
+    sc = DPStandardScaler(bounds=(-1.0, 1.0), with_mean=False, with_std=False, accountant=acc,
+                          random_state=0).fit(X)
+    np.testing.assert_array_equal(sc.transform(X), np.clip(X, -1.0, 1.0))
+    assert sc.epsilon_spent_ == 0.0 and acc.total()[0] == 0.0

@@ -219,3 +219,57 @@ def test_ranges_beyond_the_exact_statistics_are_refused_before_spending(bounds):
     with pytest.raises(ValueError, match="exact statistics"):
         DPStandardScaler(bounds=bounds, accountant=acc).fit(np.zeros((10, 2)))
     assert acc.ledger == ()
+
+
+@pytest.mark.parametrize("r", [2.0**479, 2.0**300, 2.0**-300, 2.0**-479])
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_every_accepted_range_fits_with_its_sensitivity(r, delta):
+    """Ranges within the documented [2^-480, 2^480] fit (the l2 norm of the second moment's bound, about
+    (r/2)^2 / n, overflowed a float above about 1e77 (OverflowError, pure DP too) and underflowed to the
+    smallest subnormal below about 1e-75 (the Gaussian second moment then carried noise for a range 1e100
+    times larger: scale_ at the range's half, whatever the data)."""
+    X = np.random.default_rng(0).uniform(-1.0, 1.0, size=(4000, 2)) * (r / 2)
+    sc = DPStandardScaler(epsilon=1.0, delta=delta, bounds=(-r / 2, r / 2), random_state=0).fit(X)
+    assert np.all(np.isfinite(sc.transform(X)))
+    # uniform on the range: sd r / sqrt(12); 4000 rows, epsilon 1: within a few percent
+    np.testing.assert_allclose(sc.scale_ / r, 1 / math.sqrt(12), rtol=0.1)
+    lower, upper = np.full(2, -r / 2), np.full(2, r / 2)
+    mech = DPStandardScaler(epsilon=1.0, delta=delta, bounds=(-r / 2, r / 2))._mechanisms(4000, lower, upper)
+    exact = Fraction(r / 2) ** 2 / 4000  # (r/2)^2 / n per coordinate, exactly
+    l2 = mech["second_moment"].sensitivity if delta else None
+    if l2 is not None:
+        ratio = Fraction(l2) ** 2 / (2 * exact**2)  # two coordinates; the bound's slack is relative 2^-31
+        assert 1 - Fraction(1, 2**29) <= ratio <= 1 + Fraction(1, 2**29)
+
+
+def test_l2_norm_is_the_former_float_where_the_square_is_normal():
+    """The scaled l2 computation gives the float sqrt(_float_up(sq)) gave wherever sq is a normal float."""
+    from sklearn_dpsco._mechanisms._additive import _float_up
+    from sklearn_dpsco._mechanisms._calibrate import sensitivity_norms
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        v = [Fraction(float(x)) / int(n) for x, n in zip(rng.lognormal(0, 30, 3), rng.integers(1, 10**6, 3))]
+        sq = sum((a * a for a in v), Fraction(0))
+        old = math.sqrt(_float_up(sq))
+        while Fraction(old) ** 2 < sq:
+            old = math.nextafter(old, math.inf)
+        assert sensitivity_norms(v)[1] == old
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_equal_bounds_release_the_bound_and_spend_nothing_on_it(delta):
+    """lower == upper: every term is the same integer, so the statistics do not move (sensitivity 0). Pure DP
+    raised 'need a positive finite number' (a 2^-1074 slack on a zero range underflowed the secure grid)."""
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    acc = BudgetAccountant(10.0)
+    sc = DPStandardScaler(epsilon=1.0, delta=delta, bounds=(-5.0, -5.0), accountant=acc, random_state=0).fit(X)
+    np.testing.assert_array_equal(sc.mean_, [-5.0, -5.0, -5.0])
+    np.testing.assert_array_equal(sc.scale_, [1.0, 1.0, 1.0])
+    assert sc.epsilon_spent_ == 0.0 and acc.total()[0] == 0.0
+    # a float midpoint that rounds the range to 0 (1e17 +- 3 are the same float)
+    DPStandardScaler(epsilon=1.0, delta=delta, bounds=(1e17 - 3, 1e17 + 3), random_state=0).fit(X + 1e17)
+    # user level
+    sc = DPStandardScaler(epsilon=1.0, delta=delta, bounds=(1.0, 1.0), privacy_unit="user",
+                          random_state=0).fit(X, groups=np.arange(100) // 4)
+    np.testing.assert_array_equal(sc.mean_, [1.0, 1.0, 1.0])
