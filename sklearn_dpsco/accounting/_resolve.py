@@ -38,10 +38,22 @@ from ._blocks import AmbiguousAccountantError, active_chain
 from ._default import default_accountant
 from ._nested import combine
 
-__all__ = ["AccountantMixin", "get_accountant", "resolve_accountant"]
+__all__ = ["AccountantMixin", "get_accountant", "named_accountants", "resolve_accountant"]
 
 # The attribute under which an unpickled estimator keeps its binding.
 _BINDING = "_dpsco_binding"
+
+
+def named_accountants(estimator, own=True):
+    """The ``accountant`` parameters set (not None) on ``estimator``'s nested steps (and its own with ``own``).
+
+    A meta-estimator that gives its sub-fits their own allowances (a search's candidates, a pipeline's
+    steps) refuses these before spending: an accountant named there would not be charged, and a named
+    ledger must never be escaped (doc/privacy/accounting.rst, "Budget blocks").
+    """
+    params = estimator.get_params(deep=True)
+    return sorted(k for k, v in params.items()
+                  if v is not None and (k.endswith("__accountant") or (own and k == "accountant")))
 
 
 def resolve_accountant(accountant, binding=None):

@@ -21,7 +21,7 @@ from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._nested import ledger_keys, mark_accounted
-from ..accounting._resolve import AccountantMixin
+from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..linear_model._base import DPLinearModelMixin, check_fit
@@ -221,6 +221,13 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             )
         # a DPPipeline mixing units raises here, before the reservation
         privacy_unit_of(self.estimator)
+        named = named_accountants(self.estimator)
+        if named:
+            raise ValueError(
+                f"the search's estimator has {', '.join(named)} set: the search charges its own accountant "
+                "and gives every candidate fit a share of it, so a ledger named on the estimator would not be "
+                "charged. Pass accountant= to the search instead. Nothing was spent."
+            )
         if not (isinstance(self.selection_share, numbers.Real) and 0 < self.selection_share < 1):
             raise ValueError(f"selection_share must be in (0, 1), got {self.selection_share!r}.")
         if self.selection == "auto" and self._selection() == "random_stopping":
@@ -651,7 +658,9 @@ class DPGridSearchCV(_BaseDPSearchCV):
     ----------
     estimator : private estimator or DPPipeline
         Its ``epsilon``, ``delta``, ``accountant`` and ``random_state``
-        parameters are set by the search.
+        parameters are set by the search; an ``accountant`` set on it (or
+        on a pipeline's step) is refused before anything is spent, since
+        it would not be charged (pass ``accountant=`` to the search).
     param_grid : dict or list of dicts
         As in :class:`sklearn.model_selection.GridSearchCV`."""
         + _COMMON_DOC

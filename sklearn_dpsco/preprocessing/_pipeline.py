@@ -19,7 +19,7 @@ from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
-from ..accounting._resolve import AccountantMixin
+from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, split_by_weights
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from ._steps import classify_step, probe_row_wise
@@ -523,6 +523,13 @@ class DPPipeline(AccountantMixin, Pipeline):
         """
         check_epsilon(self.epsilon)
         check_delta(self.delta)
+        named = named_accountants(self, own=False)
+        if named:
+            raise ValueError(
+                f"this DPPipeline has {', '.join(named)} set: the pipeline gives every private step a share "
+                "of its own accountant, so a ledger named on a step would not be charged. Pass accountant= "
+                "to the pipeline instead. Nothing was spent."
+            )
         classified = self._classified_steps()
         final = classified[-1][1]
         if method == "fit_transform" and not _can_fit_transform(self):

@@ -85,3 +85,24 @@ def test_a_pipeline_candidate_its_fit_would_refuse_spends_nothing():
     with pytest.raises(InvalidParameterError, match="would refuse its fit.*'alpha' parameter"):
         search.fit(X, Y)
     assert len(acc.ledger) == 0
+
+
+def test_a_ledger_named_inside_a_search_or_pipeline_is_refused_not_ignored():
+    # the search (and a pipeline) gives every sub-fit its own allowance: an accountant named on the
+    # estimator or a step would not be charged, and a named ledger must not be escaped
+    from sklearn_dpsco import BudgetAccountant, DPGridSearchCV, DPHingeClassifier
+    from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    named, outer = BudgetAccountant(epsilon=0.5), BudgetAccountant(epsilon=10.0)
+    search = DPGridSearchCV(DPHingeClassifier(clip=1.0, accountant=named), {"alpha": [0.1, 1.0]}, epsilon=1.0,
+                            accountant=outer)
+    with pytest.raises(ValueError, match="accountant= to the search"):
+        search.fit(X, y)
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(-1.0, 1.0), accountant=named), DPHingeClassifier(clip=1.0),
+                            epsilon=1.0, accountant=outer)
+    with pytest.raises(ValueError, match="accountant= to the pipeline"):
+        pipe.fit(X, y)
+    assert named.ledger == () and outer.ledger == ()
