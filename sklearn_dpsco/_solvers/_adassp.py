@@ -40,6 +40,7 @@ clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import partial
 
 import numpy as np
@@ -47,7 +48,8 @@ import scipy.sparse as sp
 
 from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
+from .._mechanisms._additive import _float_up
+from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
 from ._adassp_selection import LOSS_FRACTION, SELECTION_SHARE, RidgeSelection, ridge_candidates
@@ -61,6 +63,111 @@ _SHARES_GAUSSIAN = (0.1, 0.5, 0.4)  # shares of mu^2 (float) or rho (secure)
 _SHARES_PURE = (0.1, 0.65, 0.25)  # shares of epsilon
 #: Failure probability of the ridge's confidence bounds (utility only).
 _RIDGE_BETA = 1e-3
+#: Secure path: ``lambda_min`` is certified on ``A`` rounded to a power-of-two grid ``eta <= X2 2^-24`` (coarser
+#: for very large n, so that ``|lambda / eta| < 2^51``), within ``_LAMBDA_TOL`` grid steps
+#: (doc/privacy/adassp.rst, "Rounding on the secure path").
+_LAMBDA_GRID_BITS = 24
+_LAMBDA_TOL = 4
+#: An upper bound of sqrt(2) (1.41421356237309504880...).
+_SQRT2_UP = Fraction(1414213562373095049, 10**18)
+
+
+def _power_of_two_at_most(x):
+    return math.ldexp(1.0, math.frexp(float(x))[1] - 1)
+
+
+def _power_of_two_at_least(x):
+    p = _power_of_two_at_most(x)
+    return p if p >= x else 2.0 * p
+
+
+def _sqrt_up(frac):
+    """A float at least ``sqrt(frac)`` (checked exactly)."""
+    r = math.sqrt(_float_up(frac))
+    while Fraction(r) ** 2 < frac:
+        r = math.nextafter(r, math.inf)
+    return r
+
+
+def rounding_sensitivities(n, d, row_bound, label_bound, intercept_scaling):
+    """Secure path: ``(sens_min, sens_A, sens_b, eta)``, sensitivities of the float64 statistics actually released.
+
+    Every computed clipped row has ``||x~||^2 <= X2c = (R (1 + gamma_{2d+6}))^2 + s^2`` (the norm, quotient and
+    product of the clipping rounded; the library's clip bound, ``clipped_sum_sensitivity``). Each entry of
+    ``A = sum_i w_i x~_i x~_i^T`` and of ``b = sum_i x~_i (w_i y_i)`` is a sum of ``n`` products, each rounded
+    (with the weight) twice, added in ANY order (BLAS blocking, the blocks of ``fold_blocks``): its error is at
+    most ``gamma_{n+1}`` times the sum of the terms' magnitudes (Higham 2002, §3.1), so ``||fl(A) - A||_F <=
+    gamma_{n+1} n X2c`` and ``||fl(b) - b||_2 <= gamma_{n+1} n sqrt(X2c) B`` on each neighbour (plus the rounding
+    of :func:`vec_from_sym`'s ``fl(sqrt 2) A_ij``). ``lambda_min``
+    is certified on ``A`` rounded to ``eta`` (:func:`certified_lambda_min`): within ``_LAMBDA_TOL eta`` of
+    ``lambda_min(eta rint(A / eta))``, itself within ``d eta / 2`` of ``lambda_min(fl(A))`` (Weyl; Frobenius
+    bound of the rounding), itself within ``gamma_{n+1} n X2c`` of the exact value (Weyl).
+    """
+    n, d = int(n), int(d)
+    if not row_bound >= _MIN_CLIP:
+        raise ValueError(f"row_bound must be >= 2^-300 for the secure path's float error bound, got {row_bound!r}.")
+    g_row = _gamma(2 * d + 6)
+    x2c = (Fraction(row_bound) * (1 + g_row)) ** 2 + Fraction(intercept_scaling) ** 2
+    e = n * _gamma(n + 1)  # relative size of one side's summation error
+    eta = max(_power_of_two_at_most(math.ldexp(float(x2c), -_LAMBDA_GRID_BITS)),
+              _power_of_two_at_least(float(n * x2c * (1 + e)) * 2.0**-50))
+    # why: a product or sum below the normal range errs by up to 2^-1075 absolutely instead of relatively:
+    # at most n + 2 such roundings per entry, d^2 entries, both neighbours
+    under = 2 * d * (n + 2) * Fraction(1, 2**1074)
+    sens_min = x2c * (1 + 2 * e) + Fraction(eta) * (d + 2 * _LAMBDA_TOL) + under
+    # vec_from_sym multiplies the off-diagonals by r = fl(sqrt 2) (r / sqrt 2 <= 1 + u) and rounds each product
+    # (<= u r |A_ij| <= 2 u |A_ij| per entry; ||fl(A)||_F <= n X2c (1 + e) on each side)
+    sens_A = (1 + _gamma(1)) * (_SQRT2_UP * x2c + 2 * e * x2c + 2 * under) + 4 * _gamma(1) * n * x2c * (1 + e)
+    root = Fraction(_sqrt_up(x2c))
+    sens_b = 2 * root * Fraction(label_bound) * (1 + e) + under
+    return _float_up(sens_min), _float_up(sens_A), _float_up(sens_b), eta
+
+
+def _positive_definite(M, shift):
+    """Exactly: is the integer matrix ``M - shift I`` positive definite? (Sylvester: every leading principal
+    minor > 0, computed by fraction-free Bareiss elimination in Python integers.)"""
+    d = len(M)
+    a = [[M[i][j] - (shift if i == j else 0) for j in range(d)] for i in range(d)]
+    prev = 1
+    for k in range(d):
+        pivot = a[k][k]
+        if pivot <= 0:  # the k-th leading minor (Bareiss: a[k][k] is that minor exactly)
+            return False
+        for i in range(k + 1, d):
+            ai, ak = a[i], a[k]
+            for j in range(k + 1, d):
+                ai[j] = (ai[j] * pivot - ai[k] * ak[j]) // prev
+        prev = pivot
+    return True
+
+
+def certified_lambda_min(A, eta, candidate=None):
+    """``eta c`` with ``|eta c - lambda_min(eta rint(A / eta))| <= _LAMBDA_TOL eta``, ``c`` an integer.
+
+    ``M = rint(A / eta)`` is an exact integer matrix (``eta`` a power of two). The candidate (LAPACK's
+    ``eigvalsh``, no rigorous error constant) is rounded to ``c`` and verified exactly: ``M - (c - tol) I``
+    positive definite and ``M - (c + tol) I`` not. If the check fails, ``c`` comes from an exact bisection on
+    integer shifts (Gershgorin bracket). Either way the result is within the tolerance: the guarantee never
+    rests on LAPACK. Requires ``|lambda / eta| < 2^51`` (the grid rule of :func:`rounding_sensitivities`).
+    """
+    Mf = np.rint(np.asarray(A, dtype=float) / eta)
+    M = [[int(v) for v in row] for row in Mf]
+    tol = _LAMBDA_TOL
+    if candidate is None:
+        candidate = float(np.linalg.eigvalsh(Mf)[0])
+    c = int(np.rint(candidate))
+    if not (_positive_definite(M, c - tol) and not _positive_definite(M, c + tol)):
+        d = len(M)
+        lo = min(M[i][i] - sum(abs(M[i][j]) for j in range(d) if j != i) for i in range(d)) - 1  # PD at lo
+        hi = min(M[i][i] for i in range(d))  # not PD at hi (lambda_min <= min diagonal)
+        while hi - lo > tol:  # invariant: lambda_min in (lo, hi]
+            mid = (lo + hi) // 2
+            if _positive_definite(M, mid):
+                lo = mid
+            else:
+                hi = mid
+        c = hi
+    return float(c) * eta
 
 
 def vec_from_sym(M):
@@ -100,6 +207,8 @@ class AdaSSPPlan:
     info: dict = field(default_factory=dict)
     #: The private choice among ridge levels (:class:`RidgeSelection`), or None.
     selection: object = None
+    #: Secure path: the grid ``eta`` of the certified ``lambda_min`` (:func:`certified_lambda_min`); None: eigvalsh.
+    lambda_grid: float = None
 
     @property
     def x2(self):
@@ -121,6 +230,13 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     x2 = row_bound**2 + intercept_scaling**2
     # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
     sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
+    lambda_grid = None
+    if noise == "secure":
+        # why: the secure proof needs the sensitivity of the float64 statistics actually released: every
+        # rounding of the clipping and of the sums (any order), and a certified lambda_min
+        # (doc/privacy/adassp.rst, "Rounding on the secure path")
+        sens_min, sens_A, sens_b, lambda_grid = rounding_sensitivities(n, d, row_bound, label_bound,
+                                                                       intercept_scaling)
     D = d * (d + 1) // 2
     # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
@@ -147,7 +263,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         event=event,
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
               "ridge_selection": selection is not None},
-        selection=selection,
+        selection=selection, lambda_grid=lambda_grid,
     )
 
 
@@ -201,7 +317,10 @@ def run_adassp(source, plan, rng, *, statistics=None):
     """Release the three statistics with the planned mechanisms and return the ridge solution."""
     A, b = adassp_statistics(source, plan) if statistics is None else statistics
     d = plan.d
-    lam_min = float(np.linalg.eigvalsh(A)[0])
+    if plan.lambda_grid is None:
+        lam_min = float(np.linalg.eigvalsh(A)[0])
+    else:
+        lam_min = certified_lambda_min(A, plan.lambda_grid)
     lam_tilde = max(0.0, float(plan.mech_min.release(lam_min, rng)[0]) - plan.t_min)
     A_hat = sym_from_vec(plan.mech_A.release(vec_from_sym(A), rng), d)
     b_hat = plan.mech_b.release(b, rng)
