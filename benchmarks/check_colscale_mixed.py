@@ -12,19 +12,7 @@ import numpy as np
 from sklearn.metrics import r2_score
 
 from sklearn_dpsco import DPHingeClassifier, DPLinearRegressor
-
-
-def mixed(n, seed):
-    """``(X, labels, targets)``: the family of tests/privacy/test_column_scaling.py's ``_mixed``."""
-    rng = np.random.default_rng(seed)
-    year = 1975.0 + 40.0 * rng.random(n)
-    income = 1000.0 * rng.standard_normal(n)
-    ind = (rng.random(n) < 0.5).astype(float)
-    z = rng.standard_normal(n)
-    X = np.column_stack([year, income, ind, z])
-    signal = (year - 1995.0) / 12.0 + income / 1000.0 + (ind - 0.5) * 2.0 + z
-    labels = (signal + 0.5 * rng.standard_normal(n) > 0).astype(int)
-    return X, labels, 10.0 + signal + 0.5 * rng.standard_normal(n)
+from sklearn_dpsco.testing import mixed_units as mixed
 
 
 def main():

@@ -107,16 +107,9 @@ def score(model, est, Xte, yte):
 
 
 def mixed(n, seed):
-    rng = np.random.default_rng(seed)
-    year = 1975.0 + 40.0 * rng.random(n)
-    income = 1000.0 * rng.standard_normal(n)
-    ind = (rng.random(n) < 0.5).astype(float)
-    z = rng.standard_normal(n)
-    X = np.column_stack([year, income, ind, z])
-    signal = (year - 1995.0) / 12.0 + income / 1000.0 + (ind - 0.5) * 2.0 + z
-    y_cls = (signal + 0.5 * rng.standard_normal(n) > 0).astype(int)
-    y_reg = 10.0 + signal + 0.5 * rng.standard_normal(n)
-    return X, y_cls, y_reg
+    from sklearn_dpsco.testing import mixed_units
+
+    return mixed_units(n, seed)
 
 
 def movies():

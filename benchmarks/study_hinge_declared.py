@@ -67,7 +67,7 @@ def estimator(variant, eps, seed, n, d):
         return DPHingeClassifier(clip=float(variant[2:]), **kw)
     if variant == "noiseless":
         # the old rule's alpha of one problem's solver epsilon (the refit takes its share first)
-        share = rules.default_intercept_share(n, eps)
+        share = rules.default_intercept_share(n, d + 1, eps)
         alpha = rules.default_alpha(n, d + 1, 1.0, eps * (1 - share), 0.0)
         kw.update(epsilon=1e6)
         return DPHingeClassifier(clip=1.0, solver="output_perturbation", alpha=alpha, **kw)

@@ -118,7 +118,7 @@ def diagnose(keys):
         print("| eps | n eps / d | c | alpha | alpha x | thr0 | refit* | E[refit] | score sd |")
         print("|---|---|---|---|---|---|---|---|---|")
         for eps in EPSILONS:
-            share = rules.default_intercept_share(n, eps)
+            share = rules.default_intercept_share(n, d, eps)
             solver_eps = eps * (1 - share)
             c = rules.declared_clip_level(1.0, n, d, solver_eps, 0.0)
             alpha = rules.default_alpha(n, d, c, solver_eps, 0.0)
@@ -142,7 +142,7 @@ def margins(keys):
         X, y, _, _ = load(key)
         X = X - X.mean(axis=0)  # the oracle centre (the private one is within 0.1 clip of it)
         n, d_raw = X.shape
-        share = rules.default_intercept_share(n, 1.0)
+        share = rules.default_intercept_share(n, d_raw + 1, 1.0)
         c = rules.declared_clip_level(1.0, n, d_raw + 1, 1.0 - share, 0.0)
         alpha = rules.default_alpha(n, d_raw + 1, c, 1.0 - share, 0.0)
         s = rules.default_intercept_scaling(c, d_raw)

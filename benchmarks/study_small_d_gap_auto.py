@@ -28,7 +28,7 @@ EPSILONS = (0.5, 1.0, 2.0)
 
 def _sets():
     from _real_datasets import split
-    from check_colscale_mixed import mixed
+    from sklearn_dpsco.testing import mixed_units as mixed
     from study_rules import reg_family
 
     sets = []

@@ -24,6 +24,7 @@ from ._hinge_rules import (
     declared_clip_level,
     default_clip,
     default_intercept_scaling,
+    default_intercept_grid,
     default_intercept_share,
     default_radius,
     regularization,
@@ -166,8 +167,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "Private intercept refit"). It removes the common offset the
         release noise gives every score on rows that are not centred (a
         single-class model on small sets). ``None``: ``min(0.3, max(0.02,
-        500 / (n epsilon)))`` from ``n epsilon >= 150`` on, no refit below
-        (public facts only, epsilon of one problem); ``0``: no refit.
+        500 / (n epsilon)))`` from ``n epsilon >= 150`` on; below, 0.3 on the
+        3-point grid {all one class, the model, all the other class} where
+        ``30 <= n epsilon`` and ``n epsilon / d < 6`` (``d`` coefficients),
+        else no refit (public facts only, epsilon of one problem); ``0``: no
+        refit. Any share below ``n epsilon = 150`` uses the 3-point grid.
         Ignored without an intercept.
     classes : array-like, default=None
         The label set, public. If None it is read from ``y`` and therefore
@@ -403,7 +407,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
 
         def build(solver_budget):
             budget = solver_budget.split_equal(n_problems)  # one-vs-rest shares, by noise path
-            share = self._intercept_share(n_samples, budget.epsilon)
+            share = self._intercept_share(n_samples, n_features, budget.epsilon)
+            # public: rows and the problem's epsilon (the 3-point grid below INTERCEPT_MIN_RANKS)
+            grid_points = default_intercept_grid(n_samples, budget.epsilon)
             if share > 0:
                 # the refit's pure part first, the solver's on the rest (basic composition, doc/privacy/hinge.rst)
                 refit_budget, budget = split_scale_share(budget, share)
@@ -416,7 +422,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
                           min_block=LOCALIZATION_MIN_BLOCK, objective_scale=OBJECTIVE_SCALE)
             plan = spec.build(n_samples, n_features, budget, params)
             if share > 0:
-                refit = InterceptRefit(refit_budget.epsilon, noise=self.noise)
+                refit = InterceptRefit(refit_budget.epsilon, grid_points=grid_points, noise=self.noise)
                 # several classes: the shifts are released together, for the model's own argmax
                 plan = InterceptRefitPlan(plan, refit, row_bound=math.hypot(clip, scaling), joint=n_problems > 1)
             plan.info.update(solver=solver, clip=clip, intercept_scaling=scaling, radius=radius,
@@ -457,12 +463,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         also with a declared clip (the folded reading certifies less than their sum)."""
         return self.fit_intercept and self.intercept_share != 0
 
-    def _intercept_share(self, n_samples, epsilon):
+    def _intercept_share(self, n_samples, n_coef, epsilon):
         """The refit's share of one problem's epsilon (0: no refit; public facts only)."""
         if not self.fit_intercept:
             return 0.0
         if self.intercept_share is None:
-            return default_intercept_share(n_samples, epsilon)
+            return default_intercept_share(n_samples, n_coef, epsilon)
         return float(self.intercept_share)
 
     def _scale_units(self, released):

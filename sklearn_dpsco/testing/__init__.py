@@ -30,6 +30,7 @@ from ._estimator_checks import (
     expected_failed_checks,
     parametrize_with_checks,
 )
+from ._families import mixed_units
 from ._gof import discrete_pmf_pvalue, ks_pvalue, l2_laplace_pvalues
 from ._linear_loss import glm_neighbours, linear_loss_minimizer, linear_neighbour_centres, worst_case_neighbours
 from ._porosity import PorosityResult, porosity_audit, porosity_event
@@ -72,6 +73,7 @@ __all__ = [
     "ks_pvalue",
     "l2_laplace_pvalues",
     "linear_loss_minimizer",
+    "mixed_units",
     "mu_max",
     "PorosityResult",
     "porosity_audit",

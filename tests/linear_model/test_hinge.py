@@ -408,7 +408,7 @@ def test_default_settings_follow_public_rules():
     assert est.radius_ == pytest.approx(10.0)
     # min(ALPHA_FACTOR clip^2 u / (n d), clip^2 / d) with u = d / epsilon at pure DP, at the solver's
     # epsilon: the intercept refit takes min(0.3, max(0.02, 500 / (n epsilon))) of it first
-    share = default_intercept_share(1000, 0.5)
+    share = default_intercept_share(1000, 5, 0.5)
     assert share == pytest.approx(0.3)  # 500 / (n epsilon) = 1 above the cap
     solver_eps = 0.5 * (1 - share)
     assert est.fit_info_[0]["epsilon"] == pytest.approx(solver_eps)

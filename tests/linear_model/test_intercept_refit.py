@@ -20,14 +20,21 @@ from sklearn_dpsco.linear_model._hinge_rules import (
     INTERCEPT_RANKS,
     INTERCEPT_SHARE_CAP,
     INTERCEPT_SHARE_FLOOR,
+    INTERCEPT_TINY_GRID,
+    INTERCEPT_TINY_MIN_RANKS,
+    INTERCEPT_TINY_RANKS_PER_COEF,
+    INTERCEPT_TINY_SHARE,
+    default_intercept_grid,
     default_intercept_share,
 )
-from sklearn_dpsco.linear_model._intercept_refit import WEIGHT_BITS, InterceptRefit, dyadic_round
+from sklearn_dpsco.linear_model import _hinge_rules
+from sklearn_dpsco.linear_model._intercept_refit import GRID_POINTS, WEIGHT_BITS, InterceptRefit, dyadic_round
 from sklearn_dpsco.testing import discrete_pmf_pvalue
 
 ALPHA = 1e-3
 OFFSET, SPREAD = 0.6, 0.3
 POINTS = np.linspace(-1.0, 1.0, 5)
+POINTS3 = np.linspace(-1.0, 1.0, 3)  # the tiny-budget grid {-B, 0, B}
 SCORES = (-1.5, -0.6, -0.1, 0.2, 0.7, 1.4)
 
 
@@ -35,23 +42,51 @@ SCORES = (-1.5, -0.6, -0.1, 0.2, 0.7, 1.4)
 def test_share_rule_is_public_monotone_and_bounded():
     import inspect
 
-    assert list(inspect.signature(default_intercept_share).parameters) == ["n", "epsilon"]
-    ns, eps = (10, 100, 400, 2000, 10**6), (0.05, 0.5, 1, 2, 8)
-    shares = [[default_intercept_share(n, e) for e in eps] for n in ns]
-    on = [[s for s, e in zip(row, eps) if n * e >= INTERCEPT_MIN_RANKS] for n, row in zip(ns, shares)]
-    for row in on:
-        assert all(a >= b for a, b in zip(row, row[1:]))  # non-increasing in epsilon
-    for n, e in itertools.product(ns, eps):
-        share = default_intercept_share(n, e)
-        if n * e < INTERCEPT_MIN_RANKS:
-            assert share == 0.0  # too few ranks: no refit
-        else:
-            assert INTERCEPT_SHARE_FLOOR <= share <= INTERCEPT_SHARE_CAP
-            assert default_intercept_share(2 * n, e) <= share  # non-increasing in n
-    flat = [s for row in on for s in row]
-    assert min(flat) == INTERCEPT_SHARE_FLOOR and max(flat) == INTERCEPT_SHARE_CAP
+    assert list(inspect.signature(default_intercept_share).parameters) == ["n", "d", "epsilon"]
+    ns, eps, ds = (10, 100, 400, 2000, 10**6), (0.05, 0.5, 1, 2, 8), (2, 11, 31)
+    for d in ds:
+        shares = [[default_intercept_share(n, d, e) for e in eps] for n in ns]
+        on = [[s for s, e in zip(row, eps) if n * e >= INTERCEPT_MIN_RANKS] for n, row in zip(ns, shares)]
+        for row in on:
+            assert all(a >= b for a, b in zip(row, row[1:]))  # non-increasing in epsilon
+        for n, e in itertools.product(ns, eps):
+            share = default_intercept_share(n, d, e)
+            if n * e < INTERCEPT_MIN_RANKS:
+                tiny = n * e >= INTERCEPT_TINY_MIN_RANKS and n * e / d < INTERCEPT_TINY_RANKS_PER_COEF
+                assert share == (INTERCEPT_TINY_SHARE if tiny else 0.0)  # the 3-point refit's window
+            else:
+                assert INTERCEPT_SHARE_FLOOR <= share <= INTERCEPT_SHARE_CAP
+                assert default_intercept_share(2 * n, d, e) <= share  # non-increasing in n
+        flat = [s for row in on for s in row]
+        assert min(flat) == INTERCEPT_SHARE_FLOOR and max(flat) == INTERCEPT_SHARE_CAP
     # in between: n epsilon_t = INTERCEPT_RANKS
-    assert 5000 * 1.0 * default_intercept_share(5000, 1.0) == pytest.approx(INTERCEPT_RANKS)
+    assert 5000 * 1.0 * default_intercept_share(5000, 5, 1.0) == pytest.approx(INTERCEPT_RANKS)
+
+
+def test_tiny_budget_rules_switch_exactly_at_their_thresholds():
+    """The 3-point grid exactly below n epsilon = INTERCEPT_MIN_RANKS (any share), the 101-point one from it on;
+    the default share below it is INTERCEPT_TINY_SHARE exactly on INTERCEPT_TINY_MIN_RANKS <= n epsilon and
+    n epsilon / d < INTERCEPT_TINY_RANKS_PER_COEF (public facts: rows, coefficients, the problem's epsilon)."""
+    import inspect
+
+    assert list(inspect.signature(default_intercept_grid).parameters) == ["n", "epsilon"]
+    assert INTERCEPT_TINY_GRID == 3 and GRID_POINTS == 101
+    n = 1000
+    below, at = math.nextafter(INTERCEPT_MIN_RANKS / n, 0), INTERCEPT_MIN_RANKS / n
+    assert n * below < INTERCEPT_MIN_RANKS <= n * at
+    assert default_intercept_grid(n, below) == 3 and default_intercept_grid(n, at) == GRID_POINTS
+    assert default_intercept_grid(n, 1e-9) == 3
+    d = 40  # INTERCEPT_MIN_RANKS / d below the ratio: the window ends at INTERCEPT_MIN_RANKS
+    assert default_intercept_share(n, d, below) == INTERCEPT_TINY_SHARE
+    assert default_intercept_share(n, d, at) == INTERCEPT_SHARE_CAP
+    lo = INTERCEPT_TINY_MIN_RANKS / n
+    assert default_intercept_share(n, d, lo) == INTERCEPT_TINY_SHARE
+    assert default_intercept_share(n, d, math.nextafter(lo, 0)) == 0.0
+    d = 10  # the ratio ends the window first: n epsilon / d = INTERCEPT_TINY_RANKS_PER_COEF
+    edge = INTERCEPT_TINY_RANKS_PER_COEF * d / n
+    assert INTERCEPT_TINY_MIN_RANKS < n * edge < INTERCEPT_MIN_RANKS
+    assert default_intercept_share(n, d, math.nextafter(edge, 0)) == INTERCEPT_TINY_SHARE
+    assert default_intercept_share(n, d, edge) == 0.0
 
 
 # ------------------------------------------------------------------ T0: utility and exact sensitivity
@@ -67,10 +102,12 @@ def test_utility_counts_errors_at_every_shift():
     assert dw == 2**WEIGHT_BITS and uw[1] == -(2**WEIGHT_BITS) // 4
 
 
+@pytest.mark.parametrize("points", [POINTS, POINTS3], ids=["5 points", "3 points"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_utility_sensitivity_is_exactly_delta(weighted):
+def test_utility_sensitivity_is_exactly_delta(weighted, points):
     """|u(t) - u'(t)| <= Delta for every replace-one pair (score, label, weight) and every t; = Delta for some."""
-    m = InterceptRefit(1.0, grid_points=5, noise="float")
+    POINTS = points
+    m = InterceptRefit(1.0, grid_points=len(points), noise="float")
     rows = [(s, lab, wt) for s in SCORES for lab in (-1.0, 1.0) for wt in ((0.3, 1.0) if weighted else (None,))]
     worst, delta = 0, None
     for data in itertools.combinations_with_replacement(rows, 2):
@@ -86,24 +123,25 @@ def test_utility_sensitivity_is_exactly_delta(weighted):
     assert worst == delta
 
 
-def _worst_loss(m):
+def _worst_loss(m, points=POINTS):
     worst = 0.0
     for data in itertools.combinations_with_replacement([(s, y) for s in SCORES[:4] for y in (-1.0, 1.0)], 3):
         for i, new in itertools.product(range(3), [(s, y) for s in SCORES[:4] for y in (-1.0, 1.0)]):
             other = list(data)
             other[i] = new
-            p, q = (m.pmf(*(np.array(c) for c in zip(*d)), None, POINTS) for d in (data, other))
+            p, q = (m.pmf(*(np.array(c) for c in zip(*d)), None, points) for d in (data, other))
             worst = max(worst, float(np.abs(np.log(p) - np.log(q)).max()))
     return worst
 
 
+@pytest.mark.parametrize("points", [POINTS, POINTS3], ids=["5 points", "3 points"])
 @pytest.mark.parametrize("method", ["permute_and_flip", "exponential"])
-def test_exact_privacy_loss_of_the_laws_and_mutant(method):
+def test_exact_privacy_loss_of_the_laws_and_mutant(method, points):
     """max over outputs and replace-one pairs of |log p - log p'| <= epsilon; the mutant that claims
-    half the sensitivity (weights exp(epsilon u)) exceeds epsilon."""
-    eps = 1.0
-    loss = _worst_loss(InterceptRefit(eps, grid_points=5, method=method, noise="float"))
-    mutant = _worst_loss(InterceptRefit(2 * eps, grid_points=5, method=method, noise="float"))
+    half the sensitivity (weights exp(epsilon u)) exceeds epsilon (the 3-point grid of tiny budgets too)."""
+    eps, k = 1.0, len(points)
+    loss = _worst_loss(InterceptRefit(eps, grid_points=k, method=method, noise="float"), points)
+    mutant = _worst_loss(InterceptRefit(2 * eps, grid_points=k, method=method, noise="float"), points)
     assert 0.5 * eps < loss <= eps + 1e-12
     assert mutant > 1.2 * eps
 
@@ -160,7 +198,7 @@ def test_event_composes_solver_and_refit():
     refit_eps = est.fit_info_[0]["intercept_refit_epsilon"]
     assert isinstance(event, ComposedEvent) and event.events[-1] == PureDPEvent(refit_eps)
     assert est.epsilon_spent_ == pytest.approx(1.0)
-    assert est.fit_info_[0]["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, 1.0))
+    assert est.fit_info_[0]["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, 6, 1.0))
     off = DPHingeClassifier(epsilon=1.0, clip=1.0, accountant=_ledger(), random_state=0, intercept_share=0).fit(X, y)
     assert "intercept_refit_epsilon" not in off.fit_info_[0] and off.fit_info_[0]["epsilon"] == pytest.approx(1.0)
     nob = DPHingeClassifier(epsilon=1.0, clip=1.0, accountant=_ledger(), random_state=0, fit_intercept=False).fit(X, y)
@@ -184,7 +222,7 @@ def test_pure_spend_is_solver_plus_refit(noise, clip, epsilon):
     solver_event, refit_event = event.events
     problem_eps = info["epsilon"] + info["intercept_refit_epsilon"]
     assert refit_event == PureDPEvent(info["intercept_refit_epsilon"])
-    assert info["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, problem_eps) * problem_eps)
+    assert info["intercept_refit_epsilon"] == pytest.approx(default_intercept_share(300, 6, problem_eps) * problem_eps)
     assert epsilon_delta(solver_event)[0] == pytest.approx(info["epsilon"], rel=1e-12)
     assert problem_eps + info.get("scale_epsilon", 0.0) == pytest.approx(epsilon, rel=1e-12)
     assert est.epsilon_spent_ <= epsilon and est.epsilon_spent_ == pytest.approx(epsilon, rel=1e-12)
@@ -230,3 +268,76 @@ def test_no_single_class_model_on_small_uncentred_family():
     assert single["old"] >= 6 and np.mean(acc["old"]) < np.mean(majority) + 0.02  # the family exercises it
     assert single["new"] <= 3
     assert np.mean(acc["new"]) > np.mean(majority) + 0.05
+
+
+# ------------------------------------------------------------------ tiny budgets: the 3-point refit
+def imbalanced_family(n, d, seed, positives=0.2):
+    """Public synthetic family: standard-normal rows (unbounded, every default applies), a linear rule at
+    ``positives`` prevalence, 10 % of the labels flipped."""
+    rng = np.random.default_rng(seed)
+    N = n + 4000
+    X = rng.standard_normal((N, d))
+    s = X @ rng.standard_normal(d)
+    y = (s > np.quantile(s, 1 - positives)).astype(int)
+    flip = rng.random(N) < 0.1
+    y[flip] = 1 - y[flip]
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def test_the_3_point_grid_is_used_exactly_below_the_threshold():
+    """Through the estimator (declared clip: the problem's epsilon is the fit's): 3 grid points below
+    n epsilon = INTERCEPT_MIN_RANKS, 101 from it on, for an explicit share and for the default one."""
+    X, y, _, _ = uncentred_family(1000, 30, 0)
+    n = len(y)
+    for eps, grid in ((math.nextafter(INTERCEPT_MIN_RANKS / n, 0), 3), (INTERCEPT_MIN_RANKS / n, GRID_POINTS),
+                      (0.05, 3), (1.0, GRID_POINTS)):
+        for share in (0.3, None):
+            est = DPHingeClassifier(epsilon=eps, clip=1.0, intercept_share=share, accountant=_ledger(),
+                                    random_state=0).fit(X, y)
+            info = est.fit_info_[0]
+            assert info["intercept_refit_grid"] == grid, (eps, share)
+            expected = 0.3 if share is not None else default_intercept_share(n, 31, eps)
+            assert info["intercept_refit_epsilon"] == pytest.approx(expected * eps)
+            assert est.epsilon_spent_ == pytest.approx(eps) and est.epsilon_spent_ <= eps
+
+
+def test_tiny_budget_event_is_solver_plus_pure_refit():
+    """The planned event below the threshold: ComposedEvent((solver, PureDPEvent(INTERCEPT_TINY_SHARE eps)));
+    pure DP spends exactly epsilon, and at delta > 0 the composition certifies exactly (epsilon, delta)."""
+    X, y, _, _ = uncentred_family(1000, 30, 1)
+    eps = 0.05  # n epsilon = 50, 50 / 31 coefficients: the window
+    est = DPHingeClassifier(epsilon=eps, clip=1.0, accountant=_ledger(), random_state=0).fit(X, y)
+    info, event = est.fit_info_[0], est.privacy_event_
+    solver_event, refit_event = event.events
+    assert refit_event == PureDPEvent(INTERCEPT_TINY_SHARE * eps)
+    assert epsilon_delta(solver_event)[0] == pytest.approx((1 - INTERCEPT_TINY_SHARE) * eps, rel=1e-12)
+    assert info["intercept_refit_grid"] == 3
+    assert est.epsilon_spent_ == pytest.approx(eps, rel=1e-12) and est.epsilon_spent_ <= eps
+    at = DPHingeClassifier(epsilon=eps, delta=1e-6, clip=1.0, accountant=_ledger(), random_state=0).fit(X, y)
+    e, dl = epsilon_delta(at.privacy_event_, delta=1e-6)
+    assert e == pytest.approx(eps, rel=1e-6) and e <= eps and dl == 1e-6
+    assert at.fit_info_[0]["intercept_refit_grid"] == 3
+
+
+def test_no_model_below_the_majority_class_at_tiny_budgets(monkeypatch):
+    """n = 2000, d = 10, 20 % positives, epsilon 0.05 with every default (problem n epsilon = 50 after the
+    clip estimate): without the 3-point refit (the former rule, share 0 below INTERCEPT_MIN_RANKS) most seeds
+    release models below the majority class (measured 7 of 8, mean 0.59 vs 0.74); with it at most 2 of 8 are
+    more than 0.02 below it and the mean is within 0.05 of it (measured 2 of 8, 0.70 vs 0.74)."""
+    def run():
+        below, accs, majority = 0, [], []
+        for seed in range(8):
+            X, y, Xt, yt = imbalanced_family(2000, 10, seed)
+            est = DPHingeClassifier(epsilon=0.05, accountant=_ledger(), random_state=seed).fit(X, y)
+            acc, maj = float(np.mean(est.predict(Xt) == yt)), max(np.mean(yt), 1 - np.mean(yt))
+            assert est.fit_info_[0].get("intercept_refit_grid") in (3, None)
+            below += acc < maj - 0.02
+            accs.append(acc)
+            majority.append(maj)
+        return below, float(np.mean(accs)), float(np.mean(majority))
+
+    below, acc, majority = run()
+    assert below <= 2 and acc >= majority - 0.05
+    monkeypatch.setattr(_hinge_rules, "INTERCEPT_TINY_SHARE", 0.0)  # the former rule: no refit below 150
+    below_old, acc_old, _ = run()
+    assert below_old >= 5 and acc_old < majority - 0.08  # the family exercises the failure

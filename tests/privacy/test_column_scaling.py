@@ -28,22 +28,10 @@ from sklearn_dpsco.linear_model._column_scaling import (
 )
 from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 from sklearn_dpsco.preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS
-from sklearn_dpsco.testing import audit_epsilon
+from sklearn_dpsco.testing import audit_epsilon, mixed_units
 
 
-def _mixed(n=6000, seed=0):
-    """A public synthetic family: a survey year near 2000 (the dominant column), an income in
-    thousands, an indicator and a standard column; the label depends on all four."""
-    rng = np.random.default_rng(seed)
-    year = 1975.0 + 40.0 * rng.random(n)
-    income = 1000.0 * rng.standard_normal(n)
-    ind = (rng.random(n) < 0.5).astype(float)
-    z = rng.standard_normal(n)
-    X = np.column_stack([year, income, ind, z])
-    signal = (year - 1995.0) / 12.0 + income / 1000.0 + (ind - 0.5) * 2.0 + z
-    y_cls = (signal + 0.5 * rng.standard_normal(n) > 0).astype(int)
-    y_reg = 10.0 + signal + 0.5 * rng.standard_normal(n)
-    return X, y_cls, y_reg
+_mixed = mixed_units  # (X, labels, targets): a year, an income, an indicator, a standard column
 
 
 def _ledger():
