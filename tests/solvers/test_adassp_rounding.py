@@ -2,8 +2,8 @@
 "Rounding on the secure path").
 
 The certified lambda_min is within its tolerance of the exact smallest eigenvalue of the rounded matrix,
-whatever candidate LAPACK gives (a wrong candidate takes the exact bisection); the exact positive-definiteness
-test agrees with the spectrum; the released statistics of adversarial neighbours (rows on the clipping sphere,
+whatever candidate LAPACK gives (a wrong candidate takes the bisection); the exact positive-definiteness
+test agrees with the spectrum (the float proofs that replace it: test_verified_pd.py); the released statistics of adversarial neighbours (rows on the clipping sphere,
 labels at the bound, n = 2e5) move by at most the inflated sensitivities.
 """
 
@@ -19,6 +19,7 @@ from sklearn_dpsco._solvers._adassp import (
     _positive_definite,
     adassp_statistics,
     certified_lambda_min,
+    lambda_tolerance,
     rounding_sensitivities,
     vec_from_sym,
 )
@@ -58,6 +59,11 @@ def test_inflation_is_small_at_moderate_n_and_grows_like_n_squared_u():
     sm, sa, sb, eta = rounding_sensitivities(200_000, 20, 1.0, 1.0, 0.0)
     assert 1 < sm / 1.0 < 1 + 2e-5 and 1 < sa / math.sqrt(2) < 1 + 1e-5 and 1 < sb / 2.0 < 1 + 1e-5
     big = rounding_sensitivities(10**8, 20, 1.0, 1.0, 0.0)
+    # the float proofs' public tolerance grows like d^2 n u grid steps: 4 up to d ~ 20, ~2e-4 relative at d = 1000
+    assert lambda_tolerance(200_000, 20, 1.0, 0.0)[1] == _LAMBDA_TOL
+    eta, tol = lambda_tolerance(100_000, 1000, 1.0, 1.0)
+    assert _LAMBDA_TOL < tol and 2 * tol * eta / 2.0 < 1e-4
+    assert rounding_sensitivities(100_000, 1000, 1.0, 1.0, 1.0)[0] / 2.0 < 1 + 2e-4
     assert big[0] > 2.0  # the Higham bound (any order) is useless beyond ~1e7 rows: see adassp.rst
 
 
@@ -74,7 +80,7 @@ def test_adversarial_neighbours_at_2e5_rows_stay_within_the_secure_sensitivities
         Xp[j], yp[j] = -X[j] + rng.standard_normal(d), -y[j]
         A, b = adassp_statistics(ArraySource(X, y), plan)
         Ap, bp = adassp_statistics(ArraySource(Xp, yp), plan)
-        lam, lamp = (certified_lambda_min(M, plan.lambda_grid) for M in (A, Ap))
+        lam, lamp = (certified_lambda_min(M, plan.lambda_grid, tol=plan.lambda_tol) for M in (A, Ap))
         assert abs(lam - lamp) <= sens_min
         assert np.linalg.norm(vec_from_sym(A) - vec_from_sym(Ap)) <= sens_A
         assert np.linalg.norm(b - bp) <= sens_b
