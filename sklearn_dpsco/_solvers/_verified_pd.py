@@ -8,7 +8,8 @@ For a symmetric integer matrix ``M`` (numpy int64, entries below ``2^52``) and a
   algorithm (each entry of ``R`` evaluated as ``(h_ij - sum_k r_ki r_kj) / r_ii`` or ``sqrt(h_ii - sum_k
   r_ki^2)``, the sum in ANY order: BLAS ``gemm`` / ``gemv`` blocks, FMA or not) that runs to completion with
   finite entries gives ``R^T R = H' + D`` with, entrywise (IEEE binary64, rounding to nearest, gradual
-  underflow: every rounding is ``x (1 + delta) + eta``, ``|delta| <= u``, ``|eta| <= 2^-1075``),
+  underflow -- numpy's default, no flush-to-zero / denormals-are-zero mode: every rounding is ``x (1 + delta)
+  + eta``, ``|delta| <= u``, ``|eta| <= 2^-1075``; at most ``2d + 1`` roundings per entry, ``r_ii <= 2^512``),
 
       ``|D| <= g (|H'| + |R|^T |R|) + U``,  ``g = gamma_{d+2}``, ``||U||_2, tr U < 2^-500``,
 
