@@ -40,17 +40,21 @@ clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import partial
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
+from .._mechanisms._additive import _float_up
+from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
 from ._adassp_selection import LOSS_FRACTION, SELECTION_SHARE, RidgeSelection, ridge_candidates
+from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
 
@@ -61,6 +65,157 @@ _SHARES_GAUSSIAN = (0.1, 0.5, 0.4)  # shares of mu^2 (float) or rho (secure)
 _SHARES_PURE = (0.1, 0.65, 0.25)  # shares of epsilon
 #: Failure probability of the ridge's confidence bounds (utility only).
 _RIDGE_BETA = 1e-3
+#: Secure path: ``lambda_min`` is certified on ``A`` rounded to a power-of-two grid ``eta <= X2 2^-24`` (coarser
+#: for very large n, so that ``|lambda / eta| < 2^51``), within ``tol >= _LAMBDA_TOL`` grid steps (public:
+#: :func:`lambda_tolerance`)
+#: (doc/privacy/adassp.rst, "Rounding on the secure path").
+_LAMBDA_GRID_BITS = 24
+_LAMBDA_TOL = 4
+#: An upper bound of sqrt(2) (1.41421356237309504880...).
+_SQRT2_UP = Fraction(1414213562373095049, 10**18)
+
+
+def _power_of_two_at_most(x):
+    return math.ldexp(1.0, math.frexp(float(x))[1] - 1)
+
+
+def _power_of_two_at_least(x):
+    p = _power_of_two_at_most(x)
+    return p if p >= x else 2.0 * p
+
+
+def _sqrt_up(frac):
+    """A float at least ``sqrt(frac)`` (checked exactly)."""
+    r = math.sqrt(_float_up(frac))
+    while Fraction(r) ** 2 < frac:
+        r = math.nextafter(r, math.inf)
+    return r
+
+
+def _rounded_row_bounds(n, d, row_bound, intercept_scaling):
+    """``(X2c, e, eta)``: the computed rows' squared-norm bound, the relative summation error ``n gamma_{n+1}``
+    and the grid of the certified ``lambda_min`` (public)."""
+    n, d = int(n), int(d)
+    if not row_bound >= _MIN_CLIP:
+        raise ValueError(f"row_bound must be >= 2^-300 for the secure path's float error bound, got {row_bound!r}.")
+    g_row = _gamma(2 * d + 6)
+    x2c = (Fraction(row_bound) * (1 + g_row)) ** 2 + Fraction(intercept_scaling) ** 2
+    e = n * _gamma(n + 1)  # relative size of one side's summation error
+    eta = max(_power_of_two_at_most(math.ldexp(float(x2c), -_LAMBDA_GRID_BITS)),
+              _power_of_two_at_least(float(n * x2c * (1 + e)) * 2.0**-50))
+    return x2c, e, eta
+
+
+def lambda_tolerance(n, d, row_bound, intercept_scaling):
+    """``(eta, tol)``: public grid and tolerance (grid steps) of :func:`certified_lambda_min` for ``n x d`` rows.
+
+    ``tol`` is chosen so that the fast floating-point proofs decide both sides of ``c -/+ tol`` whenever
+    LAPACK's eigenpair has a backward error ``<= 4 d u ||M||_2`` (utility: the exact fallback is then never
+    needed; soundness never depends on it). In grid units, ``T = n X2c (1 + e) / eta + d`` bounds ``tr M``,
+    ``||M||_F`` and ``max m_ii``; ``E = e X2c / eta + d`` bounds ``-lambda_min(M)``. With ``c = rint(candidate)``,
+    ``|c - lambda| <= 1/2 + err`` (``err = 4 d u T``); the rounded eigenvector's Rayleigh quotient is within
+    ``2 err + d T 2^-53`` above ``lambda``. ``H0 = M - (c - tol) I`` is then positive semi-definite with ``tr H0 <=
+    tau = T + d (E + tol + 1 + err)`` and ``||H0||_F <= tr H0``, so Rump's shift (:func:`._verified_pd.rump_shift`)
+    is at most ``r = 2.001 g tau / ((1 - g) coef) + 1.001``, and the float Cholesky of ``H0 - r I`` succeeds if
+    ``lambda_min(H0) - r > succ = 2 d gamma_{d+1} (T + E + tol + 1 + err) / (1 - gamma_{d+1})`` (Demmel's
+    condition, Higham 2002 Thm 10.7, doubled for the extra ``g |H|`` of our bound). ``tol`` is the smallest
+    integer ``>= 4`` above ``r + succ + 1/2 + err`` and ``1/2 + 3 err + d T 2^-53``.
+    """
+    x2c, e, eta = _rounded_row_bounds(n, d, row_bound, intercept_scaling)
+    n, d = int(n), int(d)
+    u = Fraction(1, 2**53)
+    g, g1 = _gamma(d + 2), _gamma(d + 1)
+    coef = 1 - g - g * g * d / (1 - g)
+    T = n * x2c * (1 + e) / Fraction(eta) + d
+    E = e * x2c / Fraction(eta) + d
+    err = 4 * d * u * T
+    tol = _LAMBDA_TOL
+    for _ in range(100):  # fixed point: tol enters the bounds with a coefficient O(d^2 u)
+        tau = T + d * (E + tol + 1 + err)
+        r = Fraction(2001, 1000) * g * tau / ((1 - g) * coef) + Fraction(1001, 1000)
+        succ = 2 * d * g1 * (T + E + tol + 1 + err) / (1 - g1)
+        need = max(_LAMBDA_TOL, math.floor(r + succ + Fraction(1, 2) + err) + 1,
+                   math.floor(Fraction(1, 2) + 3 * err + d * T * u) + 1)
+        if need <= tol:
+            break
+        tol = need
+    return eta, int(tol)
+
+
+def rounding_sensitivities(n, d, row_bound, label_bound, intercept_scaling):
+    """Secure path: ``(sens_min, sens_A, sens_b, eta)``, sensitivities of the float64 statistics actually released.
+
+    Every computed clipped row has ``||x~||^2 <= X2c = (R (1 + gamma_{2d+6}))^2 + s^2`` (the norm, quotient and
+    product of the clipping rounded; the library's clip bound, ``clipped_sum_sensitivity``). Each entry of
+    ``A = sum_i w_i x~_i x~_i^T`` and of ``b = sum_i x~_i (w_i y_i)`` is a sum of ``n`` products, each rounded
+    (with the weight) twice, added in ANY order (BLAS blocking, the blocks of ``fold_blocks``): its error is at
+    most ``gamma_{n+1}`` times the sum of the terms' magnitudes (Higham 2002, §3.1), so ``||fl(A) - A||_F <=
+    gamma_{n+1} n X2c`` and ``||fl(b) - b||_2 <= gamma_{n+1} n sqrt(X2c) B`` on each neighbour (plus the rounding
+    of :func:`vec_from_sym`'s ``fl(sqrt 2) A_ij``). ``lambda_min``
+    is certified on ``A`` rounded to ``eta`` (:func:`certified_lambda_min`): within ``tol eta`` of
+    ``lambda_min(eta rint(A / eta))`` (``tol`` public: :func:`lambda_tolerance`), itself within ``d eta / 2``
+    of ``lambda_min(fl(A))`` (Weyl; Frobenius bound of the rounding), itself within ``gamma_{n+1} n X2c`` of the
+    exact value (Weyl).
+    """
+    x2c, e, eta = _rounded_row_bounds(n, d, row_bound, intercept_scaling)
+    _, tol = lambda_tolerance(n, d, row_bound, intercept_scaling)
+    n, d = int(n), int(d)
+    # why: a product or sum below the normal range errs by up to 2^-1075 absolutely instead of relatively:
+    # at most n + 2 such roundings per entry, d^2 entries, both neighbours
+    under = 2 * d * (n + 2) * Fraction(1, 2**1074)
+    sens_min = x2c * (1 + 2 * e) + Fraction(eta) * (d + 2 * tol) + under
+    # vec_from_sym multiplies the off-diagonals by r = fl(sqrt 2) (r / sqrt 2 <= 1 + u) and rounds each product
+    # (<= u r |A_ij| <= 2 u |A_ij| per entry; ||fl(A)||_F <= n X2c (1 + e) on each side)
+    sens_A = (1 + _gamma(1)) * (_SQRT2_UP * x2c + 2 * e * x2c + 2 * under) + 4 * _gamma(1) * n * x2c * (1 + e)
+    root = Fraction(_sqrt_up(x2c))
+    sens_b = 2 * root * Fraction(label_bound) * (1 + e) + under
+    return _float_up(sens_min), _float_up(sens_A), _float_up(sens_b), eta
+
+
+#: Kept for the tests: the exact test (now in :mod:`._verified_pd`).
+_positive_definite = positive_definite_exact
+
+
+def certified_lambda_min(A, eta, candidate=None, tol=_LAMBDA_TOL):
+    """``eta c`` with ``|eta c - lambda_min(eta rint(A / eta))| <= tol eta``, ``c`` an integer.
+
+    ``M = rint(A / eta)`` is an exact integer matrix (``eta`` a power of two). The candidate (LAPACK's
+    smallest eigenpair, no rigorous error constant) is rounded to ``c`` and verified: ``M - (c - tol) I``
+    positive definite and ``M - (c + tol) I`` not. Each side is decided by a PROOF (:mod:`._verified_pd`):
+    a rigorous float Cholesky test (Rump's shift) or an exact integer witness ``v^T (M - s I) v < 0`` (LAPACK's
+    eigenvector rounded), and only if neither applies by the exact Bareiss test. If the check fails, ``c``
+    comes from a bisection on integer shifts (Gershgorin bracket) with the same three-way decision. Either way
+    the result is within the tolerance: the guarantee never rests on LAPACK. Requires ``|lambda / eta| <
+    2^51`` (the grid rule of :func:`rounding_sensitivities`); ``tol``: :func:`lambda_tolerance` (public).
+    """
+    Mf = np.rint(np.asarray(A, dtype=float) / eta)
+    M = Mf.astype(np.int64)
+    d = M.shape[0]
+    value, vector = scipy.linalg.eigh(Mf, subset_by_index=[0, 0])
+    if candidate is None:
+        candidate = float(value[0])
+    witness = _integer_vector(vector[:, 0])
+    c = int(np.rint(candidate))
+
+    def positive_definite(shift):
+        if not_pd_witness(M, shift, witness):  # O(d^2), exact
+            return False
+        if float_pd_proof(M, shift):  # one float Cholesky, rigorous
+            return True
+        return positive_definite_exact(M, shift)  # last resort (never reached with lambda_tolerance's tol)
+
+    if not (positive_definite(c - tol) and not positive_definite(c + tol)):
+        Ml = M.tolist()
+        lo = min(Ml[i][i] - sum(abs(Ml[i][j]) for j in range(d) if j != i) for i in range(d)) - 1  # PD at lo
+        hi = min(Ml[i][i] for i in range(d))  # not PD at hi (lambda_min <= min diagonal)
+        while hi - lo > tol:  # invariant: lambda_min in (lo, hi]
+            mid = (lo + hi) // 2
+            if positive_definite(mid):
+                lo = mid
+            else:
+                hi = mid
+        c = hi
+    return float(c) * eta
 
 
 def vec_from_sym(M):
@@ -100,6 +255,10 @@ class AdaSSPPlan:
     info: dict = field(default_factory=dict)
     #: The private choice among ridge levels (:class:`RidgeSelection`), or None.
     selection: object = None
+    #: Secure path: the grid ``eta`` of the certified ``lambda_min`` (:func:`certified_lambda_min`); None: eigvalsh.
+    lambda_grid: float = None
+    #: Secure path: the public tolerance (grid steps) of the certified ``lambda_min`` (:func:`lambda_tolerance`).
+    lambda_tol: int = _LAMBDA_TOL
 
     @property
     def x2(self):
@@ -121,6 +280,14 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     x2 = row_bound**2 + intercept_scaling**2
     # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
     sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
+    lambda_grid, lambda_tol = None, _LAMBDA_TOL
+    if noise == "secure":
+        # why: the secure proof needs the sensitivity of the float64 statistics actually released: every
+        # rounding of the clipping and of the sums (any order), and a certified lambda_min
+        # (doc/privacy/adassp.rst, "Rounding on the secure path")
+        sens_min, sens_A, sens_b, lambda_grid = rounding_sensitivities(n, d, row_bound, label_bound,
+                                                                       intercept_scaling)
+        lambda_tol = lambda_tolerance(n, d, row_bound, intercept_scaling)[1]
     D = d * (d + 1) // 2
     # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
@@ -147,7 +314,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         event=event,
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
               "ridge_selection": selection is not None},
-        selection=selection,
+        selection=selection, lambda_grid=lambda_grid, lambda_tol=lambda_tol,
     )
 
 
@@ -201,7 +368,10 @@ def run_adassp(source, plan, rng, *, statistics=None):
     """Release the three statistics with the planned mechanisms and return the ridge solution."""
     A, b = adassp_statistics(source, plan) if statistics is None else statistics
     d = plan.d
-    lam_min = float(np.linalg.eigvalsh(A)[0])
+    if plan.lambda_grid is None:
+        lam_min = float(np.linalg.eigvalsh(A)[0])
+    else:
+        lam_min = certified_lambda_min(A, plan.lambda_grid, tol=plan.lambda_tol)
     lam_tilde = max(0.0, float(plan.mech_min.release(lam_min, rng)[0]) - plan.t_min)
     A_hat = sym_from_vec(plan.mech_A.release(vec_from_sym(A), rng), d)
     b_hat = plan.mech_b.release(b, rng)
