@@ -9,7 +9,7 @@ from fractions import Fraction
 rng=np.random.default_rng(0); n,d=200_000,20
 X=rng.normal(size=(n,d)); X/=np.maximum(1,np.linalg.norm(X,axis=1))[:,None]
 def best(f,r=5):
-    t=[];
+    t=[]
     for _ in range(r):
         s=time.process_time(); out=f(); t.append(time.process_time()-s)
     return min(t),out
