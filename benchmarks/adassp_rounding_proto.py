@@ -24,7 +24,7 @@ ti,Ai=best(exact_int,3)
 # exact integer via float blocks: Z in float with |z|<=2^22 -> products <=2^44, block of 2^8 rows sums < 2^52 exact in any order
 def exact_blocks(k=22, block=256):
     Zf=np.rint(X*2.0**k)
-    tot=np.zeros((d,d),dtype=object); acc=np.zeros((d,d),dtype=np.int64)
+    acc=np.zeros((d,d),dtype=np.int64)
     for s in range(0,n,block):
         Zb=Zf[s:s+block]; acc+= (Zb.T@Zb).astype(np.int64)
     return acc
