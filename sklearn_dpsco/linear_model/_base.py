@@ -35,6 +35,7 @@ instantiated.
 """
 
 import numbers
+import warnings
 from abc import ABCMeta, abstractmethod
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -660,6 +661,16 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             if released is not None:
                 self._store_scales(plan, released)
             self._store_columns(plan, columns)
+            if plan.solver == CONSTANT_SOLVER:
+                # visible, not only in fit_info_: the model predicts one value (public: the plan's rule)
+                asked = getattr(self, "solver", "auto")
+                warnings.warn(
+                    f"{type(self).__name__}: n epsilon is too small for the 'auto' scale estimates, so the fit "
+                    f"released the intercept-only model (solver_='{CONSTANT_SOLVER}'"
+                    + (f", not the requested solver={asked!r}" if asked != "auto" else "")
+                    + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
+                    "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates').",
+                    UserWarning, stacklevel=3)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)

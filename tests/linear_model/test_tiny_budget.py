@@ -91,3 +91,14 @@ def test_auto_row_bound_alone_declared_label_bound(cls):
     assert est.label_bound_ == 10.0 and est.intercept_ == est.label_center_
     assert _r2(yt, est.predict(Xt)) > -0.1
     assert cls(epsilon=0.1, label_bound=10.0, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_the_intercept_only_release_is_visible_as_a_warning(cls):
+    X, y, _, _ = _family(200, 3, 0)
+    with pytest.warns(UserWarning, match="intercept-only model"):
+        est = cls(epsilon=0.5, random_state=0, accountant=BudgetAccountant(epsilon=10.0)).fit(X, y)
+    assert est.solver_ == CONSTANT_SOLVER
+    if cls is DPLinearRegressor:  # an explicit solver is named in the warning
+        with pytest.warns(UserWarning, match="not the requested solver='adassp'"):
+            cls(epsilon=0.5, solver="adassp", random_state=0, accountant=BudgetAccountant(epsilon=10.0)).fit(X, y)
