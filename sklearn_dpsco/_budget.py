@@ -20,7 +20,7 @@ from ._mechanisms._paths import DEFAULT_NOISE, check_noise
 from ._param_checks import check_delta, check_epsilon
 from .accounting._shares import split_budget, split_by_weights, split_kind
 
-__all__ = ["DEFAULT_SCALE_SHARE", "Budget", "as_budget", "split_scale_share"]
+__all__ = ["DEFAULT_SCALE_SHARE", "Budget", "as_budget", "largest_fitting_fraction", "split_scale_share"]
 
 #: Suggested fraction of a fit's epsilon for its private scale estimates. A
 #: public constant, never tuned on the data (doc/privacy/quantiles.rst, "Budget").
@@ -126,3 +126,26 @@ def split_scale_share(budget, scale_share=DEFAULT_SCALE_SHARE):
     while scale_eps + rest_eps > budget.epsilon:  # a rounding ulp must not overspend
         rest_eps = math.nextafter(rest_eps, 0.0)
     return Budget(scale_eps, 0.0, budget.noise), Budget(rest_eps, budget.delta, budget.noise)
+
+
+def largest_fitting_fraction(plan, fits, steps):
+    """``plan(t)`` at the largest fraction ``t`` in ``(0, 1)`` that ``steps`` bisection steps find with
+    ``fits(plan(t))``, or None when no step fits (public arithmetic: ``plan`` and ``fits`` read public facts).
+
+    ``plan`` raising ValueError reads as "too small to calibrate at this fraction": look higher. The shared
+    search of a fit planned within a meta-estimator's allowance (linear_model/_base.py,
+    ``_plan_within_allowance``; preprocessing/_scaler.py, ``_within_allowance``).
+    """
+    lo, hi, best = 0.0, 1.0, None
+    for _ in range(steps):
+        mid = 0.5 * (lo + hi)
+        try:
+            trial = plan(mid)
+        except ValueError:
+            lo = mid
+            continue
+        if fits(trial):
+            lo, best = mid, trial
+        else:
+            hi = mid
+    return best

@@ -27,6 +27,7 @@ epoch-length rules are written in.
 import math
 from fractions import Fraction
 
+import numpy as np
 from scipy import special
 
 from ..accounting._calibration import gaussian_mu, zcdp_rho
@@ -56,6 +57,7 @@ __all__ = [
     "rate_dimension_term",
     "sensitivity_norms",
     "truncated_level_for",
+    "user_grid_terms",
 ]
 
 
@@ -154,6 +156,19 @@ def grid_mean_sensitivity(width, magnitude, grid, n_terms):
     # why: |Q - Q'| <= W exactly; |fl(Q) - Q| <= u |Q| <= u n M per side; |fl(y/n) - y/n| <= u |y| / n + 2^-1075
     # with |y| <= g n M (1 + u) (Higham 2002, §2.2, round to nearest)
     return g * (W + 2 * _U * n * M) / n + 2 * _U * g * M * (1 + _U) + Fraction(1, 2**1074)
+
+
+def user_grid_terms(terms, starts, counts, lo, hi):
+    """Each user's integer ``q_u = clip(rint(K_u / k_u), lo, hi)``: ``K_u`` the exact int64 sum of its ``k_u``
+    rows' grid terms (rows grouped by user, ``starts`` each user's first row, ``counts`` its rows; along axis 0).
+
+    ``q_u`` is a function of that user's rows only, in ``[lo, hi]``, whatever the others hold or how users
+    sort: the one term per unit of the exact user-level sums (DPStandardScaler's statistics, the searches'
+    released scores; :func:`grid_mean_sensitivity`). ``K_u`` is exact while a user holds fewer than about
+    ``2^30`` rows; a wrap-around beyond would still give an integer of that user's rows only, clipped into
+    the range: utility, not privacy.
+    """
+    return np.clip(np.rint(np.add.reduceat(terms, starts, axis=0) / counts), lo, hi).astype(np.int64)
 
 
 def sensitivity_norms(per_coordinate):

@@ -51,6 +51,7 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms import DEFAULT_NOISE
 from .._mechanisms._additive import _float_up
 from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, mechanism_for, noise_operator_norm_bound
+from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
 from ._adassp_selection import LOSS_FRACTION, SELECTION_SHARE, RidgeSelection, ridge_candidates
@@ -75,15 +76,6 @@ _LAMBDA_TOL = 4
 _SQRT2_UP = Fraction(1414213562373095049, 10**18)
 
 
-def _power_of_two_at_most(x):
-    return math.ldexp(1.0, math.frexp(float(x))[1] - 1)
-
-
-def _power_of_two_at_least(x):
-    p = _power_of_two_at_most(x)
-    return p if p >= x else 2.0 * p
-
-
 def _sqrt_up(frac):
     """A float at least ``sqrt(frac)`` (checked exactly)."""
     r = math.sqrt(_float_up(frac))
@@ -101,8 +93,8 @@ def _rounded_row_bounds(n, d, row_bound, intercept_scaling):
     g_row = _gamma(2 * d + 6)
     x2c = (Fraction(row_bound) * (1 + g_row)) ** 2 + Fraction(intercept_scaling) ** 2
     e = n * _gamma(n + 1)  # relative size of one side's summation error
-    eta = max(_power_of_two_at_most(math.ldexp(float(x2c), -_LAMBDA_GRID_BITS)),
-              _power_of_two_at_least(float(n * x2c * (1 + e)) * 2.0**-50))
+    eta = max(power_of_two_at_most(math.ldexp(float(x2c), -_LAMBDA_GRID_BITS)),
+              power_of_two_at_least(float(n * x2c * (1 + e)) * 2.0**-50))
     return x2c, e, eta
 
 

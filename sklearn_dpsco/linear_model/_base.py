@@ -48,7 +48,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._budget import Budget
+from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
 from .._param_checks import check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
@@ -594,23 +594,18 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         ``_within_allowance``); a fit that fits at ``t = 1`` never comes here, so its plan is unchanged.
         ``planned`` (the refused plan) is returned when no fraction fits.
         """
-        epsilon, lo, hi, best = self.epsilon, 0.0, 1.0, planned
+        epsilon = self.epsilon
+
+        def plan(t):
+            self.epsilon = epsilon * t  # every part of the plan (and _plan_fits' check) reads it
+            return self._plan_fit(inputs)
+
         try:
-            for _ in range(self._ALLOWANCE_STEPS):
-                mid = 0.5 * (lo + hi)
-                self.epsilon = epsilon * mid
-                try:
-                    trial = self._plan_fit(inputs)
-                except ValueError:  # too small to calibrate at this fraction: look higher
-                    lo = mid
-                    continue
-                if self._plan_fits(trial[1], usage):
-                    lo, best = mid, trial
-                else:
-                    hi = mid
+            best = largest_fitting_fraction(plan, lambda trial: self._plan_fits(trial[1], usage),
+                                            self._ALLOWANCE_STEPS)
         finally:
             self.epsilon = epsilon
-        return best
+        return planned if best is None else best
 
     def _fit_template(self, *args, **kwargs):
         """Run the seven steps of the module docstring; ``args`` go to ``_validate_fit_inputs``."""

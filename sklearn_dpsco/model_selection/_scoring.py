@@ -18,6 +18,9 @@ import math
 
 import numpy as np
 
+from .._mechanisms._calibrate import user_grid_terms
+from .._mechanisms._grid import power_of_two_at_most
+
 __all__ = ["PerRowScorer", "ScoreGrid", "get_scorer"]
 
 #: The per-row terms are rounded to a power-of-two grid of ``2^-SCORE_GRID_BITS`` of the scorer's width
@@ -48,11 +51,6 @@ class PerRowScorer:
         return f"PerRowScorer({self.name!r}, width={self.width})"
 
 
-def _power_of_two_at_most(x, bits):
-    """The largest power of two at most ``x 2^-bits`` (public)."""
-    return math.ldexp(1.0, math.frexp(float(x))[1] - 1 - bits)
-
-
 class ScoreGrid:
     """The public plan of a score over ``n_units`` validation units: an integer per unit, summed exactly.
 
@@ -79,7 +77,7 @@ class ScoreGrid:
                 and math.isfinite(scorer.high)):
             raise ValueError("a scorer's range must be finite with a positive width.")
         self.low, self.high = scorer.low, scorer.high
-        self.grid = _power_of_two_at_most(scorer.width, bits)
+        self.grid = math.ldexp(power_of_two_at_most(scorer.width), -bits)  # the largest 2^k <= width 2^-bits
         lo, hi = self.terms(np.array([self.low, self.high]))
         self.lo, self.hi = int(lo), int(hi)
         # why: n max(|lo|, |hi|) < 2^53 keeps every partial sum (any order) and float(Q) exact
@@ -119,10 +117,7 @@ class ScoreGrid:
         if starts.size != self.n_units:
             raise ValueError(f"expected {self.n_units} users, got {starts.size}.")
         counts = np.diff(np.r_[starts, u.size])
-        # K_u: exact while a user holds fewer than ~2^30 rows (a wrap-around beyond would still give an integer
-        # of that user's rows only, clipped into the range below: utility, not privacy)
-        K = np.add.reduceat(t[order], starts)
-        q = np.clip(np.rint(K / counts), self.lo, self.hi).astype(np.int64)
+        q = user_grid_terms(t[order], starts, counts, self.lo, self.hi)
         return int(q.sum())
 
     def centre(self, Q):

@@ -13,14 +13,16 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._budget import Budget, split_scale_share
+from .._budget import Budget, largest_fitting_fraction, split_scale_share
 from .._mechanisms import DEFAULT_NOISE, LaplaceMechanism
 from .._mechanisms._calibrate import (
     gaussian_mechanism_for,
     grid_mean_sensitivity,
     laplace_mechanism_for,
     sensitivity_norms,
+    user_grid_terms,
 )
+from .._mechanisms._grid import power_of_two_at_most
 from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
@@ -111,10 +113,9 @@ _MIN_RANGE, _MAX_RANGE = 2.0**-480, 2.0**480
 _INT64_SUM_LIMIT = 2**63 - 1
 
 
-def _power_of_two_at_most(x, bits):
+def _grid_step(x, bits):
     """The largest power of two at most ``x 2^-bits`` (1.0 for ``x == 0``; public)."""
-    x = float(x)
-    return math.ldexp(1.0, math.frexp(x)[1] - 1 - bits) if x > 0 else 1.0
+    return math.ldexp(power_of_two_at_most(x), -bits) if x > 0 else 1.0
 
 
 class MomentGrid:
@@ -137,8 +138,8 @@ class MomentGrid:
                 f"bounds must have ranges upper - lower of 0 or within [2^-480, 2^480] (and a finite midpoint) for "
                 f"the scaler's exact statistics; got {r[bad][:3]}. Nothing was spent.")
         self.lower, self.upper, self.centre = lower, upper, c
-        self.g1 = np.array([_power_of_two_at_most(v, GRID_BITS) for v in r])
-        self.g2 = np.array([_power_of_two_at_most(v, GRID_BITS) for v in (r / 2.0) ** 2])
+        self.g1 = np.array([_grid_step(v, GRID_BITS) for v in r])
+        self.g2 = np.array([_grid_step(v, GRID_BITS) for v in (r / 2.0) ** 2])
         ends = np.vstack([lower, upper])
         t1, t2 = self.terms(ends)
         self.lo1, self.hi1 = t1[0], t1[1]
@@ -254,10 +255,8 @@ def user_clipped_moments(X, groups, lower, upper, max_items_per_user=None):
     counts = np.diff(data.indptr)[:, None]
     starts = data.indptr[:-1]
     t1, t2 = grid.terms(data.X)
-    # K_u: exact while a user holds fewer than ~2^30 rows (a wrap-around beyond would still give an integer of
-    # that user's rows only, clipped into the range below: utility, not privacy)
-    q1 = np.clip(np.rint(np.add.reduceat(t1, starts, axis=0) / counts), grid.lo1, grid.hi1).astype(np.int64)
-    q2 = np.clip(np.rint(np.add.reduceat(t2, starts, axis=0) / counts), 0, grid.hi2).astype(np.int64)
+    q1 = user_grid_terms(t1, starts, counts, grid.lo1, grid.hi1)
+    q2 = user_grid_terms(t2, starts, counts, 0, grid.hi2)
     mean, m2 = grid.statistics(q1.sum(axis=0), q2.sum(axis=0), U)
     return mean, m2, U
 
@@ -559,18 +558,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         u = allowance.usage(planned[4])
         if u <= 1.0 or not math.isfinite(u):
             return planned  # within it, or a kind it cannot hold (its check refuses with its own message)
-        lo, hi, best = 0.0, 1.0, None
-        while hi - lo > 1e-9:
-            mid = 0.5 * (lo + hi)
-            try:
-                trial = plan(mid)
-            except ValueError:  # too small to calibrate at this delta: look higher
-                lo = mid
-                continue
-            if allowance.usage(trial[4]) <= 1.0:
-                lo, best = mid, trial
-            else:
-                hi = mid
+        # 30 halvings: the factor to within 2^-30 (< 1e-9)
+        best = largest_fitting_fraction(plan, lambda trial: allowance.usage(trial[4]) <= 1.0, 30)
         return planned if best is None else best
 
     @staticmethod
