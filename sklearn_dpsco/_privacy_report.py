@@ -32,6 +32,7 @@ from .accounting import BudgetAccountant
 from .accounting._report import PrivacyReport, ledger_report, neighbouring_relation, spend_rows
 from .accounting._report import format_value, read_total
 from .accounting._units import privacy_unit_of
+from .linear_model._auto_scales import CONSTANT_SOLVER
 from .model_selection._search import _BaseDPSearchCV
 from .preprocessing._pipeline import DPPipeline
 from .preprocessing._steps import classify_step
@@ -183,6 +184,11 @@ def public_parameters(est):
         if name == "max_items_per_user" and params[name] is None and params.get("privacy_unit", "user") == "row":
             continue
         out[name] = _value(est, name, params)
+    if getattr(est, "solver_", None) == CONSTANT_SOLVER:
+        # The constant release reads no bound, clip, radius or alpha: at most a label median on a public
+        # grid (doc/privacy/quantiles.rst, "Budgets too small for the estimates"), so listing them would
+        # claim the guarantee rests on parameters the fit never used.
+        out = {k: v for k, v in out.items() if k == "noise"}
     if getattr(est, "solver_", None) is not None:
         out["solver"] = est.solver_
     return out

@@ -102,3 +102,18 @@ def test_the_intercept_only_release_is_visible_as_a_warning(cls):
     if cls is DPLinearRegressor:  # an explicit solver is named in the warning
         with pytest.warns(UserWarning, match="not the requested solver='adassp'"):
             cls(epsilon=0.5, solver="adassp", random_state=0, accountant=BudgetAccountant(epsilon=10.0)).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_the_report_of_a_constant_release_lists_only_what_it_rests_on(cls):
+    """The intercept-only model reads no bound, clip or radius: the report must not claim it rests on them."""
+    from sklearn_dpsco import privacy_report
+
+    X, y, _, _ = _family(200, 3, 0)
+    with pytest.warns(UserWarning, match="intercept-only model"):
+        est = cls(epsilon=0.5, random_state=0, accountant=BudgetAccountant(epsilon=10.0)).fit(X, y)
+    text = str(privacy_report(est))
+    line = next(row for row in text.splitlines() if row.strip().startswith(f"{cls.__name__}:"))
+    assert "solver=intercept_only" in line and "noise=" in line
+    for unused in ("clip=", "radius=", "row_bound=", "label_bound=", "alpha="):
+        assert unused not in line, line
