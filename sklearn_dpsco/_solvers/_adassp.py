@@ -277,6 +277,15 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     if not (math.isfinite(row_bound) and math.isfinite(label_bound)):
         raise ValueError("AdaSSP needs finite public bounds row_bound and label_bound.")
     x2 = row_bound**2 + intercept_scaling**2
+    # why: the statistics must be finite on EVERY dataset: a sum that overflows on one dataset and not on its
+    # neighbour makes the release fail (or come out inf) there only, an outcome no noise covers. |A_ij| <= n X2,
+    # |b_j| <= n sqrt(X2) B, times 1 + e for the rounding and sqrt(2) in vec_from_sym; 2^1000 leaves room for
+    # the noise (public: n, R, B, s; doc/privacy/adassp.rst, "Rounding on the secure path")
+    grow = 2.0 * (1.0 + float(int(n) * _gamma(int(n) + 1)))
+    if not (int(n) * x2 * grow < 2.0**1000 and int(n) * math.sqrt(x2) * label_bound * grow < 2.0**1000):
+        raise ValueError(f"AdaSSP's statistics could overflow float64 for n={n}, row_bound={row_bound!r}, "
+                         f"label_bound={label_bound!r}: n X2 and n sqrt(X2) label_bound must stay below 2^998. "
+                         "Rescale X or y. Nothing was spent.")
     # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
     sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
     lambda_grid, lambda_tol = None, _LAMBDA_TOL
