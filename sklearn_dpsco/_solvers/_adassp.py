@@ -145,9 +145,9 @@ def rounding_sensitivities(n, d, row_bound, label_bound, intercept_scaling):
     gamma_{n+1} n X2c`` and ``||fl(b) - b||_2 <= gamma_{n+1} n sqrt(X2c) B`` on each neighbour (plus the rounding
     of :func:`vec_from_sym`'s ``fl(sqrt 2) A_ij``). ``lambda_min``
     is certified on ``A`` rounded to ``eta`` (:func:`certified_lambda_min`): within ``tol eta`` of
-    ``lambda_min(eta rint(A / eta))`` (``tol`` public: :func:`lambda_tolerance`), itself within ``d eta / 2``
-    of ``lambda_min(fl(A))`` (Weyl; Frobenius bound of the rounding), itself within ``gamma_{n+1} n X2c`` of the
-    exact value (Weyl).
+    ``lambda_min(eta M)`` (``M = rint(A / eta)`` symmetrised from its upper triangle; ``tol`` public:
+    :func:`lambda_tolerance`), itself within ``d eta / 2 + gamma_{n+1} n X2c`` of the exact value (Weyl;
+    Frobenius bound of the entrywise errors, ``fl(A)`` itself need not be symmetric).
     """
     x2c, e, eta = _rounded_row_bounds(n, d, row_bound, intercept_scaling)
     _, tol = lambda_tolerance(n, d, row_bound, intercept_scaling)
@@ -171,7 +171,8 @@ _positive_definite = positive_definite_exact
 def certified_lambda_min(A, eta, candidate=None, tol=_LAMBDA_TOL):
     """``eta c`` with ``|eta c - lambda_min(eta rint(A / eta))| <= tol eta``, ``c`` an integer.
 
-    ``M = rint(A / eta)`` is an exact integer matrix (``eta`` a power of two). The candidate (LAPACK's
+    ``M = rint(A / eta)``, symmetrised from its upper triangle, is an exact symmetric integer matrix (``eta`` a
+    power of two). The candidate (LAPACK's
     smallest eigenpair, no rigorous error constant) is rounded to ``c`` and verified: ``M - (c - tol) I``
     positive definite and ``M - (c + tol) I`` not. Each side is decided by a PROOF (:mod:`._verified_pd`):
     a rigorous float Cholesky test (Rump's shift) or an exact integer witness ``v^T (M - s I) v < 0`` (LAPACK's
@@ -181,6 +182,12 @@ def certified_lambda_min(A, eta, candidate=None, tol=_LAMBDA_TOL):
     2^51`` (the grid rule of :func:`rounding_sensitivities`); ``tol``: :func:`lambda_tolerance` (public).
     """
     Mf = np.rint(np.asarray(A, dtype=float) / eta)
+    # why: fl(A) need not be symmetric (with weights, x_j fl(x_k w) and x_k fl(x_j w) round differently), and
+    # the deciders read different parts (eigh: lower triangle; Cholesky: upper; witness: (M + M^T) / 2; Bareiss
+    # and the Gershgorin bracket: all of M, where Sylvester's criterion does not apply): all must see ONE
+    # symmetric matrix, the upper triangle's (the one vec_from_sym releases), within eta / 2 + the summation
+    # bound of the exact A entrywise (doc/privacy/adassp.rst, "Rounding on the secure path")
+    Mf = np.triu(Mf) + np.triu(Mf, 1).T
     M = Mf.astype(np.int64)
     d = M.shape[0]
     value, vector = scipy.linalg.eigh(Mf, subset_by_index=[0, 0])
@@ -270,6 +277,15 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     if not (math.isfinite(row_bound) and math.isfinite(label_bound)):
         raise ValueError("AdaSSP needs finite public bounds row_bound and label_bound.")
     x2 = row_bound**2 + intercept_scaling**2
+    # why: the statistics must be finite on EVERY dataset: a sum that overflows on one dataset and not on its
+    # neighbour makes the release fail (or come out inf) there only, an outcome no noise covers. |A_ij| <= n X2,
+    # |b_j| <= n sqrt(X2) B, times 1 + e for the rounding and sqrt(2) in vec_from_sym; 2^1000 leaves room for
+    # the noise (public: n, R, B, s; doc/privacy/adassp.rst, "Rounding on the secure path")
+    grow = 2.0 * (1.0 + float(int(n) * _gamma(int(n) + 1)))
+    if not (int(n) * x2 * grow < 2.0**1000 and int(n) * math.sqrt(x2) * label_bound * grow < 2.0**1000):
+        raise ValueError(f"AdaSSP's statistics could overflow float64 for n={n}, row_bound={row_bound!r}, "
+                         f"label_bound={label_bound!r}: n X2 and n sqrt(X2) label_bound must stay below 2^998. "
+                         "Rescale X or y. Nothing was spent.")
     # why: replace-one sensitivities of lambda_min(A), vec(A) and b (module docstring table)
     sens_min, sens_A, sens_b = x2, math.sqrt(2.0) * x2, 2.0 * math.sqrt(x2) * label_bound
     lambda_grid, lambda_tol = None, _LAMBDA_TOL
