@@ -153,13 +153,14 @@ def rounding_sensitivities(n, d, row_bound, label_bound, intercept_scaling):
     _, tol = lambda_tolerance(n, d, row_bound, intercept_scaling)
     n, d = int(n), int(d)
     # why: a product or sum below the normal range errs by up to 2^-1075 absolutely instead of relatively:
-    # at most n + 2 such roundings per entry, d^2 entries, both neighbours
-    under = 2 * d * (n + 2) * Fraction(1, 2**1074)
+    # at most n + 2 such roundings per entry, d^2 entries, both neighbours; an underflowed fl(x_k w) or fl(w y)
+    # is then multiplied by x_j (|x_j| <= sqrt(X2c)), so the error is amplified by at most 1 + sqrt(X2c) + B
+    root = Fraction(_sqrt_up(x2c))
+    under = 2 * d * (n + 2) * Fraction(1, 2**1074) * (1 + root + Fraction(label_bound))
     sens_min = x2c * (1 + 2 * e) + Fraction(eta) * (d + 2 * tol) + under
     # vec_from_sym multiplies the off-diagonals by r = fl(sqrt 2) (r / sqrt 2 <= 1 + u) and rounds each product
     # (<= u r |A_ij| <= 2 u |A_ij| per entry; ||fl(A)||_F <= n X2c (1 + e) on each side)
     sens_A = (1 + _gamma(1)) * (_SQRT2_UP * x2c + 2 * e * x2c + 2 * under) + 4 * _gamma(1) * n * x2c * (1 + e)
-    root = Fraction(_sqrt_up(x2c))
     sens_b = 2 * root * Fraction(label_bound) * (1 + e) + under
     return _float_up(sens_min), _float_up(sens_A), _float_up(sens_b), eta
 
