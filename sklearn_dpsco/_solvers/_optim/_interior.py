@@ -146,8 +146,8 @@ def interior_dual_start(data, hinge, lam, w0, cap, target_distance, start=0, sto
                 K = gram_system(X, Dinv, s, unit=False) + c * np.eye(d)
 
                 def solve(rhs):
-                    t = Dinv * rhs
-                    return t - Dinv * matvec(_solve_pos(K, rmatvec(t)))
+                    q = Dinv * rhs
+                    return q - Dinv * matvec(_solve_pos(K, rmatvec(q)))
 
                 # predictor (sigma = 0)
                 da = solve(-g)
