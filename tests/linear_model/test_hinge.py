@@ -289,6 +289,22 @@ def test_binary_utility_standardized_defaults():
     assert np.mean(scores) >= ref - 0.03
 
 
+@pytest.mark.parametrize("params", [{}, {"clip": 1.0, "centering": False}])
+def test_near_constant_columns_fit(params):
+    """Regression: almost-constant columns (spread 1e-6 around an offset, as a noisy DPStandardScaler leaves
+    them) and labels the rows do not explain put every majority row at the hinge's kink; the certified ascent
+    needed more than its 2000 passes and the default fit refused (CertificationError; Benefits after
+    DPStandardScaler at epsilon 2). The interior-point restart certifies it (output perturbation, and the
+    localization phases with their domain ball)."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = np.c_[0.2 * rng.normal(size=(n, 12)), rng.uniform(-0.3, 0.3, size=5) + 1e-6 * rng.normal(size=(n, 5))]
+    y = np.where(rng.uniform(size=n) < 0.7, 1, 0)
+    clf = DPHingeClassifier(epsilon=2.0 if params else 1.0, random_state=0, **params).fit(X, y)
+    assert clf.solver_ == ("localized_output_perturbation" if params else "output_perturbation")
+    assert np.all(np.isfinite(clf.coef_))
+
+
 def test_pandas_and_csr_input():
     pd = pytest.importorskip("pandas")
     X, y = _data(n=400, d=3)
