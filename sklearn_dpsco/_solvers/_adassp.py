@@ -38,6 +38,7 @@ chooses among several ridge levels and the intercept-only model by their
 clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 """
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -98,6 +99,7 @@ def _rounded_row_bounds(n, d, row_bound, intercept_scaling):
     return x2c, e, eta
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of public numbers; every plan of a budget fill asks
 def lambda_tolerance(n, d, row_bound, intercept_scaling):
     """``(eta, tol)``: public grid and tolerance (grid steps) of :func:`certified_lambda_min` for ``n x d`` rows.
 
@@ -134,6 +136,7 @@ def lambda_tolerance(n, d, row_bound, intercept_scaling):
     return eta, int(tol)
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of public numbers; every plan of a budget fill asks
 def rounding_sensitivities(n, d, row_bound, label_bound, intercept_scaling):
     """Secure path: ``(sens_min, sens_A, sens_b, eta)``, sensitivities of the float64 statistics actually released.
 

@@ -203,7 +203,13 @@ def zcdp_epsilon(rho, delta):
     return _zcdp_epsilon(rho, delta)
 
 
-@functools.lru_cache(maxsize=4096)
+#: Memo sizes of the conversions: a budget fill inside a meta-estimator's allowance (a bisection of whole fills,
+#: linear_model/_base.py, ``_plan_within_allowance``) asks for ~10^4 distinct points, and the next fold's fill for
+#: the same ones (its budgets are read off the same public epsilon); 4096 entries were overwritten before reuse.
+_MEMO_SIZE = 1 << 15
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
 def _zcdp_epsilon(rho, delta):
     """:func:`zcdp_epsilon` for checked ``rho > 0`` and ``0 < delta < 1`` (Python floats)."""
     log_inv = math.log(1.0 / delta)
@@ -218,13 +224,58 @@ def _zcdp_epsilon(rho, delta):
     grid = centre + np.linspace(-8.0, 8.0, 161)
     # log(1/delta) once for the whole grid (the same floats as rdp_epsilon per point; tests/accounting
     # compare with the function-call form)
-    values = [objective(g) for g in grid.tolist()]
-    i = int(np.argmin(values))
+    i, value_i = _grid_argmin(objective, grid.tolist(), rho, log_inv)
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = optimize.minimize_scalar(objective, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
-    best = min(values[i], float(res.fun) if res.success else math.inf)
+    best = min(value_i, float(res.fun) if res.success else math.inf)
     # a tiny rho is (0, delta)-DP already, where the conversion's formula dips below 0
     return max(0.0, float(min(best, standard)))
+
+
+#: Relative half-width of the interval around each vectorised grid value that surely holds the exact one
+#: (:func:`_grid_argmin`); NumPy's exp / log / log1p are within a few ulps (~1e-15) of the math module's.
+_GRID_TOLERANCE = 1e-10
+
+
+def _grid_argmin(objective, points, rho, log_inv):
+    """``(i, objective(points[i]))`` for the first ``i`` minimising ``objective`` over ``points``: exactly the
+    values and index of ``[objective(g) for g in points]`` and ``np.argmin`` (speed only: the same floats).
+
+    All points are evaluated at once with NumPy, whose floats may differ from the math module's by a few ulps;
+    each vectorised value ``v_j`` is given an interval of relative half-width :data:`_GRID_TOLERANCE` of the
+    magnitudes it was computed from, which holds the exact value. Every index that may attain the exact
+    minimum (``v_j - tol_j <= min_k(v_k + tol_k)``) is then evaluated exactly (usually one or two), and the
+    first index of the smallest exact value among them is the list form's argmin. Outside the well-scaled
+    range (an ``alpha`` within 1e-12 of 1, a huge ``alpha``, any non-finite value) the list form itself runs,
+    with its exceptions and NaN handling.
+    """
+    g = np.asarray(points)
+    am1 = np.exp(g)
+    if not (am1.min() > 1e-12 and am1.max() < 1e250):
+        values = [objective(x) for x in points]
+        i = int(np.argmin(values))
+        return i, values[i]
+    alpha = 1.0 + am1
+    rdp = alpha * rho
+    log_alpha = np.log(alpha)
+    tail = (alpha - 1.0) * np.log1p(-1.0 / alpha)
+    approx = rdp + (log_inv + tail - log_alpha) / (alpha - 1.0)
+    if not np.all(np.isfinite(approx)):
+        values = [objective(x) for x in points]
+        i = int(np.argmin(values))
+        return i, values[i]
+    tol = _GRID_TOLERANCE * (np.abs(approx) + rdp + (log_inv + np.abs(tail) + np.abs(log_alpha)) / (alpha - 1.0))
+    bound = float((approx + tol).min())
+    best_i, best_v = -1, math.inf
+    for j in np.flatnonzero(approx - tol <= bound).tolist():  # increasing j: the first minimiser wins ties
+        v = objective(points[j])
+        if not math.isfinite(v):  # cannot happen within the range above; the list form decides if it does
+            values = [objective(x) for x in points]
+            i = int(np.argmin(values))
+            return i, values[i]
+        if best_i < 0 or v < best_v:
+            best_i, best_v = j, v
+    return best_i, best_v
 
 
 def zcdp_rho(epsilon, delta):
@@ -233,6 +284,13 @@ def zcdp_rho(epsilon, delta):
     delta = check_delta(delta)
     if delta == 0:
         raise ValueError("delta must be > 0 to convert zCDP to (epsilon, delta)-DP.")
+    return _zcdp_rho(float(epsilon), float(delta))
+
+
+@functools.lru_cache(maxsize=_MEMO_SIZE)
+def _zcdp_rho(epsilon, delta):
+    """:func:`zcdp_rho` for checked ``epsilon > 0`` and ``0 < delta < 1`` (memoised: a pure function of two public
+    floats, asked for by every split and every Gaussian mechanism of a budget fill)."""
     # rho + 2 sqrt(rho L) <= eps at rho_std = (sqrt(L + eps) - sqrt(L))^2; the
     # optimal conversion allows at least that much.
     log_inv = math.log(1.0 / delta)

@@ -203,3 +203,43 @@ def test_estimators_fit_at_tiny_epsilon_with_delta():
     with pytest.raises(ValueError, match="too small to split"):
         DPLinearRegressor(epsilon=1e-6, delta=1e-6, row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X[:, 0])
     DPLinearRegressor(epsilon=1e-4, delta=1e-6, row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X[:, 0])
+
+
+def test_grid_argmin_is_the_list_form_bit_for_bit():
+    """zcdp_epsilon's grid is evaluated with NumPy and only the possible minimisers exactly (speed only): the
+    index and value equal the list form's ``[objective(g) ...]`` and ``np.argmin``, on rho over 40 decades and
+    delta over 300 (the fallback ranges included) and on the rho a budget fill asks for."""
+    from sklearn_dpsco.accounting._calibration import _grid_argmin, _rdp_conversion
+
+    rng = np.random.default_rng(1)
+    rhos = np.concatenate([10.0 ** rng.uniform(-20, 20, size=1500), rng.uniform(1e-4, 0.2, size=1500),
+                           [1e-300, 1e300, 1e-30, 1e30]])
+    deltas = np.concatenate([10.0 ** rng.uniform(-300, -0.5, size=1500), 10.0 ** rng.uniform(-12, -3, size=1500),
+                             [1e-6, 1e-6, 0.5, 1e-300]])
+    for rho, delta in zip(rhos.tolist(), deltas.tolist()):
+        log_inv = math.log(1.0 / delta)
+
+        def objective(log_am1):
+            alpha = 1.0 + math.exp(log_am1)
+            return _rdp_conversion(alpha, alpha * rho, log_inv)
+
+        points = (0.5 * math.log(max(log_inv, 1e-300) / rho) + np.linspace(-8.0, 8.0, 161)).tolist()
+        try:
+            values = [objective(g) for g in points]
+        except (ValueError, OverflowError) as e:
+            with pytest.raises(type(e)):
+                _grid_argmin(objective, points, rho, log_inv)
+            continue
+        i = int(np.argmin(values))
+        j, v = _grid_argmin(objective, points, rho, log_inv)
+        assert (j, v) == (i, values[i]) and math.copysign(1.0, v) == math.copysign(1.0, values[i]), (rho, delta)
+
+
+def test_zcdp_rho_memo_is_the_uncached_function():
+    from sklearn_dpsco.accounting._calibration import _zcdp_rho
+
+    for eps, delta in [(0.5, 1e-6), (1e-3, 1e-9), (7.0, 1e-5), (0.5, 1e-6)]:
+        assert zcdp_rho(eps, delta) == _zcdp_rho.__wrapped__(eps, delta)
+    assert zcdp_rho(np.float64(0.5), 1e-6) == zcdp_rho(0.5, 1e-6)
+    with pytest.raises(ValueError, match="delta must be > 0"):
+        zcdp_rho(0.5, 0.0)

@@ -196,3 +196,79 @@ def test_fits_that_fit_their_allowance_keep_their_plan(reg_data, monkeypatch):
     DPGridSearchCV(DPLinearRegressor(random_state=0), {"fit_intercept": [True]}, epsilon=2.0, delta=1e-6,
                    scoring="neg_mean_absolute_error", loss_bound=100.0, random_state=0).fit(X, y)
     assert calls == []
+
+
+def _list_argmin(objective, points, rho, log_inv):
+    """The former grid of zcdp_epsilon: every point through the math module, then np.argmin."""
+    values = [objective(g) for g in points]
+    i = int(np.argmin(values))
+    return i, values[i]
+
+
+def _clear_conversion_memos():
+    from sklearn_dpsco._mechanisms import _additive
+    from sklearn_dpsco._solvers import _adassp
+    from sklearn_dpsco.accounting import _calibration
+
+    for memo in (_calibration._zcdp_epsilon, _calibration._zcdp_rho, _additive._zcdp_rho,
+                 _adassp.lambda_tolerance, _adassp.rounding_sensitivities):
+        memo.cache_clear()
+
+
+@pytest.mark.parametrize("make,kind", [
+    (lambda **k: DPLinearRegressor(**k), "reg"),
+    (lambda **k: DPLinearRegressor(noise="float", **k), "reg-short"),  # its snowball plans are slow: 2 points
+    (lambda **k: DPGrowthAdaptiveRegressor(**k), "reg"),
+    (lambda **k: DPHingeClassifier(**k), "clf"),
+], ids=["linear secure", "linear float", "growth", "hinge"])
+def test_allowance_fraction_is_the_reference_conversions(make, kind, monkeypatch):
+    """Speed only: the conversions' memos and zcdp_epsilon's vectorised grid (accounting/_calibration.py) leave
+    the fraction ``_plan_within_allowance`` finds, and so the plan and its event, bit-identical to the former
+    conversions (one math-module call per grid point, no memo), on a grid of public shares, deltas and n."""
+    from sklearn_dpsco.accounting import _calibration
+    from sklearn_dpsco.accounting._shares import zcdp_share
+    from sklearn_dpsco.linear_model import _base
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=1000) if kind != "clf" else (X[:, 0] > 0).astype(int)
+    found = []
+    real = _base.largest_fitting_fraction
+
+    def spy(plan, fits, steps):
+        decisions = []
+
+        def fits_spy(trial):
+            decisions.append(fits(trial))
+            return decisions[-1]
+
+        best = real(plan, fits_spy, steps)
+        found.append(tuple(decisions))
+        return best
+
+    monkeypatch.setattr(_base, "largest_fitting_fraction", spy)
+
+    def prepared(rho, delta, n):
+        share = zcdp_share(rho, delta)
+        est = make(epsilon=share.epsilon, delta=delta, random_state=0,
+                   accountant=FitAllowance(share.allowance, delta=delta))
+        _, plan, event, _ = est._prepare_fit(X[:n], y[:n])
+        return event, repr(plan.plan), plan.solver, found[-1] if found else None
+
+    searched = 0
+    # shares near the "auto" estimates' threshold (searched), one that fits at t = 1, another delta
+    grid = ([(0.006, 1e-6, 700), (0.008, 1e-6, 700), (0.01, 1e-6, 900), (0.01, 1e-8, 700)] if kind != "clf" else
+            [(0.001, 1e-6, 300), (0.01, 1e-6, 300), (0.01, 1e-6, 800), (0.003, 1e-8, 300)])
+    grid = grid[::2] if kind == "reg-short" else grid
+    for rho, delta, n in grid:
+        found.clear()
+        _clear_conversion_memos()
+        fast = prepared(rho, delta, n)
+        searched += bool(found)
+        with monkeypatch.context() as m:
+            m.setattr(_calibration, "_grid_argmin", _list_argmin)
+            found.clear()
+            _clear_conversion_memos()
+            reference = prepared(rho, delta, n)
+        assert fast == reference, (rho, delta, n)
+    assert searched >= (1 if kind == "reg-short" else 2)  # the bisection ran (the fraction, not only the plan at t = 1, is compared)
