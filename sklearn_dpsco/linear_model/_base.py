@@ -619,7 +619,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             rng = check_random_state(self.random_state)
             released = columns = None
             if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
-                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng)
+                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng,
+                                                               n_jobs=self.n_jobs)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 source = inputs.data[0]

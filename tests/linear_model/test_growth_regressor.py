@@ -418,6 +418,24 @@ def test_results_do_not_depend_on_n_jobs_and_sparse_equals_dense():
     np.testing.assert_allclose(a.coef_, c.coef_, atol=1e-8)
 
 
+def test_threaded_column_counts_leave_the_fit_unchanged(monkeypatch):
+    """The column quartiles' counts on threads (``n_jobs``; here on chunks of a few rows) give the same fit
+    as one thread, at the defaults (column scaling in two stages) on raw columns in mixed units."""
+    from sklearn_dpsco._mechanisms import _threads
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((4000, 5)) * [1e-2, 1.0, 30.0, 1e3, 5.0] + [0.0, 2.0, -50.0, 1e4, 0.0]
+    y = X @ [20.0, 1.0, 0.01, 1e-3, -0.3] + rng.standard_normal(4000)
+    ref = DPGrowthAdaptiveRegressor(epsilon=2.0, random_state=3, n_jobs=1).fit(X, y)
+    assert ref.column_scale_ is not None
+    monkeypatch.setattr(_threads, "MIN_CHUNK_VALUES", 512)
+    for n_jobs in (None, 2, -1):
+        est = DPGrowthAdaptiveRegressor(epsilon=2.0, random_state=3, n_jobs=n_jobs).fit(X, y)
+        np.testing.assert_array_equal(est.column_scale_, ref.column_scale_)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        assert est.intercept_ == ref.intercept_
+
+
 def test_unbounded_rows_are_handled_by_the_extension():
     """Rows of norm 1e6 and Cauchy targets: the fit is private by the extension and returns a point in the domain."""
     rng = np.random.default_rng(3)
