@@ -22,8 +22,9 @@ def row_chunks(n_rows, n_values, n_jobs=None, min_values=None):
     """Row ranges ``[(start, stop), ...]`` for the threads ``n_jobs`` gives (one range when it gives one,
     or when the work is small: ``min_values`` per chunk, default :data:`MIN_CHUNK_VALUES` read at call time)."""
     min_values = MIN_CHUNK_VALUES if min_values is None else min_values
-    threads = min(effective_n_jobs(n_jobs), os.cpu_count() or 1, max(1, n_values // max(min_values, 1)),
-                  max(1, n_rows))
+    threads = effective_n_jobs(n_jobs)
+    if threads > 1:  # (os.cpu_count costs about 0.1 ms: not asked for one thread)
+        threads = min(threads, os.cpu_count() or 1, max(1, n_values // max(min_values, 1)), max(1, n_rows))
     bounds = [n_rows * k // threads for k in range(threads + 1)]
     return list(zip(bounds[:-1], bounds[1:]))
 
