@@ -9,6 +9,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
+from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
 from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
@@ -451,7 +452,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         -------
         self : object
         """
-        return self._fit_template(X, y, sample_weight)
+        # BLAS on one thread for the whole fit (speed only, the same floats as one thread's: the solver's
+        # products are small; see _solvers/_builders/_growth.py, _one_blas_thread)
+        with _one_blas_thread():
+            return self._fit_template(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
