@@ -496,3 +496,25 @@ def test_winsorizing_and_conditioning_proven_without_einsum_norms(lam):
         np.testing.assert_array_equal(a[0].y, b[0].y)
         if lam == 1e-3 and scale == 1e-3:  # every target far inside: proven, the einsum norms never computed
             assert fast._norms is None
+
+
+def test_phases_run_with_blas_on_one_thread(monkeypatch):
+    """The fit's BLAS products run on one thread (speed; the results are one thread's whatever the machine's
+    BLAS threads), and the caller's BLAS settings are restored afterwards."""
+    from threadpoolctl import threadpool_info
+
+    from sklearn_dpsco._solvers._builders import _growth as builders
+
+    seen = []
+    real = builders.run_growth_epochs
+
+    def spy(*args, **kwargs):
+        seen.append([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(builders, "run_growth_epochs", spy)
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    X, y, _ = _growth_instance(300, 3, 0)
+    DPGrowthAdaptiveRegressor(random_state=1).fit(X, y)
+    assert seen and all(n == 1 for n in seen[0])
+    assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == before
