@@ -329,7 +329,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         solver share what the column quartiles leave (``columns.rest``).
         """
         budget = self._budget() if columns is None else columns.rest
-        return scale_plan(targets, budget, n_samples, self.scale_share)
+        return scale_plan(targets, budget, n_samples, self.scale_share, positional=self._COLUMN_ROWS_POSITIONAL)
 
     def _scales_unsupported(self, targets, n_samples, columns=None):
         """Public rule: "auto" estimates under the default share that the budget cannot support
