@@ -134,7 +134,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         ``None`` draws the noise from the OS CSPRNG (use for releases); an int
         gives reproducible, seeded noise.
     n_jobs : int, default=None
-        Accepted for API consistency (one regression problem per fit).
+        Threads for the column quartiles' grid counts (joblib's meaning:
+        None is one thread outside a ``joblib.parallel_config`` context);
+        results do not depend on it. The phases are sequential (each is
+        centred on the previous release).
     noise : {"secure", "float"}, default="secure"
         Noise path of the output perturbations (doc/privacy/secure_noise.rst):
         ``"secure"`` draws exact integer noise on a grid; ``"float"`` the
