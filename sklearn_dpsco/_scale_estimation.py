@@ -90,7 +90,7 @@ def private_quantile(values, q, budget, *, grid=None, method=DEFAULT_SELECTION, 
     return ScaleRelease(mechanism.release(values, rng), mechanism.event)
 
 
-def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTION, random_state=None):
+def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTION, random_state=None, n_jobs=None):
     """``epsilon``-DP grid points near the ``qs``-quantiles of every column of ``X``.
 
     The ``len(qs) * n_features`` releases share ``budget.epsilon`` equally
@@ -108,6 +108,8 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
         Defaults to ``ScaleGrid(signed=True)``.
     method, random_state
         As in :func:`private_quantile`.
+    n_jobs : int, optional
+        Threads for the grid counts (joblib's meaning; the release is the same for every value).
 
     Returns
     -------
@@ -123,7 +125,7 @@ def private_column_quantiles(X, qs, budget, *, grid=None, method=DEFAULT_SELECTI
     X = _checked_columns(X, grid)
     # every release reads its column only through the grid counts: one pass over X gives every
     # column's counts (grid.column_counts equals grid.counts per column), which serve all levels
-    return column_quantiles_from_counts(grid.column_counts(X), X.shape[0], levels, budget, grid=grid,
+    return column_quantiles_from_counts(grid.column_counts(X, n_jobs=n_jobs), X.shape[0], levels, budget, grid=grid,
                                         method=method, random_state=random_state)
 
 

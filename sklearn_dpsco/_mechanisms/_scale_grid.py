@@ -20,6 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ._threads import map_threads, row_chunks
+
 __all__ = ["DEFAULT_HIGH_EXPONENT", "DEFAULT_LOW_EXPONENT", "DEFAULT_PER_OCTAVE", "ScaleGrid"]
 
 #: Default span of the grid: magnitudes from ``2^-20`` (about 1e-6) to
@@ -126,7 +128,7 @@ class ScaleGrid:
 
         return bool(one_step_table(np.ascontiguousarray(self.points)))
 
-    def column_counts(self, X, shift=None):
+    def column_counts(self, X, shift=None, n_jobs=None):
         """:meth:`counts` of every column of a 2-D float array, shape ``(n_features, len(self))``.
 
         ``shift`` (one value per column, public): the counts of ``X - shift``, computed without the shifted
@@ -135,9 +137,21 @@ class ScaleGrid:
         Row ``j`` equals ``searchsorted(sort(X[:, j]), points, side="right")``
         exactly (tests/mechanisms/test_quantile.py), from one pass over ``X``
         without sorting (sklearn_dpsco/_fast/_grid_counts.pyx).
+
+        ``n_jobs`` (joblib's meaning: None is 1 outside a ``joblib.parallel_config`` context): threads
+        counting disjoint row-chunks of a large ``X`` (the compiled pass runs without the GIL); their
+        tallies are exact integers, so the counts are the same for every ``n_jobs``.
         """
         from .._fast._grid_counts import grid_cell_tallies
 
         X = np.asarray(X, dtype=float)
-        tallies = grid_cell_tallies(X, np.ascontiguousarray(self.points), self._cell_starts, self._one_step, shift)
+        points = np.ascontiguousarray(self.points)
+        table, one_step = self._cell_starts, self._one_step
+        chunks = row_chunks(X.shape[0], X.shape[0] * X.shape[1], n_jobs)
+        if len(chunks) == 1:
+            tallies = grid_cell_tallies(X, points, table, one_step, shift)
+        else:
+            # integer tallies of disjoint rows: their sum is the whole array's, whatever the chunks
+            tallies = sum(map_threads(lambda a, b: grid_cell_tallies(X[a:b], points, table, one_step, shift),
+                                      chunks))
         return np.cumsum(tallies[:, :-1], axis=1)

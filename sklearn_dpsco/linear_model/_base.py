@@ -329,7 +329,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         solver share what the column quartiles leave (``columns.rest``).
         """
         budget = self._budget() if columns is None else columns.rest
-        return scale_plan(targets, budget, n_samples, self.scale_share)
+        return scale_plan(targets, budget, n_samples, self.scale_share, positional=self._COLUMN_ROWS_POSITIONAL)
 
     def _scales_unsupported(self, targets, n_samples, columns=None):
         """Public rule: "auto" estimates under the default share that the budget cannot support
@@ -619,7 +619,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             rng = check_random_state(self.random_state)
             released = columns = None
             if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
-                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng)
+                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng,
+                                                               n_jobs=self.n_jobs)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 source = inputs.data[0]
@@ -641,9 +642,14 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                     raise AssertionError(f"scale estimates consumed {scale_event}, planned {plan.scales.event}")
                 inputs = self._rescale_inputs(inputs, released)
             jobs = self._draw_problems(inputs, plan, rng)  # 4
-            fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(_run_plan)(plan.plan, problem, state) for problem, state in jobs
-            )
+            if len(jobs) == 1:
+                # one problem: run it here (joblib's thread pool for a single task cost about 12 ms a fit
+                # at n_jobs=2; the same call on the same arguments)
+                fits = [_run_plan(plan.plan, *jobs[0])]
+            else:
+                fits = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                    delayed(_run_plan)(plan.plan, problem, state) for problem, state in jobs
+                )
             # 4b: releases that read every problem's release (the joint threshold refit of one-vs-rest)
             fits = self._complete_runs(plan, jobs, fits, rng)
             for fit in fits:  # 5: the plan promised this event; never spend less than ran

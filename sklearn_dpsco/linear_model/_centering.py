@@ -259,9 +259,10 @@ class CenteringPlan:
             K = clipped_row_grid_sums(np.ascontiguousarray(rows, dtype=np.float64), self.bound, grid)
         return K.astype(np.float64) * grid
 
-    def release(self, rows, rng):
+    def release(self, rows, rng, n_jobs=None):
         """``(ColumnScaling, event)``: the released centre as a shift-only column map (call only after the
-        budget checks; ``rows`` as for :meth:`total`)."""
+        budget checks; ``rows`` as for :meth:`total`). ``n_jobs`` is accepted as by ``ColumnScalingPlan``
+        (one pass here)."""
         noisy = self.mechanism.release(self.total(rows), rng)
         centre = noisy / self.n_users
         norm = float(np.linalg.norm(centre))

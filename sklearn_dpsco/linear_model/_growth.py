@@ -9,6 +9,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
+from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
 from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
@@ -133,7 +134,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         ``None`` draws the noise from the OS CSPRNG (use for releases); an int
         gives reproducible, seeded noise.
     n_jobs : int, default=None
-        Accepted for API consistency (one regression problem per fit).
+        Threads for the column quartiles' grid counts (joblib's meaning:
+        None is one thread outside a ``joblib.parallel_config`` context);
+        results do not depend on it. The phases are sequential (each is
+        centred on the previous release).
     noise : {"secure", "float"}, default="secure"
         Noise path of the output perturbations (doc/privacy/secure_noise.rst):
         ``"secure"`` draws exact integer noise on a grid; ``"float"`` the
@@ -451,7 +455,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         -------
         self : object
         """
-        return self._fit_template(X, y, sample_weight)
+        # BLAS on one thread for the whole fit (speed only, the same floats as one thread's: the solver's
+        # products are small; see _solvers/_builders/_growth.py, _one_blas_thread)
+        with _one_blas_thread():
+            return self._fit_template(X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

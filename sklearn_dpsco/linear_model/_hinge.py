@@ -184,8 +184,8 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         None draws noise from the operating system's CSPRNG (use this for
         releases); an int gives reproducible noise (experiments only).
     n_jobs : int, default=None
-        Threads for one-vs-rest problems and localization repeats. Results
-        do not depend on it.
+        Threads for one-vs-rest problems, localization repeats and the column
+        quartiles' grid counts. Results do not depend on it.
     noise : {"secure", "float"}, default="secure"
         Noise sampling path: ``"secure"`` releases on a grid with exact
         integer noise (DP for the released floats; doc/privacy/secure_noise.rst),

@@ -118,8 +118,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         None draws noise from the OS CSPRNG (use for releases); an int
         gives reproducible, seeded noise (experiments and tests only).
     n_jobs : int, default=None
-        Reserved for solvers with independent sub-problems; results never
-        depend on it.
+        Threads for solvers with independent sub-problems and the column
+        quartiles' grid counts; results never depend on it.
     noise : {"secure", "float"}, default="secure"
         Noise sampling path (doc/privacy/secure_noise.rst): ``"secure"`` exact
         integer noise on a grid (Gaussians calibrated through zCDP), ``"float"``

@@ -418,6 +418,24 @@ def test_results_do_not_depend_on_n_jobs_and_sparse_equals_dense():
     np.testing.assert_allclose(a.coef_, c.coef_, atol=1e-8)
 
 
+def test_threaded_column_counts_leave_the_fit_unchanged(monkeypatch):
+    """The column quartiles' counts on threads (``n_jobs``; here on chunks of a few rows) give the same fit
+    as one thread, at the defaults (column scaling in two stages) on raw columns in mixed units."""
+    from sklearn_dpsco._mechanisms import _threads
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((4000, 5)) * [1e-2, 1.0, 30.0, 1e3, 5.0] + [0.0, 2.0, -50.0, 1e4, 0.0]
+    y = X @ [20.0, 1.0, 0.01, 1e-3, -0.3] + rng.standard_normal(4000)
+    ref = DPGrowthAdaptiveRegressor(epsilon=2.0, random_state=3, n_jobs=1).fit(X, y)
+    assert ref.column_scale_ is not None
+    monkeypatch.setattr(_threads, "MIN_CHUNK_VALUES", 512)
+    for n_jobs in (None, 2, -1):
+        est = DPGrowthAdaptiveRegressor(epsilon=2.0, random_state=3, n_jobs=n_jobs).fit(X, y)
+        np.testing.assert_array_equal(est.column_scale_, ref.column_scale_)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+        assert est.intercept_ == ref.intercept_
+
+
 def test_unbounded_rows_are_handled_by_the_extension():
     """Rows of norm 1e6 and Cauchy targets: the fit is private by the extension and returns a point in the domain."""
     rng = np.random.default_rng(3)
@@ -478,3 +496,25 @@ def test_winsorizing_and_conditioning_proven_without_einsum_norms(lam):
         np.testing.assert_array_equal(a[0].y, b[0].y)
         if lam == 1e-3 and scale == 1e-3:  # every target far inside: proven, the einsum norms never computed
             assert fast._norms is None
+
+
+def test_phases_run_with_blas_on_one_thread(monkeypatch):
+    """The fit's BLAS products run on one thread (speed; the results are one thread's whatever the machine's
+    BLAS threads), and the caller's BLAS settings are restored afterwards."""
+    from threadpoolctl import threadpool_info
+
+    from sklearn_dpsco._solvers._builders import _growth as builders
+
+    seen = []
+    real = builders.run_growth_epochs
+
+    def spy(*args, **kwargs):
+        seen.append([lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(builders, "run_growth_epochs", spy)
+    before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    X, y, _ = _growth_instance(300, 3, 0)
+    DPGrowthAdaptiveRegressor(random_state=1).fit(X, y)
+    assert seen and all(n == 1 for n in seen[0])
+    assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == before

@@ -579,3 +579,29 @@ def test_release_counts_columns_is_one_release_per_column(noise, method):
             a, b = np.random.default_rng(seed), np.random.default_rng(seed)
             assert m.release_counts_columns(counts, X.shape[0], a) == [m.release_counts(c, X.shape[0], b) for c in counts]
             assert a.integers(1 << 62) == b.integers(1 << 62)  # the generators are left in the same state
+
+
+def test_column_counts_do_not_depend_on_n_jobs(monkeypatch):
+    """Threads count disjoint row-chunks (integer tallies summed): the same counts for every ``n_jobs``,
+    chunk sizes and shift, also on a strided view; and inside a joblib context for ``n_jobs=None``."""
+    import joblib
+
+    from sklearn_dpsco._mechanisms import _threads
+
+    rng = np.random.default_rng(5)
+    grid = ScaleGrid(per_octave=8, signed=True)
+    X = rng.standard_normal((2001, 7)) * 10.0 ** rng.integers(-3, 4, size=7)
+    shift = rng.standard_normal(7)
+    expected = grid.column_counts(X)
+    expected_shift = grid.column_counts(X[1::3], shift)
+    for min_values in (1, 50, 5000):
+        monkeypatch.setattr(_threads, "MIN_CHUNK_VALUES", min_values)
+        for n_jobs in (1, 2, 3, -1):
+            np.testing.assert_array_equal(grid.column_counts(X, n_jobs=n_jobs), expected)
+            np.testing.assert_array_equal(grid.column_counts(X[1::3], shift, n_jobs=n_jobs), expected_shift)
+        with joblib.parallel_config(n_jobs=2):
+            np.testing.assert_array_equal(grid.column_counts(X), expected)
+    for n_rows, n_jobs in ((0, 2), (1, 4), (5, 3), (2001, 2)):
+        chunks = _threads.row_chunks(n_rows, 7 * n_rows, n_jobs, min_values=1)
+        assert chunks[0][0] == 0 and chunks[-1][1] == n_rows
+        assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))

@@ -124,7 +124,14 @@ def test_quartiles_are_the_scalers_release_and_the_fold_is_exact(name, cls, args
     # the scaler's mechanism: the same levels, grid and budget (the whole share in each stage, on disjoint
     # halves), stage 1 on the even raw rows, stage 2 on the odd raw rows minus stage 1's released centre
     first = ColumnScaling.from_quartiles(calls[0]["value"])
-    np.testing.assert_array_equal(calls[0]["X"], X[0::2])
+    # stage 1 releases from the counts of the even raw rows (finite float64 rows: what
+    # private_column_quantiles on them releases, draw for draw, without its finiteness pass)
+    np.testing.assert_array_equal(calls[0]["counts"], BOUNDS_GRID.column_counts(X[0::2]))
+    assert calls[0]["n"] == X[0::2].shape[0]
+    np.testing.assert_array_equal(
+        real(X[0::2], BOUNDS_LEVELS, calls[0]["budget"], grid=BOUNDS_GRID, random_state=np.random.default_rng(5)).value,
+        real_counts(calls[0]["counts"], calls[0]["n"], BOUNDS_LEVELS, calls[0]["budget"], grid=BOUNDS_GRID,
+                    random_state=np.random.default_rng(5)).value)
     np.testing.assert_array_equal(calls[1]["counts"], BOUNDS_GRID.column_counts(X[1::2] - first.centre))
     assert calls[1]["n"] == X[1::2].shape[0]
     for call in calls:
@@ -226,13 +233,15 @@ def test_sampled_rows_keep_the_counts_sensitivity(k, shifted):
 def test_quartiles_read_every_kth_row(monkeypatch):
     X, y, _ = _mixed()
     seen = {}
-    real = _column_scaling.private_column_quantiles
+    grid_type = type(_column_scaling.BOUNDS_GRID)
+    real = grid_type.column_counts
 
-    def spy(X_, qs, budget, **kw):
-        seen.setdefault("X", np.array(X_))  # stage 1's rows
-        return real(X_, qs, budget, **kw)
+    def spy(self, X_, *args, **kw):
+        if self is _column_scaling.BOUNDS_GRID:
+            seen.setdefault("X", np.array(X_))  # stage 1's rows
+        return real(self, X_, *args, **kw)
 
-    monkeypatch.setattr(_column_scaling, "private_column_quantiles", spy)
+    monkeypatch.setattr(grid_type, "column_counts", spy)
     monkeypatch.setattr(_column_scaling, "COLUMN_SAMPLE_RANKS", 10.0)
     est = DPLinearRegressor(epsilon=1.0, random_state=0, accountant=_ledger()).fit(X, y)
     k = est.fit_info_["column_scaling"]["row_stride"]

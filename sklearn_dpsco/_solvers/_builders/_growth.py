@@ -15,6 +15,7 @@ from .._inverse_sensitivity import (
 )
 from .._localization._growth import CENTRED_OBJECTIVE_SCALE, growth_epochs_schedule, localization_schedule
 from .._localization._phases import run_growth_epochs, run_phases
+from .._optim._warm_start import _THREADPOOLS
 
 __all__ = ["SOLVERS"]
 
@@ -68,9 +69,21 @@ def _centred(budget, params):
                 noise=budget.noise, centred=True, objective_scale=CENTRED_OBJECTIVE_SCALE)
 
 
+def _one_blas_thread():
+    """The phases' BLAS products on one thread (speed only; the results are one thread's, as fingerprinted).
+
+    Their products are small (a block of 12.5k rows x 21 at 2e5 x 20): with the machine's BLAS threads
+    (OpenBLAS, 2 cores) each call paid more in waking and spinning threads than its arithmetic, and the
+    spinning threads took the core the fit ran on (2e5 x 20, default threads, load 4-5: 440 -> 226 ms
+    wall, 256 -> 119 ms CPU). The Newton starts already ran on one thread (``_warm_start``)."""
+    return _THREADPOOLS.limit(limits=1, user_api="blas")
+
+
 def _run_phases(problem, schedule, rng):
     center = problem.center
-    return run_phases(problem.data, problem.loss, schedule, center=center, domain=[(center, problem.radius)], rng=rng)
+    with _one_blas_thread():
+        return run_phases(problem.data, problem.loss, schedule, center=center, domain=[(center, problem.radius)],
+                          rng=rng)
 
 
 def ald_localization(n, d, budget, params):
@@ -82,8 +95,9 @@ def ald_localization(n, d, budget, params):
 
 
 def _run_growth_epochs(problem, schedule, rng):
-    return run_growth_epochs(problem.data, problem.loss, schedule, center=problem.center, radius=problem.radius,
-                             rng=rng)
+    with _one_blas_thread():
+        return run_growth_epochs(problem.data, problem.loss, schedule, center=problem.center, radius=problem.radius,
+                                 rng=rng)
 
 
 def ald_growth(n, d, budget, params):
