@@ -195,6 +195,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         """Parameters of each random-stopping run, drawn independently of the data."""
         raise NotImplementedError
 
+    def _possible_run_params(self):
+        """Every setting a random-stopping run can draw, when they can be listed (a grid's); checked before the
+        reservation whether drawn or not. Sampled distributions: none listed (each drawn run is checked)."""
+        return []
+
     def _expected_runs(self):
         raise NotImplementedError
 
@@ -449,10 +454,17 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_state = _param_seeds(rng, 1)[0]
         runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
-        for est in runs_est:
+        # every setting a run could have drawn (a grid's), not only the drawn ones: whether a bad value is
+        # refused must not depend on the hidden draw (public facts; no randomness is consumed here)
+        drawn = {repr(sorted(c.items())) for c in run_params}
+        undrawn = [c for c in self._possible_run_params() if repr(sorted(c.items())) not in drawn]
+        undrawn_est = [_configure(self.estimator, c, plan.fit, None, classes) for c in undrawn]
+        undrawn_refit = self._configure_refit(undrawn, plan, None, classes)
+        for est in runs_est + undrawn_est:
             _check_candidate_budget(est)
-        self._mark_accounted(runs_est, refit_est)
-        _check_candidate_fits([(est, train) for est in runs_est], refit_est, run_params, X, y, units, params)
+        self._mark_accounted(runs_est, refit_est, undrawn_est, undrawn_refit)
+        _check_candidate_fits([(est, train) for est in runs_est + undrawn_est], refit_est + undrawn_refit,
+                              run_params + undrawn, X, y, units, params)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
         jobs = (delayed(_fit_and_score_sum)(est, X, y, train, val, scorer, units, params) for est in runs_est)
@@ -747,6 +759,9 @@ class DPGridSearchCV(_BaseDPSearchCV):
         return list(ParameterGrid(self.param_grid))
 
     def _candidates(self, rng):
+        return self._grid()
+
+    def _possible_run_params(self):
         return self._grid()
 
     def _expected_runs(self):

@@ -106,3 +106,16 @@ def test_a_ledger_named_inside_a_search_or_pipeline_is_refused_not_ignored():
     with pytest.raises(ValueError, match="accountant= to the pipeline"):
         pipe.fit(X, y)
     assert named.ledger == () and outer.ledger == ()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_stopping_checks_every_grid_candidate_not_only_the_drawn_runs(seed):
+    # found by a bug hunt: random stopping checked only the candidates its runs drew, so a grid with a bad value
+    # was refused for some seeds and searched (without the bad value, silently) for others
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [-1.0, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=seed, selection="random_stopping")
+    with pytest.raises(InvalidParameterError, match="candidate \\{'alpha': -1.0\\} would refuse its fit") as info:
+        search.fit(X, Y)
+    assert "Nothing was spent" in str(info.value)
+    assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
