@@ -116,6 +116,25 @@ def _check_candidate_fits(fits, refits, candidates, X, y, units, params):
             _check_candidate_fit(refit, X, y, None, units, params, f"the refit of {params_c!r}")
 
 
+def _after_the_spend(search, plan, exc):
+    """``exc`` of a fit that failed after the search's one up-front spend, saying that the spend stands.
+
+    The failing fit's own message may say "nothing was spent": true of its share alone, not of the search,
+    whose whole budget was charged before the first fit (a failure part-way through is itself an outcome of
+    the data, doc/privacy/accounting.rst).
+    """
+    message = (
+        f"{type(search).__name__}: a fit failed after the search charged its whole budget (epsilon="
+        f"{plan.epsilon:.6g}, delta={plan.delta:.3g}) to the ledger in its one up-front spend, and that spend "
+        f"stands (doc/privacy/accounting.rst, 'reserve'). The fit's own message (what it says was not spent is its "
+        f"share alone): {str(exc).rstrip()}"
+    )
+    try:
+        return type(exc)(message)
+    except TypeError:  # an exception type with other constructor arguments: the message as a RuntimeError
+        return RuntimeError(message)
+
+
 def _fit_and_score(est, X, y, train, test, scorer, units, params):
     est.fit(_index(X, train), y[train], **units.fit_params(train), **rows_of_params(params, train, X.shape[0]))
     return units.score(scorer, est, _index(X, test), y[test], test)
@@ -332,10 +351,19 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         n = units.n_units
         # the splitter is checked in both modes: a data-dependent one is refused, never ignored
         cv = check_private_cv(self.cv, split_seed)
-        if self._selection() == "exponential":
-            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
-        else:
-            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units, params)
+        self._charged = None
+        try:
+            if self._selection() == "exponential":
+                state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
+            else:
+                state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units,
+                                                  params)
+        except Exception as exc:
+            if self._charged is None:
+                raise  # refused before the reservation: nothing was spent
+            raise _after_the_spend(self, self._charged, exc) from exc
+        finally:
+            del self._charged
         # -- success: store everything at once
         for key, value in state.items():
             setattr(self, key, value)
@@ -360,6 +388,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         # one atomic check-and-spend, committed before any candidate touches data:
         # a crash later never loses it (doc/privacy/accounting.rst)
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)
+        self._charged = plan
         return accountant
 
     def _mark_accounted(self, *groups):

@@ -119,3 +119,33 @@ def test_random_stopping_checks_every_grid_candidate_not_only_the_drawn_runs(see
         search.fit(X, Y)
     assert "Nothing was spent" in str(info.value)
     assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
+
+
+class _FailsAfterItsRelease(DPHingeClassifier):
+    """A candidate whose fit fails after its checks (as a certified solver's refusal can), saying nothing spent."""
+
+    def fit(self, X, y, sample_weight=None):
+        super().fit(X, y, sample_weight)
+        raise RuntimeError("the solver failed; nothing was spent")
+
+
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_a_fit_failing_after_the_reservation_says_the_search_budget_stays_spent(selection):
+    # found by a bug hunt: a CertificationError inside a search read "no point was released and no budget spent"
+    # while the search had charged its whole budget up front (and keeps it, doc/privacy/accounting.rst)
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(_FailsAfterItsRelease(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0, selection=selection)
+    with pytest.raises(RuntimeError, match="charged its whole budget \\(epsilon=1, delta=0\\)") as info:
+        search.fit(X, Y)
+    assert "that spend stands" in str(info.value) and "the solver failed" in str(info.value)
+    assert acc.total()[0] == pytest.approx(1.0) and len(acc.ledger) == 1
+    assert not hasattr(search, "best_params_") and not hasattr(search, "_charged")
+
+
+def test_a_refusal_before_the_reservation_keeps_its_own_message():
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, -1.0]}, epsilon=1.0, accountant=acc, random_state=0)
+    with pytest.raises(InvalidParameterError) as info:
+        search.fit(X, Y)
+    assert "charged its whole budget" not in str(info.value) and acc.total() == (0.0, 0.0)
