@@ -46,11 +46,10 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import check_class_labels, check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
@@ -745,7 +744,7 @@ class DPClassifierMixin:
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=True)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
-        check_classification_targets(y_)
+        check_class_labels(y_)
         classes = self._resolve_classes(y_)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])
         targets = self._ovr_targets(y_, classes)

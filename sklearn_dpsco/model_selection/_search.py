@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
-from .._param_checks import check_delta, check_epsilon, check_groups
+from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._nested import ledger_keys, mark_accounted
@@ -309,6 +309,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def _classes(self, y):
         if not is_classifier(self.estimator):
             return None
+        check_class_labels(y)
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError("y must contain at least 2 classes. Nothing was spent.")
