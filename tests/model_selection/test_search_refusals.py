@@ -149,3 +149,19 @@ def test_a_refusal_before_the_reservation_keeps_its_own_message():
     with pytest.raises(InvalidParameterError) as info:
         search.fit(X, Y)
     assert "charged its whole budget" not in str(info.value) and acc.total() == (0.0, 0.0)
+
+
+def test_refitting_the_released_best_estimator_explains_its_used_allowance():
+    # found by a bug hunt: clone(search.best_estimator_).fit(...) (or cross_val_score on it) was refused with
+    # "this fit's allowance is PureDPEvent(...) and it already consumed a profile of PrivacyProfile(...)"
+    from sklearn.base import clone
+
+    acc = BudgetAccountant(10.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0).fit(X, Y)
+    with pytest.raises(BudgetExceededError, match="one-fit allowance .* that a private search or pipeline gave it"):
+        clone(search.best_estimator_).fit(X, Y)
+    assert acc.total()[0] == pytest.approx(1.0)
+    # the advice works: its own ledger, a new release charged there
+    again = clone(search.best_estimator_).set_params(accountant=acc).fit(X, Y)
+    assert acc.total()[0] == pytest.approx(1.0 + again.epsilon) and len(acc.ledger) == 2
