@@ -10,7 +10,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils import check_array, column_or_1d
+from sklearn.utils import _safe_indexing, check_array, column_or_1d
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -49,7 +49,8 @@ def _param_seeds(rng, n):
 
 
 def _index(X, idx):
-    return X[idx]
+    # rows of an array, a sparse matrix or a DataFrame (whose column names then reach the fits)
+    return _safe_indexing(X, idx)
 
 
 def _configure(estimator, params, share, seed, classes):
@@ -342,7 +343,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         self
         """
         refit_share = self._check_params()
-        X, y = self._check_data(X, y)
+        checked, y = self._check_data(X, y)
+        # a DataFrame reaches the candidate fits as it came (its column names become the models'
+        # feature_names_in_, as in scikit-learn's searches); its values were checked above
+        X = X if hasattr(X, "iloc") and hasattr(X, "columns") else checked
         units = self._units(groups, X.shape[0])
         scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
         classes = self._classes(y)
@@ -564,6 +568,12 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def n_features_in_(self):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """The column names of a DataFrame the search was fitted on (the selected estimator's)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.feature_names_in_
 
     @available_if(_estimator_has("predict"))
     def predict(self, X):

@@ -165,3 +165,24 @@ def test_refitting_the_released_best_estimator_explains_its_used_allowance():
     # the advice works: its own ledger, a new release charged there
     again = clone(search.best_estimator_).set_params(accountant=acc).fit(X, Y)
     assert acc.total()[0] == pytest.approx(1.0 + again.epsilon) and len(acc.ledger) == 2
+
+
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_a_dataframe_keeps_its_column_names_and_the_same_release(selection):
+    # found by a bug hunt: the search turned a DataFrame into an array, so the search had no feature_names_in_
+    # and predicting on the same DataFrame warned "X has feature names, but DPHingeClassifier was fitted without"
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    kw = dict(epsilon=1.0, random_state=0, selection=selection, accountant=BudgetAccountant(10.0))
+    on_frame = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, **kw).fit(df, Y)
+    on_array = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, **kw).fit(X, Y)
+    assert list(on_frame.feature_names_in_) == list(df.columns)
+    assert list(on_frame.best_estimator_.feature_names_in_) == list(df.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        on_frame.predict(df)
+    assert np.array_equal(on_frame.best_estimator_.coef_, on_array.best_estimator_.coef_)
+    with pytest.raises(AttributeError):
+        on_array.feature_names_in_
