@@ -509,9 +509,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if sw.ndim == 0:  # one weight for every row, as scikit-learn accepts it
             sw = np.full(n, float(sw))
         if sw.ndim != 1 or sw.shape[0] != n:
-            raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}.")
+            raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}. Nothing was spent.")
         if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight must be finite.")
+            raise ValueError("sample_weight must be finite. Nothing was spent.")
         # why: weights in [0, 1] scale each C-Lipschitz loss term to at most C,
         # keeping the sensitivity argument; larger weights would break it.
         if np.any(sw < 0):
@@ -519,7 +519,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if np.any(sw > 1):
             raise ValueError(
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
-                "more than the privacy guarantee allows."
+                "more than the privacy guarantee allows. Nothing was spent."
             )
         # all-zero weights are fitted, not refused: a weight is part of its private row, so refusing them
         # would reveal whether the one row with a positive weight has weight 0 (a data-dependent refusal)
