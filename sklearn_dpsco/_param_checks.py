@@ -16,6 +16,7 @@ __all__ = [
     "check_positive",
     "check_dimension",
     "check_groups",
+    "check_class_labels",
 ]
 
 
@@ -100,3 +101,19 @@ def check_groups(groups, n_rows, owner):
         except TypeError:
             raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
     return groups
+
+
+def check_class_labels(y):
+    """scikit-learn's ``check_classification_targets``, with missing labels in an object array refused by name.
+
+    A ``None`` or float NaN among object labels (a column read with gaps) otherwise reaches ``np.unique`` and
+    raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which names neither y
+    nor the cause. Raises before anything is spent.
+    """
+    from sklearn.utils.multiclass import check_classification_targets
+
+    y = np.asarray(y)
+    if y.dtype == object:
+        if any(v is None or (isinstance(v, float) and v != v) for v in y.ravel()):
+            raise ValueError("y contains missing labels (None or NaN): drop or fill those rows. Nothing was spent.")
+    check_classification_targets(y)

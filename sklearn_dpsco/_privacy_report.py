@@ -194,6 +194,59 @@ def public_parameters(est):
     return out
 
 
+def private_estimates(est):
+    """Names among :data:`PUBLIC_PARAMETERS` whose shown value is a private estimate of this fit, not a declared one.
+
+    A scale left to "auto" (``clip``, ``row_bound``, ``label_bound``, ``data_norm``: ``fit_info_["scale_estimates"]``;
+    a scaler's ``bounds="auto"``: ``fit_info_["estimated"]``) is released by a DP mechanism inside the fit's own
+    budget: the guarantee covers it, but it was read off the data (with noise), not fixed in advance.
+    """
+    info = getattr(est, "fit_info_", None)
+    infos = info if isinstance(info, list) else [info]
+    names = set()
+    for item in infos:
+        if isinstance(item, dict):
+            names.update(item.get("scale_estimates") or {})
+            if item.get("estimated") and item.get("bounds") == "auto":
+                names.add("bounds")
+    return sorted(names & set(PUBLIC_PARAMETERS))
+
+
+def _estimate_notes(items):
+    """One note per ``(label, estimator)`` whose shown scales are private estimates (:func:`private_estimates`)."""
+    notes = []
+    for label, est in items:
+        names = private_estimates(est)
+        if names:
+            notes.append(
+                f"{label}: {', '.join(names)} left to \"auto\": private estimates released inside the budget above "
+                "(fit_info_), not declared values; a radius or intercept_scaling set from them follows them."
+            )
+    return notes
+
+
+def _steps_estimators(steps, prefix=""):
+    """``[(label, step)]`` of every private step, nested pipelines and searches' selected estimators included."""
+    out = []
+    for name, step in steps:
+        if isinstance(step, Pipeline):
+            out += _steps_estimators(step.steps, prefix=f"{prefix}{name}/")
+        elif isinstance(step, _BaseDPSearchCV):
+            out += _search_estimators(step, prefix=f"{prefix}{name}/")
+        elif classify_step(step) == "private":
+            out.append((f"{prefix}{name} ({type(step).__name__})", step))
+    return out
+
+
+def _search_estimators(search, prefix=""):
+    chosen = getattr(search, "best_estimator_", None)
+    if chosen is None:
+        return []
+    if isinstance(chosen, Pipeline):
+        return _steps_estimators(chosen.steps, prefix=f"{prefix}selected/")
+    return [(f"{prefix}selected ({type(chosen).__name__})", chosen)]
+
+
 def _steps_parameters(steps, prefix=""):
     out = {}
     for name, step in steps:
@@ -237,7 +290,9 @@ def _guarantee(name, eps, dlt, unit, parameters, extra=""):
         f"{name} is (epsilon={format_value(eps)}, delta={format_value(dlt)})-differentially private "
         f"(unit of privacy: {unit}) "
         f"with respect to {neighbouring_relation(unit)}, for every dataset, given the public parameters listed "
-        f"(declared bounds, clip levels, domain): they were fixed without looking at the data. {extra}"
+        f"(declared bounds, clip levels, domain): each was declared without looking at the data, is a public "
+        f"function of n, d and the budget, or, where a scale was left to \"auto\", is a private estimate released "
+        f"inside this budget (see the notes). {extra}"
         f"Noise: {noise}."
     )
 
@@ -270,6 +325,7 @@ def _estimator_report(est, delta):
         unit,
         _guarantee(f"The fitted {type(est).__name__}", eps, dlt, unit, parameters),
         public_parameters=parameters,
+        notes=_estimate_notes([(type(est).__name__, est)]),
     )
 
 
@@ -293,6 +349,7 @@ def _dp_pipeline_report(pipe, delta):
         for name, step in pipe.steps
         if classify_step(step) == "non_private"
     ]
+    notes += _estimate_notes(_steps_estimators(pipe.steps))
     extra = (
         "Each private step was fitted with its budget share and charged the ledger in force; stateless steps map "
         "each row using that row only. "
@@ -330,6 +387,7 @@ def _pipeline_report(pipe, delta):
     notes = []
     if len(units) > 1:
         notes.append("the private steps mix privacy units: the total holds for the weaker, row-level unit only.")
+    notes += _estimate_notes(_steps_estimators(pipe.steps))
     leaky = [(name, step) for name, step in pipe.steps if classify_step(step) == "non_private"]
     if leaky:
         named = ", ".join(f"{name!r} ({type(step).__name__})" for name, step in leaky)
@@ -401,5 +459,5 @@ def _search_report(search, delta):
         notes=[
             "the breakdown is how the one spend was split: candidate fits on disjoint folds compose per row, so the "
             "spend is not the sum of its parts."
-        ],
+        ] + _estimate_notes(_search_estimators(search)),
     )

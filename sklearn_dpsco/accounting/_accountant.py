@@ -407,8 +407,12 @@ class BudgetAccountant:
         hint = ""
         if new.needs_delta and self.delta == 0:
             hint = " This accountant allows pure DP only (delta ceiling 0); create it with delta > 0."
+        from ._report import describe_event  # the table's module imports this one
+
+        # the event's mechanisms in one line (a fit composes dozens of parts; the event itself is `requested`)
         return BudgetExceededError(
-            f"Privacy budget exceeded: spending {event} would bring the total to "
+            f"Privacy budget exceeded: spending {type(event).__name__}({describe_event(event)}) would bring the "
+            f"total to "
             f"epsilon={eps_new:.6g}, delta={max(new.approx_delta, self.delta if new.needs_delta else 0):.3g} "
             f"against the ceiling epsilon={self.epsilon:.6g}, delta={self.delta:.3g} "
             f"(already spent epsilon={eps_now:.6g}). Nothing was spent.{hint}",

@@ -184,6 +184,21 @@ class FitAllowance(BudgetAccountant):
             return usage(self._cap, self._spent + profile_of(event))
 
     def _refuse(self, event):
+        if self._entries or self._base != PrivacyProfile():
+            # a second fit through a used allowance: an estimator taken out of a search or pipeline (its
+            # best_estimator_, a fitted step) keeps the one-fit allowance it was configured with
+            from ._report import describe_event  # the table's module imports the ledgers
+
+            return BudgetExceededError(
+                f"this estimator's accountant is the one-fit allowance ({describe_event(self.allowance)}, epsilon="
+                f"{self.epsilon:.4g}, delta={self.delta:.3g}) that a "
+                "private search or pipeline gave it, already used by the fit it was configured for, so it cannot "
+                "fit again. To fit it again as a new release, give it a ledger of its own: "
+                "est.set_params(accountant=None) (or accountant=<your BudgetAccountant>, with the epsilon and delta "
+                "you mean to spend). Nothing was spent.",
+                requested=event,
+                ceiling=(self.epsilon, self.delta),
+            )
         return BudgetExceededError(
             f"this fit's allowance is {self.allowance} and it already consumed a profile of {self._spent}; "
             f"{event} does not fit under it (a meta-estimator composes its fits from their allowances, so no "

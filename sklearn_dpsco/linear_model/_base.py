@@ -46,11 +46,10 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator
-from sklearn.utils.multiclass import check_classification_targets
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import check_class_labels, check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
@@ -510,9 +509,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if sw.ndim == 0:  # one weight for every row, as scikit-learn accepts it
             sw = np.full(n, float(sw))
         if sw.ndim != 1 or sw.shape[0] != n:
-            raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}.")
+            raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}. Nothing was spent.")
         if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight must be finite.")
+            raise ValueError("sample_weight must be finite. Nothing was spent.")
         # why: weights in [0, 1] scale each C-Lipschitz loss term to at most C,
         # keeping the sensitivity argument; larger weights would break it.
         if np.any(sw < 0):
@@ -520,7 +519,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if np.any(sw > 1):
             raise ValueError(
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
-                "more than the privacy guarantee allows."
+                "more than the privacy guarantee allows. Nothing was spent."
             )
         # all-zero weights are fitted, not refused: a weight is part of its private row, so refusing them
         # would reveal whether the one row with a positive weight has weight 0 (a data-dependent refusal)
@@ -751,7 +750,7 @@ class DPClassifierMixin:
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=True)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
-        check_classification_targets(y_)
+        check_class_labels(y_)
         classes = self._resolve_classes(y_)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])
         targets = self._ovr_targets(y_, classes)

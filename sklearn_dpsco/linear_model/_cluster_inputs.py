@@ -129,12 +129,12 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
         y = y.map_blocks(_to_float64, dtype=np.float64)
     if w is not None:
         if not all(f["w_finite"] for f in flags):
-            raise ValueError("sample_weight must be finite.")
+            raise ValueError("sample_weight must be finite. Nothing was spent.")
         # why: weights in [0, 1] keep each loss term within its Lipschitz level (the sensitivity argument)
         if not all(f["w_range"] for f in flags):
             raise ValueError(
                 "sample_weight must lie in [0, 1]: a weight above 1 would let one row move the model "
-                "more than the privacy guarantee allows."
+                "more than the privacy guarantee allows. Nothing was spent."
             )
         w = w.map_blocks(_to_float64, dtype=np.float64)
 

@@ -320,8 +320,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "
-                f"{' and '.join(t.name for t in targets if t.name != 'label_center')}='auto' first: declare them (numbers, or "
-                "row_bound=None for the extension solvers). Nothing was spent."
+                f"{' and '.join(t.name for t in targets if t.name != 'label_center')}='auto' first: declare them as "
+                "numbers (every one-pass solver needs a row_bound; row_bound=None leaves only the extension solvers, "
+                "which do not stream). Nothing was spent."
             )
         return targets
 
@@ -459,6 +460,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
         Notes
         -----
+        The scales must be declared: ``row_bound`` and ``label_bound`` as
+        numbers (every one-pass solver needs a row bound). The defaults
+        ``"auto"`` are refused before anything is spent, since their
+        private estimates would need a pass over the rows before the one
+        pass (doc/large_data.rst).
+
         Rows are used in the order given (shuffle them beforehand if they
         are sorted: utility, not privacy, assumes a random order). Only
         one-pass solvers are allowed (``"snowball"``, ``"phased_sgd"``,

@@ -6,12 +6,11 @@ from dataclasses import replace
 import numpy as np
 from scipy.special import expit
 from sklearn.base import ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_groups
+from .._param_checks import check_class_labels, check_groups
 from .._rng import spawn_random_states
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from .._solvers._core._user_data import index_users
@@ -617,7 +616,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "user first. Nothing was spent."
             )
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
-        check_classification_targets(y_)
+        check_class_labels(y_)
         groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")
         classes = self._resolve_classes(y_)
         targets = self._ovr_targets(y_, classes)

@@ -10,14 +10,14 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.utils import check_array, column_or_1d
+from sklearn.utils import _safe_indexing, check_array, column_or_1d
 from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
-from .._param_checks import check_delta, check_epsilon, check_groups
+from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._nested import ledger_keys, mark_accounted
@@ -49,7 +49,8 @@ def _param_seeds(rng, n):
 
 
 def _index(X, idx):
-    return X[idx]
+    # rows of an array, a sparse matrix or a DataFrame (whose column names then reach the fits)
+    return _safe_indexing(X, idx)
 
 
 def _configure(estimator, params, share, seed, classes):
@@ -114,6 +115,25 @@ def _check_candidate_fits(fits, refits, candidates, X, y, units, params):
         _check_candidate_fit(est, X, y, rows, units, params, f"candidate {params_c!r}")
         if refit is not None:
             _check_candidate_fit(refit, X, y, None, units, params, f"the refit of {params_c!r}")
+
+
+def _after_the_spend(search, plan, exc):
+    """``exc`` of a fit that failed after the search's one up-front spend, saying that the spend stands.
+
+    The failing fit's own message may say "nothing was spent": true of its share alone, not of the search,
+    whose whole budget was charged before the first fit (a failure part-way through is itself an outcome of
+    the data, doc/privacy/accounting.rst).
+    """
+    message = (
+        f"{type(search).__name__}: a fit failed after the search charged its whole budget (epsilon="
+        f"{plan.epsilon:.6g}, delta={plan.delta:.3g}) to the ledger in its one up-front spend, and that spend "
+        f"stands (doc/privacy/accounting.rst, 'reserve'). The fit's own message (what it says was not spent is its "
+        f"share alone): {str(exc).rstrip()}"
+    )
+    try:
+        return type(exc)(message)
+    except TypeError:  # an exception type with other constructor arguments: the message as a RuntimeError
+        return RuntimeError(message)
 
 
 def _fit_and_score(est, X, y, train, test, scorer, units, params):
@@ -194,6 +214,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def _draw_run_params(self, rng, n_runs):
         """Parameters of each random-stopping run, drawn independently of the data."""
         raise NotImplementedError
+
+    def _possible_run_params(self):
+        """Every setting a random-stopping run can draw, when they can be listed (a grid's); checked before the
+        reservation whether drawn or not. Sampled distributions: none listed (each drawn run is checked)."""
+        return []
 
     def _expected_runs(self):
         raise NotImplementedError
@@ -285,6 +310,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def _classes(self, y):
         if not is_classifier(self.estimator):
             return None
+        check_class_labels(y)
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError("y must contain at least 2 classes. Nothing was spent.")
@@ -317,7 +343,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         self
         """
         refit_share = self._check_params()
-        X, y = self._check_data(X, y)
+        checked, y = self._check_data(X, y)
+        # a DataFrame reaches the candidate fits as it came (its column names become the models'
+        # feature_names_in_, as in scikit-learn's searches); its values were checked above
+        X = X if hasattr(X, "iloc") and hasattr(X, "columns") else checked
         units = self._units(groups, X.shape[0])
         scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
         classes = self._classes(y)
@@ -327,10 +356,19 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         n = units.n_units
         # the splitter is checked in both modes: a data-dependent one is refused, never ignored
         cv = check_private_cv(self.cv, split_seed)
-        if self._selection() == "exponential":
-            state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
-        else:
-            state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units, params)
+        self._charged = None
+        try:
+            if self._selection() == "exponential":
+                state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
+            else:
+                state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units,
+                                                  params)
+        except Exception as exc:
+            if self._charged is None:
+                raise  # refused before the reservation: nothing was spent
+            raise _after_the_spend(self, self._charged, exc) from exc
+        finally:
+            del self._charged
         # -- success: store everything at once
         for key, value in state.items():
             setattr(self, key, value)
@@ -355,6 +393,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         # one atomic check-and-spend, committed before any candidate touches data:
         # a crash later never loses it (doc/privacy/accounting.rst)
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)
+        self._charged = plan
         return accountant
 
     def _mark_accounted(self, *groups):
@@ -449,10 +488,17 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         refit_state = _param_seeds(rng, 1)[0]
         runs_est = [_configure(self.estimator, params, plan.fit, s, classes) for params, s in zip(run_params, states)]
         refit_est = self._configure_refit(run_params, plan, refit_state, classes)
-        for est in runs_est:
+        # every setting a run could have drawn (a grid's), not only the drawn ones: whether a bad value is
+        # refused must not depend on the hidden draw (public facts; no randomness is consumed here)
+        drawn = {repr(sorted(c.items())) for c in run_params}
+        undrawn = [c for c in self._possible_run_params() if repr(sorted(c.items())) not in drawn]
+        undrawn_est = [_configure(self.estimator, c, plan.fit, None, classes) for c in undrawn]
+        undrawn_refit = self._configure_refit(undrawn, plan, None, classes)
+        for est in runs_est + undrawn_est:
             _check_candidate_budget(est)
-        self._mark_accounted(runs_est, refit_est)
-        _check_candidate_fits([(est, train) for est in runs_est], refit_est, run_params, X, y, units, params)
+        self._mark_accounted(runs_est, refit_est, undrawn_est, undrawn_refit)
+        _check_candidate_fits([(est, train) for est in runs_est + undrawn_est], refit_est + undrawn_refit,
+                              run_params + undrawn, X, y, units, params)
 
         self._reserve(plan, f"random stopping ({stopping.distribution}), best of a hidden number of runs")
         jobs = (delayed(_fit_and_score_sum)(est, X, y, train, val, scorer, units, params) for est in runs_est)
@@ -522,6 +568,12 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def n_features_in_(self):
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """The column names of a DataFrame the search was fitted on (the selected estimator's)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.feature_names_in_
 
     @available_if(_estimator_has("predict"))
     def predict(self, X):
@@ -747,6 +799,9 @@ class DPGridSearchCV(_BaseDPSearchCV):
         return list(ParameterGrid(self.param_grid))
 
     def _candidates(self, rng):
+        return self._grid()
+
+    def _possible_run_params(self):
         return self._grid()
 
     def _expected_runs(self):

@@ -291,3 +291,21 @@ def test_composed_profile_equals_the_profile_by_profile_sum():
         got = profile_of(ComposedEvent(tuple(parts)))
         assert [(v, math.copysign(1.0, v)) for v in vars(got).values()] == [
             (v, math.copysign(1.0, v)) for v in vars(expected).values()]
+
+
+def test_a_refused_fit_names_its_event_in_one_line():
+    # found by a bug hunt: the refusal printed the whole event (an AdaSSP fit: 1.9k characters of nested events)
+    import numpy as np
+
+    from sklearn_dpsco import DPLinearRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = X @ [1.0, -1.0, 0.5, 0.0]
+    acc = BudgetAccountant(epsilon=10.0)
+    DPLinearRegressor(epsilon=6.0, accountant=acc, random_state=0).fit(X, y)
+    with pytest.raises(BudgetExceededError, match=r"spending ComposedEvent\(.*pure DP.*\) would bring") as info:
+        DPLinearRegressor(epsilon=6.0, accountant=acc, random_state=0).fit(X, y)
+    message = str(info.value)
+    assert len(message) < 400 and "epsilon=12" in message and "already spent epsilon=6" in message
+    assert isinstance(info.value.requested, ComposedEvent)  # the whole event stays on the exception

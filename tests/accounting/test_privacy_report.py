@@ -25,12 +25,14 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_dpsco import (
     BudgetAccountant,
     DPGridSearchCV,
+    DPHingeClassifier,
     DPLinearRegressor,
     DPPipeline,
     DPRandomizedSearchCV,
     DPStandardScaler,
     RowNormClipper,
     UserLevelDPLogistic,
+    make_dp_pipeline,
     privacy_report,
 )
 from sklearn_dpsco.accounting import (
@@ -330,3 +332,23 @@ def test_user_level_search_report_states_the_user_unit(user_data):
     assert report.privacy_unit == "user" and report.rows[0]["unit"] == "user"
     assert "replace-one-user" in report.guarantee
     assert report.public_parameters["selected (UserLevelDPLogistic)"]["max_items_per_user"] == 4
+
+
+def test_auto_scales_are_reported_as_private_estimates_not_as_declared(data):
+    # found by a bug hunt: the report listed the "auto" row_bound / label_bound (released from the data) among
+    # "public parameters ... fixed without looking at the data"
+    X, y = data
+    auto = DPLinearRegressor(random_state=0).fit(X, X @ [0.3, -0.2, 0.1])
+    report = privacy_report(auto)
+    assert "fixed without looking at the data" not in report.guarantee
+    assert "private estimate" in report.guarantee
+    (note,) = [n for n in report.notes if "private estimates" in n]
+    assert "label_bound, row_bound left to \"auto\"" in note
+    declared = DPLinearRegressor(row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X @ [0.3, -0.2, 0.1])
+    assert not [n for n in privacy_report(declared).notes if "private estimates" in n]
+    big = np.random.default_rng(1).uniform(-1, 1, size=(6000, 3))  # rows enough for the scaler's quartiles
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0)).fit(big, big[:, 0] > 0)
+    notes = privacy_report(pipe).notes
+    assert any(n.startswith("dpstandardscaler (DPStandardScaler): bounds left to") for n in notes)
+    declared_pipe = make_dp_pipeline(DPStandardScaler(bounds=(-2, 2)), DPHingeClassifier(clip=1.0, random_state=0))
+    assert not privacy_report(declared_pipe.fit(X, X[:, 0] > 0)).notes

@@ -468,3 +468,28 @@ def test_auto_table():
     X, y = _data(n=6000, d=3)
     assert DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y).solver_ == "localized_output_perturbation"
     assert DPHingeClassifier(epsilon=0.1, random_state=0).fit(X, y).solver_ == "output_perturbation"  # 150
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+@pytest.mark.parametrize("fit", ["hinge", "user", "search", "pipeline"])
+def test_missing_object_labels_are_named_before_spending(fit, missing):
+    # found by a bug hunt: None among string labels raised "TypeError: '<' not supported between instances of
+    # 'NoneType' and 'str'", naming neither y nor the cause (a NaN was already refused as "Input contains NaN")
+    from sklearn_dpsco import DPGridSearchCV, DPStandardScaler, UserLevelDPLogistic, make_dp_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
+    y[7] = missing
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    est = {
+        "hinge": lambda: DPHingeClassifier(accountant=acc),
+        "user": lambda: UserLevelDPLogistic(accountant=acc),
+        "search": lambda: DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, accountant=acc),
+        "pipeline": lambda: make_dp_pipeline(DPStandardScaler(), DPHingeClassifier(), accountant=acc),
+    }[fit]()
+    kw = {"groups": np.arange(400) // 4} if fit == "user" else {}
+    text = "y contains missing labels \\(None or NaN\\).*Nothing was spent" if missing is None else "NaN"
+    with pytest.raises(ValueError, match=text):
+        est.fit(X, y, **kw)
+    assert acc.total() == (0.0, 0.0) and len(acc.ledger) == 0

@@ -399,3 +399,14 @@ def test_block_rows_must_be_a_positive_integer(block_rows):
     with pytest.raises(ValueError, match="block_rows"):
         DPLinearRegressor(row_bound=1.0, label_bound=1.0, accountant=acc).fit_stream(X, X[:, 0], block_rows=block_rows)
     assert len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("weights", [np.full(50, 2.0), np.r_[np.nan, np.ones(49)], np.ones(7)])
+def test_every_sample_weight_refusal_says_nothing_was_spent(weights):
+    # found by a bug hunt: only the negative-weight refusal said so
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    acc = BudgetAccountant(epsilon=5.0)
+    with pytest.raises(ValueError, match="sample_weight.*Nothing was spent"):
+        DPLinearRegressor(accountant=acc).fit(X, X[:, 0], sample_weight=weights)
+    assert acc.total() == (0.0, 0.0)

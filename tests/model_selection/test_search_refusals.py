@@ -106,3 +106,83 @@ def test_a_ledger_named_inside_a_search_or_pipeline_is_refused_not_ignored():
     with pytest.raises(ValueError, match="accountant= to the pipeline"):
         pipe.fit(X, y)
     assert named.ledger == () and outer.ledger == ()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_stopping_checks_every_grid_candidate_not_only_the_drawn_runs(seed):
+    # found by a bug hunt: random stopping checked only the candidates its runs drew, so a grid with a bad value
+    # was refused for some seeds and searched (without the bad value, silently) for others
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [-1.0, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=seed, selection="random_stopping")
+    with pytest.raises(InvalidParameterError, match="candidate \\{'alpha': -1.0\\} would refuse its fit") as info:
+        search.fit(X, Y)
+    assert "Nothing was spent" in str(info.value)
+    assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
+
+
+class _FailsAfterItsRelease(DPHingeClassifier):
+    """A candidate whose fit fails after its checks (as a certified solver's refusal can), saying nothing spent."""
+
+    def fit(self, X, y, sample_weight=None):
+        super().fit(X, y, sample_weight)
+        raise RuntimeError("the solver failed; nothing was spent")
+
+
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_a_fit_failing_after_the_reservation_says_the_search_budget_stays_spent(selection):
+    # found by a bug hunt: a CertificationError inside a search read "no point was released and no budget spent"
+    # while the search had charged its whole budget up front (and keeps it, doc/privacy/accounting.rst)
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(_FailsAfterItsRelease(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0, selection=selection)
+    with pytest.raises(RuntimeError, match="charged its whole budget \\(epsilon=1, delta=0\\)") as info:
+        search.fit(X, Y)
+    assert "that spend stands" in str(info.value) and "the solver failed" in str(info.value)
+    assert acc.total()[0] == pytest.approx(1.0) and len(acc.ledger) == 1
+    assert not hasattr(search, "best_params_") and not hasattr(search, "_charged")
+
+
+def test_a_refusal_before_the_reservation_keeps_its_own_message():
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, -1.0]}, epsilon=1.0, accountant=acc, random_state=0)
+    with pytest.raises(InvalidParameterError) as info:
+        search.fit(X, Y)
+    assert "charged its whole budget" not in str(info.value) and acc.total() == (0.0, 0.0)
+
+
+def test_refitting_the_released_best_estimator_explains_its_used_allowance():
+    # found by a bug hunt: clone(search.best_estimator_).fit(...) (or cross_val_score on it) was refused with
+    # "this fit's allowance is PureDPEvent(...) and it already consumed a profile of PrivacyProfile(...)"
+    from sklearn.base import clone
+
+    acc = BudgetAccountant(10.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0).fit(X, Y)
+    with pytest.raises(BudgetExceededError, match="one-fit allowance .* that a private search or pipeline gave it"):
+        clone(search.best_estimator_).fit(X, Y)
+    assert acc.total()[0] == pytest.approx(1.0)
+    # the advice works: its own ledger, a new release charged there
+    again = clone(search.best_estimator_).set_params(accountant=acc).fit(X, Y)
+    assert acc.total()[0] == pytest.approx(1.0 + again.epsilon) and len(acc.ledger) == 2
+
+
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_a_dataframe_keeps_its_column_names_and_the_same_release(selection):
+    # found by a bug hunt: the search turned a DataFrame into an array, so the search had no feature_names_in_
+    # and predicting on the same DataFrame warned "X has feature names, but DPHingeClassifier was fitted without"
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    kw = dict(epsilon=1.0, random_state=0, selection=selection, accountant=BudgetAccountant(10.0))
+    on_frame = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, **kw).fit(df, Y)
+    on_array = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, **kw).fit(X, Y)
+    assert list(on_frame.feature_names_in_) == list(df.columns)
+    assert list(on_frame.best_estimator_.feature_names_in_) == list(df.columns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        on_frame.predict(df)
+    assert np.array_equal(on_frame.best_estimator_.coef_, on_array.best_estimator_.coef_)
+    with pytest.raises(AttributeError):
+        on_array.feature_names_in_

@@ -262,3 +262,13 @@ def test_finite_reads_infinities_as_the_largest_float_and_leaves_finite_values_a
     assert out.dtype == np.float64 and np.array_equal(out, v)
     np.testing.assert_array_equal(finite([np.inf, -np.inf, np.nan, 3.0]), [big, -big, 0.0, 3.0])
     np.testing.assert_array_equal(finite([1, 2]), [1.0, 2.0])
+
+
+def test_fit_stream_refusal_of_auto_scales_points_to_a_streamable_fix():
+    # found by a bug hunt: the refusal suggested row_bound=None, which leaves only solvers that cannot stream
+    X, _, y_reg = _data()
+    with pytest.raises(ValueError, match="declare them as numbers") as info:
+        DPLinearRegressor().fit_stream(X, y_reg)
+    assert "every one-pass solver needs a row_bound" in str(info.value)
+    # the advice works: numbers for both stream with the default solver
+    DPLinearRegressor(row_bound=4.0, label_bound=4.0, random_state=0).fit_stream(X, y_reg)

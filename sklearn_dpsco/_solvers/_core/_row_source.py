@@ -41,10 +41,12 @@ def _check_block(X, y, w, n_features, where):
         X = np.ascontiguousarray(X, dtype=np.float64)
         data = X
     if X.ndim != 2 or X.shape[1] != n_features:
-        raise ValueError(f"{where}: X block has shape {X.shape}, expected (rows, {n_features}).")
+        raise ValueError(f"{where}: X block has shape {X.shape}, expected (rows, {n_features}). Nothing was spent.")
     y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1))
     if y.shape[0] != X.shape[0]:
-        raise ValueError(f"{where}: X block has {X.shape[0]} rows but y block has {y.shape[0]} values.")
+        raise ValueError(
+            f"{where}: X block has {X.shape[0]} rows but y block has {y.shape[0]} values. Nothing was spent."
+        )
     if not (np.all(np.isfinite(data)) and np.all(np.isfinite(y))):
         raise ValueError(f"{where}: input contains NaN or infinity. Nothing was spent.")
     if w is not None:
