@@ -89,12 +89,12 @@ def test_shift_is_folded_back_into_the_intercept():
     assert np.abs(theta[:2]).max() < 1e-3
 
 
-def test_estimator_recentres_in_memory_not_when_streaming():
-    est = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, label_bound=1.0, random_state=0)
+def test_estimator_recentres_auto_labels_only():
+    est = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, random_state=0)
     assert est._plan(3000, 4, 1).schedule.mech_mean is not None
-    assert est._plan(3000, 4, 1, streaming=True).schedule.mech_mean is None
-    assert DPLinearRegressor(solver="adassp", row_bound=1.0, label_bound=1.0,
-                             fit_intercept=False)._plan(3000, 3, 1).schedule.mech_mean is None
+    # declared label bound: no median centre to correct, the statistics keep the whole budget
+    assert est.set_params(label_bound=1.0)._plan(3000, 4, 1).schedule.mech_mean is None
+    assert DPLinearRegressor(solver="adassp", row_bound=1.0, fit_intercept=False)._plan(3000, 3, 1).schedule.mech_mean is None
 
 
 def _atom_at_zero(n, rng):
