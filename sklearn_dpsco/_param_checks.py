@@ -72,6 +72,10 @@ def check_dimension(d, name="dimension"):
     return int(d)
 
 
+#: Fewest users a user-level fit accepts (:func:`check_groups`).
+MIN_USERS = 2
+
+
 def check_groups(groups, n_rows, owner):
     """One user identifier per row, validated before anything is spent.
 
@@ -95,11 +99,17 @@ def check_groups(groups, n_rows, owner):
         raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
     if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
         raise ValueError("groups must not contain NaN or infinite values. Nothing was spent.")
-    if groups.dtype.kind == "O":
-        try:
-            np.unique(groups)
-        except TypeError:
-            raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
+    try:
+        n_users = len(np.unique(groups))
+    except TypeError:
+        raise ValueError("groups must hold comparable identifiers (one type). Nothing was spent.") from None
+    if n_users < MIN_USERS:
+        # the number of users is public (replace-one-user neighbours keep it), so refusing on it leaks nothing
+        raise ValueError(
+            f"groups hold {n_users} user (in {n_rows} sample{'' if n_rows == 1 else 's'}): a user-level fit needs "
+            f"at least {MIN_USERS} users (with one, a "
+            "neighbouring dataset replaces every row, so the fit could not depend on the data). Nothing was spent."
+        )
     return groups
 
 

@@ -49,6 +49,7 @@ import weakref
 from .._param_checks import check_delta
 from ._blocks import enter_block, exit_block
 from ._composition import profile_epsilon, profile_of
+from ._describe import describe_event
 from ._entries import LedgerEntry, new_ledger_id
 from ._events import PrivacyEvent
 from ._memory_ledger import MemoryLedger
@@ -407,7 +408,6 @@ class BudgetAccountant:
         hint = ""
         if new.needs_delta and self.delta == 0:
             hint = " This accountant allows pure DP only (delta ceiling 0); create it with delta > 0."
-        from ._report import describe_event  # the table's module imports this one
 
         # the event's mechanisms in one line (a fit composes dozens of parts; the event itself is `requested`)
         return BudgetExceededError(

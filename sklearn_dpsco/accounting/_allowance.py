@@ -22,6 +22,7 @@ from dataclasses import asdict, fields
 
 from ._accountant import BudgetAccountant, BudgetExceededError
 from ._composition import PrivacyProfile, epsilon_delta, profile_epsilon, profile_of
+from ._describe import describe_event
 from ._entries import LedgerEntry
 from ._events import PrivacyEvent, event_from_dict, event_to_dict
 from ._units import check_privacy_unit
@@ -187,7 +188,6 @@ class FitAllowance(BudgetAccountant):
         if self._entries or self._base != PrivacyProfile():
             # a second fit through a used allowance: an estimator taken out of a search or pipeline (its
             # best_estimator_, a fitted step) keeps the one-fit allowance it was configured with
-            from ._report import describe_event  # the table's module imports the ledgers
 
             return BudgetExceededError(
                 f"this estimator's accountant is the one-fit allowance ({describe_event(self.allowance)}, epsilon="

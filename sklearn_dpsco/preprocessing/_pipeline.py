@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import math
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,6 +86,25 @@ def _takes_groups(step):
         return "groups" in inspect.signature(step.fit).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _warn_overridden_budgets(classified):
+    """Warn when a private step's own ``epsilon`` / ``delta`` differ from its class default: the pipeline
+    replaces them by the step's share of the pipeline's budget, so a value set on the step is not what it spends."""
+    for name, step, kind in classified:
+        if kind != "private":
+            continue
+        params = step.get_params(deep=False)
+        defaults = inspect.signature(type(step).__init__).parameters
+        changed = [f"{key}={params[key]!r}" for key in ("epsilon", "delta")
+                   if key in params and key in defaults and params[key] != defaults[key].default]
+        if changed:
+            warnings.warn(
+                f"DPPipeline: step {name!r} has {', '.join(changed)} set, which the pipeline replaces by the step's "
+                "share of the pipeline's own epsilon and delta (the pipeline's epsilon is the total of one fit). "
+                "Set epsilon / delta on the pipeline and the split with weights={step name: weight}.",
+                UserWarning, stacklevel=4,
+            )
 
 
 @contextlib.contextmanager
@@ -221,7 +241,9 @@ class DPPipeline(AccountantMixin, Pipeline):
     -----
     A private step's own ``epsilon`` / ``delta`` / ``accountant`` parameters
     are set from the pipeline for the duration of its fit and restored
-    afterwards (``get_params`` is unchanged by ``fit``); its fitted
+    afterwards (``get_params`` is unchanged by ``fit``); a UserWarning says so
+    when a step's ``epsilon`` or ``delta`` differs from its class default (the
+    value set there is not what it spends). Its fitted
     attributes (``epsilon_spent_``...) record what it consumed. Shares: pure
     ``epsilon * w_i / sum(w)``; Gaussian ``mu_i = mu sqrt(w_i / sum(w))`` with
     ``mu = gaussian_mu(epsilon, delta)``, so the composition is exactly
@@ -531,6 +553,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 "to the pipeline instead. Nothing was spent."
             )
         classified = self._classified_steps()
+        _warn_overridden_budgets(classified)
         final = classified[-1][1]
         if method == "fit_transform" and not _can_fit_transform(self):
             raise AttributeError(f"{type(final).__name__} has no transform: this DPPipeline has no fit_transform. "

@@ -6,6 +6,7 @@ Privacy argument: doc/privacy/preprocessing.rst.
 import functools
 import math
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -728,6 +729,8 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
                           "n_passthrough": d,
                           "reason": f"{n} rows are too few for {2 * d} private quartiles at epsilon "
                                     f"{self.epsilon:g}: every feature is left as it is (declare bounds)"}
+        # visible, as the regressors' constant release is: a scaler that scales nothing is rarely what was meant
+        warnings.warn(f"DPStandardScaler: {self.fit_info_['reason']}; nothing was spent.", UserWarning, stacklevel=3)
         self.__dict__.pop("n_users_", None)
         self.mean_, self.var_ = np.zeros(d), (np.ones(d) if self.with_std else None)
         self.scale_ = np.ones(d)

@@ -292,7 +292,11 @@ def _mutations(name):
         def few_users(X, y, kw):
             return X[:40], y[:40], {"groups": kw["groups"][:40]}  # 4 users
 
+        def one_user(X, y, kw):
+            return X, y, {"groups": np.zeros(len(y), dtype=int)}
+
         out += [("no_groups", no_groups, ValueError, "requires groups"),
+                ("one_user", one_user, ValueError, "at least 2 users"),
                 ("short_groups", short_groups, ValueError, "groups must have shape"),
                 ("nan_groups", nan_groups, ValueError, "groups must not contain NaN"),
                 ("few_users", few_users, ValueError, "users")]

@@ -175,7 +175,9 @@ def test_pipeline_splits_by_weights_and_restores_params(data):
         [("sc", scaler), ("clip", RowNormClipper()), ("clf", clf)], epsilon=1.2, weights={"sc": 1, "clf": 2}, accountant=acc
     )
     params_before = clone(pipe).get_params(deep=True)
-    pipe.fit(X, y)
+    # the steps' own epsilons (7 and 9) are replaced by their shares: said, not silent
+    with pytest.warns(UserWarning, match=r"step 'sc' has epsilon=7\.0 set, which the pipeline replaces"):
+        pipe.fit(X, y)
     assert pipe.budget_shares_ == {"sc": (pytest.approx(0.4), 0.0), "clf": (pytest.approx(0.8), 0.0)}
     assert [e.label for e in acc.ledger] == ["DPPipeline[sc] DPStandardScaler", "DPPipeline[clf] TinyDPClassifier"]
     assert acc.total()[0] == pytest.approx(1.2) and pipe.epsilon_spent_ == pytest.approx(1.2)
@@ -254,11 +256,12 @@ def test_pipeline_checks_budget_and_input_before_any_step(data):
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         pipe.set_params(epsilon=0.5).fit(bad, y)
-    # a DP step's own delta does not matter: the dry run uses its share
-    DPPipeline(
-        [("sc", DPStandardScaler(bounds=(-3, 3), delta=1e-6)), ("clf", TinyDPClassifier())],
-        epsilon=0.5, accountant=BudgetAccountant(1.0),
-    ).fit(X, y)
+    # a DP step's own delta does not matter: the dry run uses its share (and the pipeline says it replaces it)
+    with pytest.warns(UserWarning, match="step 'sc' has delta=1e-06 set"):
+        DPPipeline(
+            [("sc", DPStandardScaler(bounds=(-3, 3), delta=1e-6)), ("clf", TinyDPClassifier())],
+            epsilon=0.5, accountant=BudgetAccountant(1.0),
+        ).fit(X, y)
     # a DP step with bad parameters fails in the dry run on synthetic rows
     pipe2 = DPPipeline([("sc", DPStandardScaler(bounds=None)), ("clf", TinyDPClassifier())], accountant=acc)
     with pytest.raises(ValueError, match="step 'sc'.*bounds is required"):

@@ -226,7 +226,8 @@ def test_too_few_rows_release_nothing_and_spend_nothing(releases):
     acc = BudgetAccountant(epsilon=1.0)
     sc = DPStandardScaler(epsilon=0.3, random_state=0, accountant=acc)
     assert not sc.would_estimate_bounds(n, d)
-    sc.fit(X)
+    with pytest.warns(UserWarning, match=r"too few for \d+ private quartiles.*nothing was spent"):  # said, not silent
+        sc.fit(X)
     assert releases == [] and sc.privacy_event_ == ComposedEvent(()) and sc.epsilon_spent_ == 0.0
     assert len(acc.ledger) == 1 and acc.total()[0] == 0.0
     assert sc.fit_info_["estimated"] is False and "too few" in sc.fit_info_["reason"]

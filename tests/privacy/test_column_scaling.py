@@ -167,6 +167,7 @@ def test_quartiles_are_the_scalers_release_and_the_fold_is_exact(name, cls, args
 def test_declared_settings_spend_nothing_on_column_scaling(name, cls, args, declared, monkeypatch):
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", lambda *a, **k: calls.append(1))
     if cls is DPHingeClassifier:  # a declared clip may centre privately instead (tests/privacy/test_centering_rows.py)
         declared = {**declared, "centering": False}
     auto = cls(epsilon=1.0, random_state=0, accountant=_ledger(), **declared).fit(*args)
@@ -327,6 +328,7 @@ def test_growth_one_coefficient_mechanism_is_left_alone(monkeypatch):
     # nothing on quartiles there, whatever n epsilon
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", lambda *a, **k: calls.append(1))
     y = np.random.default_rng(0).standard_normal(20000)
     est = DPGrowthAdaptiveRegressor(epsilon=1.0, fit_intercept=False, random_state=0, accountant=_ledger())
     est.fit(np.ones((y.size, 1)), y)
@@ -343,6 +345,7 @@ def test_budget_check_happens_before_the_quartiles(monkeypatch):
     X, y, _ = _mixed()
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", lambda *a, **k: calls.append(1))
     acc = BudgetAccountant(epsilon=0.5)
     with pytest.raises(Exception, match="[Bb]udget"):
         DPHingeClassifier(epsilon=1.0, accountant=acc).fit(X, y)

@@ -103,14 +103,16 @@ def test_no_row_stride_at_user_level_where_a_fresh_identifier_shifts_the_users()
     eps, d = 60.0, X.shape[1]
     assert _column_scaling.column_sample_stride(2000, d, eps, default_column_share(2000, d, eps)) >= 2
     seen = {}
-    real = _column_scaling.private_column_quantiles
+    grid_type = type(_column_scaling.BOUNDS_GRID)
+    real = grid_type.column_counts
 
-    def spy(X_, qs, budget, **kw):
-        seen["X"] = X_.copy()
-        return real(X_, qs, budget, **kw)
+    def spy(self, X_, *args, **kw):  # the quartiles release from the grid counts of the rows they read
+        if self is _column_scaling.BOUNDS_GRID:
+            seen.setdefault("X", np.array(X_))
+        return real(self, X_, *args, **kw)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_column_scaling, "private_column_quantiles", spy)
+        mp.setattr(grid_type, "column_counts", spy)
         est = UserLevelDPLogistic(epsilon=eps, delta=1e-6, data_norm="auto", random_state=0,
                                   accountant=_ledger()).fit(X, y, g)
     np.testing.assert_array_equal(seen["X"], X[first_row_per_user(index_users(g))])
@@ -153,14 +155,21 @@ def test_event_does_not_depend_on_the_data():
 def test_quartiles_read_one_row_per_user_and_the_fold_is_exact(monkeypatch):
     X, y, g = _raw_panel()
     seen = {}
-    real = _column_scaling.private_column_quantiles
+    grid_type = type(_column_scaling.BOUNDS_GRID)
+    real_counts, real_release = grid_type.column_counts, _column_scaling.column_quantiles_from_counts
 
-    def spy(X_, qs, budget, **kw):
-        out = real(X_, qs, budget, **kw)
-        seen.update(X=X_.copy(), value=out.value)
+    def counts_spy(self, X_, *args, **kw):  # the rows the quartiles read
+        if self is _column_scaling.BOUNDS_GRID:
+            seen.setdefault("X", np.array(X_))
+        return real_counts(self, X_, *args, **kw)
+
+    def release_spy(*args, **kw):  # the released quartiles
+        out = real_release(*args, **kw)
+        seen["value"] = out.value
         return out
 
-    monkeypatch.setattr(_column_scaling, "private_column_quantiles", spy)
+    monkeypatch.setattr(grid_type, "column_counts", counts_spy)
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", release_spy)
     est = UserLevelDPLogistic(data_norm="auto", random_state=3, accountant=_ledger()).fit(X, y, g)
     np.testing.assert_array_equal(seen["X"], X[first_row_per_user(index_users(g))])
     assert seen["X"].shape[0] == 2000
@@ -179,6 +188,7 @@ def test_declared_data_norm_spends_nothing_on_column_scaling(data_norm, monkeypa
     X, y, g = _raw_panel()
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", lambda *a, **k: calls.append(1))
     # centering=False: a declared bound's DP-GD fit centres its features (tests/privacy/test_centering_user.py)
     auto = UserLevelDPLogistic(data_norm=data_norm, random_state=0, accountant=_ledger(),
                                centering=False).fit(X, y, g)
@@ -210,6 +220,7 @@ def test_budget_check_happens_before_the_quartiles(monkeypatch):
     X, y, g = _raw_panel()
     calls = []
     monkeypatch.setattr(_column_scaling, "private_column_quantiles", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", lambda *a, **k: calls.append(1))
     acc = BudgetAccountant(epsilon=0.5, delta=1e-3)
     with pytest.raises(Exception, match="[Bb]udget"):
         UserLevelDPLogistic(epsilon=1.0, data_norm="auto", accountant=acc).fit(X, y, g)
