@@ -56,8 +56,8 @@ from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, m
 from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ._adassp_selection import (LOSS_FRACTION, MEAN_SHARE, QUANT, SELECTION_SHARE, RidgeSelection, label_sum_terms,
-                                 ridge_candidates)
+from ._adassp_selection import (LOSS_FRACTION, MEAN_SHARE, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
+                                 RidgeSelection, label_sum_terms, ridge_candidates)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
@@ -370,9 +370,15 @@ def _clipped_block(X, y, w, plan):
 
 
 def _selection_block(plan, X, y, w):
-    """The clipped block and the loss clip ``L = B^2`` of the ridge choice (runs where the block is)."""
+    """The clipped block and the loss clip ``L`` of the ridge choice (runs where the block is)."""
     Xc, yc, sw = _clipped_block(X, y, w, plan)
-    return Xc, yc, sw, LOSS_FRACTION * plan.label_bound**2
+    return Xc, yc, sw, selection_loss_fraction(plan) * plan.label_bound**2
+
+
+def selection_loss_fraction(plan):
+    """Public: ``RECENTRED_LOSS_FRACTION`` when the plan recentres the labels by their released mean, else
+    ``LOSS_FRACTION`` (the choice's loss clip ``L`` over ``B^2``)."""
+    return RECENTRED_LOSS_FRACTION if plan.mech_mean is not None else LOSS_FRACTION
 
 
 def _block_label_sum(plan, X, y, w):

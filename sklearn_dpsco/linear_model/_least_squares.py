@@ -174,10 +174,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       epsilon privately chooses between its model, the label centre, the
       noisy label mean and a ridge that leaves the intercept unshrunk, by
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
-      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"`` and ``n epsilon >= 1000``
-      (AdaSSP's epsilon), 5 % first releases the clipped labels' mean and the
-      statistics read the labels minus it, so the ridge shrinks towards the
-      mean (adassp.rst, "Label mean (recentring)"; not in :meth:`fit_stream`).
+      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 1000`` and
+      ``n epsilon / d < 1000`` (AdaSSP's epsilon), 5 % first releases the clipped
+      labels' mean and the statistics read the labels minus it, so the ridge
+      shrinks towards the mean (adassp.rst, "Label mean (recentring)"; not in
+      :meth:`fit_stream`).
     * ``"snowball"`` — one pass of projected noisy SGD with growing batches
       (Feldman, Koren, Talwar 2020, Thms 3.1/3.5/3.6); approximate DP only,
       through its Renyi-DP bound; linear time; can fit from chunks

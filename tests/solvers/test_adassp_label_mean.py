@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco._solvers import ArraySource, adassp_plan
-from sklearn_dpsco._solvers._adassp import _add_int, _block_label_sum, run_adassp
-from sklearn_dpsco._solvers._adassp_selection import MEAN_MIN_RANKS, MEAN_SHARE, QUANT, recentre_applies
+from sklearn_dpsco._solvers._adassp import _add_int, _block_label_sum, _selection_block, run_adassp
+from sklearn_dpsco._solvers._adassp_selection import (LOSS_FRACTION, MEAN_BELOW, MEAN_MIN_RANKS, MEAN_SHARE, QUANT,
+                                                      RECENTRED_LOSS_FRACTION, recentre_applies)
 from sklearn_dpsco.accounting import epsilon_delta
 from sklearn_dpsco.linear_model import DPLinearRegressor
 
@@ -70,9 +71,24 @@ def test_plan_release_is_calibrated_and_composes_to_the_budget(noise, delta, sel
 
 
 def test_public_rule():
-    assert recentre_applies(MEAN_MIN_RANKS / MEAN_SHARE, 1.0)
-    assert not recentre_applies(0.99 * MEAN_MIN_RANKS / MEAN_SHARE, 1.0)
-    assert not recentre_applies(1000, float("inf"))
+    n = MEAN_MIN_RANKS / MEAN_SHARE
+    assert recentre_applies(n, 10, 1.0)
+    assert not recentre_applies(0.99 * n, 10, 1.0)
+    assert not recentre_applies(1000, 10, float("inf"))
+    # m = n epsilon / d at or above MEAN_BELOW: the adaptive ridge shrinks little, no share for the mean
+    assert recentre_applies(0.99 * MEAN_BELOW * 4, 4, 1.0)
+    assert not recentre_applies(MEAN_BELOW * 4, 4, 1.0)
+    assert not recentre_applies(15000, 4, 1.0)  # Vocab-like
+
+
+def test_recentred_choice_reads_its_own_public_loss_clip():
+    X, y = np.zeros((3, 2)), np.zeros(3)
+    kw = dict(epsilon=1.0, delta=0.0, row_bound=1.0, label_bound=2.0, intercept_scaling=0.25, select=True)
+    recentred = adassp_plan(5000, 3, recentre=True, **kw)
+    plain = adassp_plan(5000, 3, **kw)
+    assert recentred.mech_mean is not None and plain.mech_mean is None
+    assert _selection_block(recentred, X, y, None)[3] == RECENTRED_LOSS_FRACTION * 4.0
+    assert _selection_block(plain, X, y, None)[3] == LOSS_FRACTION * 4.0
 
 
 def test_shift_is_folded_back_into_the_intercept():
@@ -92,6 +108,8 @@ def test_shift_is_folded_back_into_the_intercept():
 def test_estimator_recentres_auto_labels_only():
     est = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, random_state=0)
     assert est._plan(3000, 4, 1).schedule.mech_mean is not None
+    # n epsilon / d >= MEAN_BELOW (public): no recentring
+    assert est._plan(int(MEAN_BELOW) * 8, 4, 1).schedule.mech_mean is None  # AdaSSP epsilon < 1 after the label bound
     # declared label bound: no median centre to correct, the statistics keep the whole budget
     assert est.set_params(label_bound=1.0)._plan(3000, 4, 1).schedule.mech_mean is None
     assert DPLinearRegressor(solver="adassp", row_bound=1.0, fit_intercept=False)._plan(3000, 3, 1).schedule.mech_mean is None

@@ -91,7 +91,7 @@ def adassp(n, d, budget, params):
     schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
                            label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
                            noise=budget.noise, select=select,
-                           recentre=params.get("recentre_labels", False) and recentre_applies(n, budget.epsilon))
+                           recentre=params.get("recentre_labels", False) and recentre_applies(n, d, budget.epsilon))
     return SchedulePlan(schedule, _run_adassp, map_reduce=True)
 
 
