@@ -633,8 +633,10 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Dense only.
+        X : array-like, dask array or DataFrame of shape (n_samples, n_features)
+            Dense only. A dask collection (row level) stays on its cluster:
+            validation, the auto quartiles' grid counts and the statistics'
+            integer sums run on the workers (doc/large_data.rst, "Dask").
         y : None
             Ignored.
         groups : array-like of shape (n_samples,), default=None
