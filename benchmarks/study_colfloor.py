@@ -31,11 +31,38 @@ def _old(cls, centre_1, quartiles, first):
     return _NEW(cls, centre_1, quartiles, wide)
 
 
+_FQ = CS.ColumnScaling.from_quartiles.__func__
+_RELEASE = CS.ColumnScalingPlan.release
+
+
+def _one_stage(cls, quartiles, centre=True):
+    """Experiment: the two-stage rule's zero, collapse and ratio parts on one stage's pair (b = s_1)."""
+    out = _FQ(cls, quartiles, centre)
+    lo, hi = out.quartiles
+    s1 = CS._spread(lo, hi)
+    atom = (lo == 0) | (hi == 0) | (lo == hi)
+    top = np.max(np.minimum(s1, 1.0)[~out.passthrough], initial=0.0)
+    if top == 0:
+        return out
+    small = np.maximum(s1, np.minimum(out.scale, CS.SMALL_SPREAD_RATIO * s1 / top))
+    scale = np.where(out.passthrough | atom, out.scale, small)
+    return cls(out.quartiles, out.centre, scale, out.passthrough)
+
+
 def set_rule(name):
     """``main``: the floor 1 in both stages (before); ``new``: the library's rule (enlarge with two stages)."""
     base, _, ratio = name.partition(":")  # new:4 = SMALL_SPREAD_RATIO 4, new:none = no ratio
     CS.SMALL_SPREAD_RATIO = None if ratio == "none" else float(ratio or 4.0)
-    CS.ColumnScaling.from_two_stages = classmethod({"main": _old, "new": _NEW}[base])
+    CS.ColumnScaling.from_two_stages = classmethod({"main": _old, "new": _NEW, "one": _NEW}[base])
+    CS.ColumnScaling.from_quartiles = classmethod(_FQ)
+    CS.ColumnScalingPlan.release = _RELEASE
+    if base == "one":  # also one stage (experiment; from_two_stages' own call keeps the floor 1)
+        def release(self, X, rng, n_jobs=None):
+            columns, event = _RELEASE(self, X, rng, n_jobs)
+            if self.stages == 1:
+                columns = _one_stage(CS.ColumnScaling, columns.quartiles, self.centre)
+            return columns, event
+        CS.ColumnScalingPlan.release = release
 
 
 def mixed(n, seed=None):
