@@ -82,6 +82,18 @@ def _row_flags(X):
     return _flags(X, 0.0, None, classification=False)
 
 
+def _two_dimensional(X):
+    """``(X, names)``: a dask array of 2 dimensions and at least one row and column, one chunk across columns."""
+    X, names = _as_dask_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array, got a dask array of shape {X.shape}.")
+    n, p = int(X.shape[0]), int(X.shape[1])
+    if n < 1 or p < 1:
+        raise ValueError(f"Found array with {n} sample(s) and {p} feature(s) while a minimum of 1 is required.")
+    X = X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+    return X, names
+
+
 def cluster_rows(X):
     """``(X, names)``: the rows of a dask array or DataFrame as a float64 dask array, checked on the workers.
 
@@ -96,13 +108,7 @@ def cluster_rows(X):
     ValueError
         With the in-memory message, before anything is spent.
     """
-    X, names = _as_dask_array(X, "X")
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2D array, got a dask array of shape {X.shape}.")
-    n, p = int(X.shape[0]), int(X.shape[1])
-    if n < 1 or p < 1:
-        raise ValueError(f"Found array with {n} sample(s) and {p} feature(s) while a minimum of 1 is required.")
-    X = X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+    X, names = _two_dimensional(X)
     flags = map_chunks(_row_flags, (X,))
     if not all(f["x_numeric"] for f in flags):
         raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
@@ -126,13 +132,8 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
     """
     if not is_dask_collection(X):
         raise TypeError("with dask targets, X must be a dask array or DataFrame as well.")
-    X, names = _as_dask_array(X, "X")
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2D array, got a dask array of shape {X.shape}.")
+    X, names = _two_dimensional(X)
     n, p = int(X.shape[0]), int(X.shape[1])
-    if n < 1 or p < 1:
-        raise ValueError(f"Found array with {n} sample(s) and {p} feature(s) while a minimum of 1 is required.")
-    X = X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
     y, _ = _as_dask_array(y, "y", X.chunks[0])
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
