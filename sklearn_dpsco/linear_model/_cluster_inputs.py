@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._solvers import is_dask_collection, map_chunks
 
-__all__ = ["cluster_inputs", "is_cluster_input"]
+__all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input"]
 
 
 def is_cluster_input(X, y=None):
@@ -77,6 +77,46 @@ def _to_float64(chunk):
     return np.ascontiguousarray(chunk, dtype=np.float64)
 
 
+def _row_flags(X):
+    """One chunk's checks of the rows alone (runs on its worker)."""
+    return _flags(X, 0.0, None, classification=False)
+
+
+def _two_dimensional(X):
+    """``(X, names)``: a dask array of 2 dimensions and at least one row and column, one chunk across columns."""
+    X, names = _as_dask_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array, got a dask array of shape {X.shape}.")
+    n, p = int(X.shape[0]), int(X.shape[1])
+    if n < 1 or p < 1:
+        raise ValueError(f"Found array with {n} sample(s) and {p} feature(s) while a minimum of 1 is required.")
+    X = X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+    return X, names
+
+
+def cluster_rows(X):
+    """``(X, names)``: the rows of a dask array or DataFrame as a float64 dask array, checked on the workers.
+
+    What the in-memory validation of the rows checks (2-D, not empty,
+    numeric, finite), with one pass of :func:`map_chunks` that returns a few
+    flags per chunk; the rows stay lazy. ``names`` is the DataFrame's columns
+    (None for an array). Partition lengths of a DataFrame, and unknown chunk
+    sizes, are computed on the workers (integers only reach the client).
+
+    Raises
+    ------
+    ValueError
+        With the in-memory message, before anything is spent.
+    """
+    X, names = _two_dimensional(X)
+    flags = map_chunks(_row_flags, (X,))
+    if not all(f["x_numeric"] for f in flags):
+        raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
+    if not all(f["x_finite"] for f in flags):
+        raise ValueError("Input X contains NaN or infinity. Nothing was spent.")
+    return X.map_blocks(_to_float64, dtype=np.float64), names
+
+
 def cluster_inputs(estimator, X, y, sample_weight, *, classification):
     """``(X, y, sample_weight, labels)``: float64 dask arrays validated on the workers.
 
@@ -92,13 +132,8 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
     """
     if not is_dask_collection(X):
         raise TypeError("with dask targets, X must be a dask array or DataFrame as well.")
-    X, names = _as_dask_array(X, "X")
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2D array, got a dask array of shape {X.shape}.")
+    X, names = _two_dimensional(X)
     n, p = int(X.shape[0]), int(X.shape[1])
-    if n < 1 or p < 1:
-        raise ValueError(f"Found array with {n} sample(s) and {p} feature(s) while a minimum of 1 is required.")
-    X = X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
     y, _ = _as_dask_array(y, "y", X.chunks[0])
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]

@@ -16,8 +16,8 @@ map back into ``coef_`` and ``intercept_`` (post-processing)::
     scale_j  = max(q3_j - q1_j, 1)
     w_j = w'_j / scale_j,   b = b' - sum_j w_j centre_j
 
-Columns are shrunk, never enlarged (``MIN_COLUMN_SCALE = 1``, the spread of a
-0/1 indicator): the map is folded into a linear model on the raw columns, so
+In one stage columns are shrunk, never enlarged (``MIN_COLUMN_SCALE = 1``, the spread of a
+0/1 indicator; two stages may enlarge, "Small spreads" below): the map is folded into a linear model on the raw columns, so
 nothing clips a column at prediction time, and a released spread far below a
 column's values (a quartile between the two atoms of an indicator, anywhere in
 ``(0, 1)``) would otherwise multiply its coefficient by the inverse. A column
@@ -34,6 +34,18 @@ spread now sits near 0 on the grid's fine points (one counting pass over the row
 
     centre_j = centre_1j + (q1'_j + q3'_j) / 2
     scale_j  = max(q3'_j - q1'_j, one grid step of max(|q1'_j|, |q3'_j|), 1)
+
+Small spreads (issues 16 and 18; doc/privacy/column_scaling.rst, "Small spreads"): with two stages a column
+whose spread is below 1 (a rate next to incomes) is enlarged, since at scale 1 it stays tiny in the fitted space
+and the noise and AdaSSP's ridge erase it (the mixed-units family: R^2 0.82-0.86 instead of 0.946). Why not in
+one stage, and why bounded: an atom-valued column's quartile between its atoms is not identified, and its
+released spread can be far below the true one. So, from the releases only (``s_1``, ``s_2`` the stages'
+spreads, ``m`` the largest ``min(s_2, 1)`` over the columns)::
+
+    scale_j = max(b_j, min(max(s_2j, 1), SMALL_SPREAD_RATIO * b_j / m)),   b_j = max(s_2j, min(s_1j, 1))
+
+and ``max(s_2j, 1)`` as before when a released quartile of either stage is exactly 0 (an atom at 0 or at
+``centre_1``) or stage 2's pair collapsed (an atom off the grid).
 
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`.
@@ -54,7 +66,7 @@ from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
 __all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS", "MIN_COLUMN_SCALE",
-           "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
+           "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
            "default_column_share"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
@@ -65,9 +77,16 @@ __all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TW
 #: the quartiles run on HI at epsilon 0.5 (raw 0.736 -> 0.772) but costs the cells already at the cap: BudgetFood
 #: eps 0.5 -0.017, Computers eps 2 -0.02..-0.03, Wages eps 2 -0.034 (DPLinearRegressor): not taken.
 COLUMN_SHARE_CAP = 0.25
-#: Smallest column scale (see the module docstring): a column is divided by its released spread only
-#: when that spread exceeds the 0/1 indicators' one, so the rescaled columns are comparable with them.
+#: Smallest column scale in one stage (see the module docstring): a column is divided by its released spread only
+#: when that spread exceeds the 0/1 indicators' one, so the rescaled columns are comparable with them (two stages
+#: may go below it: "Small spreads").
 MIN_COLUMN_SCALE = 1.0
+#: With two stages a column whose spread is below ``MIN_COLUMN_SCALE`` is enlarged until its spread in the fitted
+#: space is within this factor of the largest one the floor leaves (module docstring, "Small spreads"). 4: the
+#: mixed-units family at 2e5-2e6 rows R^2 0.942-0.946 (unbounded: 0.944-0.946; 8: 0.88-0.94, AdaSSP at 2e6 shrinks a
+#: column 8 times smaller); on the real sets' encoding (b) (every column below 1) unbounded equalisation cost HI
+#: accuracy 0.786 -> 0.780 at epsilon 2, 4 costs 0.002 (10 seeds; benchmarks/results/colfloor.md).
+SMALL_SPREAD_RATIO = 4.0
 #: ``column_scaling="auto"`` runs when every quartile release gets ``n epsilon_i >= 50`` at the default
 #: share (about ``n epsilon >= 400 d``), the rank budget of the library's median estimates
 #: (``SCALE_RANKS``: below 1e-3 failure by a factor 4). Below it a quartile lands beyond the data's
@@ -244,7 +263,7 @@ class ColumnScalingPlan:
         # stage 2: the quartiles of x - centre_1 on the other half of the rows; centre_1 is a release (public),
         # a per-row map fixed before stage 2 reads its rows (doc/privacy/column_scaling.rst, "Two stages")
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
-        return (ColumnScaling.from_two_stages(centre_1, second.value),
+        return (ColumnScaling.from_two_stages(centre_1, second.value, first.value),
                 ParallelComposedEvent((first.event, second.event)))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
@@ -282,6 +301,16 @@ def _chunk_column_counts(X, *rest, offset=0, step=1, shift=None):
     return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
+
+
+def _spread(lo, hi):
+    """``max(hi - lo, one grid step of max(|lo|, |hi|))``: a released pair's spread, with the scaler's floor of one
+    grid step of the larger end (preprocessing/_scaler.py, _released_bounds): a collapsed pair far from 0 still
+    gives a range."""
+    step = 2.0 ** (1.0 / BOUNDS_GRID.per_octave) - 1.0
+    return np.maximum(hi - lo, step * np.maximum(np.abs(lo), np.abs(hi)))
+
+
 @dataclass(frozen=True)
 class ColumnScaling:
     """The released per-column affine map (a function of the released quartiles only)."""
@@ -295,25 +324,40 @@ class ColumnScaling:
     def from_quartiles(cls, quartiles, centre=True):
         q1 = np.minimum(quartiles[0], quartiles[1])
         q3 = np.maximum(quartiles[0], quartiles[1])
-        # why: shrink, never enlarge (MIN_COLUMN_SCALE); with the scaler's floor of one grid step of the larger
-        # end (preprocessing/_scaler.py, _released_bounds), a collapsed pair far from 0 still gives a range
-        step = 2.0 ** (1.0 / BOUNDS_GRID.per_octave) - 1.0
-        spread = np.maximum(np.maximum(q3 - q1, step * np.maximum(np.abs(q1), np.abs(q3))), MIN_COLUMN_SCALE)
+        # why: one stage shrinks, never enlarges (MIN_COLUMN_SCALE; enlarging needs both stages, from_two_stages)
+        spread = np.maximum(_spread(q1, q3), MIN_COLUMN_SCALE)
         passthrough = (q1 == 0) & (q3 == 0)
         mid = (q1 + q3) / 2.0 if centre else np.zeros_like(q1)
         return cls(np.array([q1, q3]), np.where(passthrough, 0.0, mid), np.where(passthrough, 1.0, spread),
                    passthrough)
 
     @classmethod
-    def from_two_stages(cls, centre_1, quartiles):
-        """The map of two stages: ``centre_1`` (stage 1's released centre) and the released quartiles of
-        ``x - centre_1`` (post-processing). ``quartiles`` keeps the pair in the data's units."""
+    def from_two_stages(cls, centre_1, quartiles, first):
+        """The map of two stages: ``centre_1`` (stage 1's released centre), the released quartiles of
+        ``x - centre_1`` and ``first``, stage 1's released quartiles (post-processing of the three).
+        ``quartiles`` keeps the pair in the data's units.
+
+        The scale may go below ``MIN_COLUMN_SCALE`` (module docstring, "Small spreads"), never below either
+        stage's spread nor further than ``SMALL_SPREAD_RATIO`` from the largest spread the floor leaves, unless a
+        released quartile of either stage is exactly 0 or stage 2's pair collapsed."""
         shifted = cls.from_quartiles(quartiles, True)
         lo, hi = shifted.quartiles
         # a column whose stage 1 passed it through (centre_1 = 0) and whose stage 2 quartiles are both 0 again
         passthrough = (centre_1 == 0) & shifted.passthrough
         centre = np.where(passthrough, 0.0, centre_1 + (lo + hi) / 2.0)
-        scale = np.where(passthrough, 1.0, shifted.scale)
+        lo_1, hi_1 = np.minimum(first[0], first[1]), np.maximum(first[0], first[1])
+        # no enlargement (module docstring, "Small spreads"): a quartile at exactly 0 in either stage (an atom at 0
+        # or at centre_1) or a collapsed stage-2 pair (an atom off the grid: a rare indicator coded -0.2 / 0.2)
+        atom = (lo_1 == 0) | (hi_1 == 0) | (lo == 0) | (hi == 0) | (lo == hi)
+        spread_2 = _spread(lo, hi)
+        small = np.maximum(spread_2, np.minimum(_spread(lo_1, hi_1), MIN_COLUMN_SCALE))
+        if SMALL_SPREAD_RATIO is not None:
+            # the largest spread the floor leaves in the fitted space (min(spread_2, 1) over the columns not passed
+            # through): a column is enlarged only until it is within SMALL_SPREAD_RATIO of it
+            top = np.max(np.minimum(spread_2, MIN_COLUMN_SCALE)[~passthrough], initial=0.0)
+            if top > 0:
+                small = np.maximum(small, np.minimum(shifted.scale, SMALL_SPREAD_RATIO * small / top))
+        scale = np.where(passthrough, 1.0, np.where(atom, shifted.scale, small))
         return cls(np.array([centre_1 + lo, centre_1 + hi]), centre, scale, passthrough)
 
     def affine(self):

@@ -1,18 +1,39 @@
 """RowNormClipper: scale each row into a public norm ball (stateless, data-independent)."""
 
 import numbers
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 
-from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._solvers import safe_row_norms
+from .._compat import Interval, StrOptions, _check_feature_names, _check_n_features, _fit_context, validate_data
+from .._solvers import is_dask_collection, safe_row_norms
+from ._lazy import LazyRowMapMixin
 
 __all__ = ["RowNormClipper"]
 
 
-class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+def _dense_row_norms(X, norm):
+    order = {"l2": 2, "l1": 1, "max": np.inf}[norm]
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(X, ord=order, axis=1)
+    if norm == "l2":
+        # sum of squares overflows past ~1e154 (inf: the row would be zeroed, not clipped) and
+        # underflows below ~1e-162; recompute those rows scaled (ordinary rows: bit-identical)
+        bad = ~np.isfinite(norms) | ((norms == 0) & np.any(X != 0, axis=1))
+        if np.any(bad):
+            norms[bad] = safe_row_norms(X[bad])
+    return norms
+
+
+def _clip_dense_rows(X, max_norm, norm):
+    """``x * min(1, max_norm / ||x||)`` of every row of a dense float64 array (each row from itself only)."""
+    factor = np.minimum(1.0, max_norm / np.maximum(_dense_row_norms(X, norm), np.finfo(float).tiny))
+    return X * factor[:, None]
+
+
+class RowNormClipper(LazyRowMapMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Scale every row with norm above ``max_norm`` down to norm ``max_norm``.
 
     ``x -> x * min(1, max_norm / ||x||)``. Each output row depends only on its
@@ -72,7 +93,16 @@ class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Validate ``X`` (only its shape is kept); learns nothing from the values."""
+        """Validate ``X`` (only its shape is kept); learns nothing from the values.
+
+        A dask array or DataFrame is not read: only its number of columns
+        (and names) is kept; its values are checked when ``transform``'s
+        result is computed, chunk by chunk on the workers.
+        """
+        if is_dask_collection(X):
+            _check_n_features(self, X, reset=True)
+            _check_feature_names(self, X, reset=True)
+            return self
         validate_data(self, X, accept_sparse="csr", ensure_all_finite=True)
         return self
 
@@ -84,36 +114,20 @@ class RowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.norm == "l1":
                 return np.asarray(A.sum(axis=1)).ravel()
             return A.max(axis=1).toarray().ravel()
-        order = {"l2": 2, "l1": 1, "max": np.inf}[self.norm]
-        with np.errstate(over="ignore", under="ignore"):
-            norms = np.linalg.norm(X, ord=order, axis=1)
-        if self.norm == "l2":
-            # sum of squares overflows past ~1e154 (inf: the row would be zeroed, not clipped) and
-            # underflows below ~1e-162; recompute those rows scaled (ordinary rows: bit-identical)
-            bad = ~np.isfinite(norms) | ((norms == 0) & np.any(X != 0, axis=1))
-            if np.any(bad):
-                norms[bad] = safe_row_norms(X[bad])
-        return norms
+        return _dense_row_norms(X, self.norm)
 
-    def transform(self, X, copy=None):
-        """Clip the rows of ``X``.
+    def _row_map(self):
+        """The map of dense float64 rows (picklable: the workers of a dask transform run it)."""
+        return partial(_clip_dense_rows, max_norm=self.max_norm, norm=self.norm)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        copy : bool, default=None
-            Unused (a new array is always returned); kept for API symmetry.
-
-        Returns
-        -------
-        X_clipped : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        """
+    def _transform_in_memory(self, X):
         X = validate_data(self, X, accept_sparse="csr", ensure_all_finite=True, reset=False, dtype=np.float64)
-        norms = self._row_norms(X)
-        factor = np.minimum(1.0, self.max_norm / np.maximum(norms, np.finfo(float).tiny))
-        if sp.issparse(X):
-            return sp.diags(factor) @ X
-        return X * factor[:, None]
+        if not sp.issparse(X):
+            return _clip_dense_rows(X, self.max_norm, self.norm)
+        factor = np.minimum(1.0, self.max_norm / np.maximum(self._row_norms(X), np.finfo(float).tiny))
+        return sp.diags(factor) @ X
+
+    # transform (LazyRowMapMixin): clip the rows of an array, sparse matrix or dask collection
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

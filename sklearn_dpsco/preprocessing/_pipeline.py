@@ -23,6 +23,9 @@ from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, split_by_weights
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
+from .._solvers import is_dask_collection
+from ..linear_model._cluster_inputs import cluster_rows
+from ._lazy import LazyRowMapMixin
 from ._steps import classify_step, probe_row_wise
 
 __all__ = ["DPPipeline", "IDLE_WEIGHT", "PREPROCESSING_SHARE", "default_weights", "make_dp_pipeline"]
@@ -79,6 +82,27 @@ def _column_settings(step, earlier):
     params = step.get_params(deep=False)
     return {name: False for name in ("column_scaling", "centering")
             if isinstance(params.get(name), str) and params[name] == "auto"}
+
+
+def _check_cluster_steps(classified, unit):
+    """Refuse, before anything is spent, a pipeline that would bring dask rows to the client.
+
+    Every step before the last must map dask chunks lazily on the workers (:class:`LazyRowMapMixin`:
+    DPStandardScaler, RowNormClipper) or be passthrough; scikit-learn's transformers would compute the
+    rows on the client. User-level steps cannot fit row-chunked rows (each user's rows go together).
+    """
+    if unit == "user":
+        raise TypeError(
+            "a user-level DPPipeline cannot fit rows held by a Dask cluster: each user's rows must be gathered "
+            "and selected together, which a row-chunked dask collection does not provide. Compute the "
+            "collection (X.compute()) or group the rows by user first. Nothing was spent.")
+    for name, step, kind in classified[:-1]:
+        if kind != "passthrough" and not isinstance(step, LazyRowMapMixin):
+            raise TypeError(
+                f"Pipeline step {name!r} ({type(step).__name__}) cannot transform rows held by a Dask cluster "
+                "without computing them on the client. With dask X, the steps before the model must be "
+                "DPStandardScaler, RowNormClipper or 'passthrough' (their transform maps each chunk on its "
+                "worker); apply other maps to the dask collection first (X.map_blocks(...)). Nothing was spent.")
 
 
 def _takes_groups(step):
@@ -520,20 +544,27 @@ class DPPipeline(AccountantMixin, Pipeline):
                 ) from exc
         return Z
 
-    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params):
+    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None):
         """The final private step's own pre-spend checks on a clone, with the real ``y`` and fit parameters.
 
         A linear model runs its validation, plan and budget checks (``check_fit``: labels, classes,
         sample weights, groups, solver requirements); a nested DPPipeline all of its own checks. The rows
         are a stand-in of the final step's input shape and format (zeros): only ``y``, the parameters and
-        public facts (n, d, format) can fail here.
+        public facts (n, d, format) can fail here. ``row_chunks``: the rows are on a Dask cluster in chunks
+        of these sizes, and so is the stand-in (lazy zeros: the model's cluster checks of ``y`` run on the
+        workers).
         """
         from ..linear_model._base import DPLinearModelMixin, check_fit
 
         if not isinstance(step, (DPLinearModelMixin, DPPipeline)):
             return
         d = Z.shape[1]
-        stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
+        if row_chunks is not None:
+            import dask.array as da  # optional dependency: rows held by a Dask cluster imply dask
+
+            stand_in = da.zeros((n_rows, d), chunks=(row_chunks, d))
+        else:
+            stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
         probe = clone(step)
         probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
         check_fit(probe, stand_in, y, **params)
@@ -564,10 +595,17 @@ class DPPipeline(AccountantMixin, Pipeline):
         private_names = [name for name, _, kind in classified if kind == "private"]
         fit_params, transform_params = self._step_params(params, classified, method)
         # bad input fails here, before any step has spent
-        X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
+        row_chunks = None
+        if is_dask_collection(X):  # rows on a Dask cluster: checked on the workers, only flags and lengths return
+            X_checked, _ = cluster_rows(X)
+            row_chunks = X_checked.chunks[0]
+        else:
+            X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
         shares = self._shares(private_names, X_checked.shape)
         # mixed units and missing / misplaced groups are refused here, before anything is spent
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
+        if row_chunks is not None:
+            _check_cluster_steps(classified, unit)
         Z = self._dry_run(classified, shares, X_checked.shape[1], unit, sp.issparse(X_checked))
 
         accountant = self._get_accountant()
@@ -578,7 +616,8 @@ class DPPipeline(AccountantMixin, Pipeline):
             guard = FitAllowance(shares[name].allowance, parent=accountant,
                                  label_prefix=f"{type(self).__name__}[{name}] ", delta=self.delta)
             settings = _column_settings(step, [s for _, s, _ in classified[:-1]])
-            self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name])
+            self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name],
+                              row_chunks)
         return classified, fit_params, transform_params, shares, unit, accountant
 
     # -- fitting -------------------------------------------------------------------------------

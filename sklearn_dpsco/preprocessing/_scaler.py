@@ -4,6 +4,7 @@ Privacy argument: doc/privacy/preprocessing.rst.
 """
 
 import functools
+from functools import partial
 import math
 import numbers
 import warnings
@@ -27,11 +28,13 @@ from .._mechanisms._grid import power_of_two_at_most
 from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
 from .._rng import check_random_state, noise_source
-from .._scale_estimation import column_quantiles_event, private_column_quantiles
-from .._solvers import make_user_data
+from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
+from .._solvers import is_dask_collection, make_user_data, map_chunks
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
+from ..linear_model._cluster_inputs import cluster_rows, is_cluster_input
+from ._lazy import LazyRowMapMixin, lazy_row_map
 
 __all__ = ["GRID_BITS", "MomentGrid", "BOUNDS_FENCE", "BOUNDS_MIN_RANK_BUDGET", "auto_bounds_feasible", "default_bounds_share", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
 
@@ -262,7 +265,56 @@ def user_clipped_moments(X, groups, lower, upper, max_items_per_user=None):
     return mean, m2, U
 
 
-class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+def _to_unit(X, lower, upper, width):
+    """The released bounds' public map of the rows into [0, 1] (in memory, and on each dask chunk)."""
+    return (np.clip(X, lower, upper) - lower) / np.where(width > 0, width, 1.0)
+
+
+def _chunk_grid_counts(X):
+    """``(grid counts of every column, rows)`` of one row-chunk (on its worker): exact integers."""
+    X = np.asarray(X, dtype=np.float64)
+    return BOUNDS_GRID.column_counts(X), X.shape[0]
+
+
+def cluster_column_quantiles(X, budget, rng):
+    """:func:`private_column_quantiles` of rows on a Dask cluster: the quartiles' release, draw for draw.
+
+    Every release reads its column through its grid counts only; the counts of the row-chunks are
+    integers summed exactly (in any order), so they are the counts of the whole array and
+    :func:`column_quantiles_from_counts` releases what the in-memory call releases from the same ``rng``.
+    """
+    parts = map_chunks(_chunk_grid_counts, (X,))
+    counts = sum(c for c, _ in parts)
+    n = sum(m for _, m in parts)
+    return column_quantiles_from_counts(counts, n, BOUNDS_LEVELS, budget, grid=BOUNDS_GRID, random_state=rng)
+
+
+def _chunk_moment_sums(X, grid, unit_map):
+    """One row-chunk's exact integer sums ``(Q1, Q2)`` (Python ints per feature; on its worker)."""
+    X = np.asarray(X, dtype=np.float64)
+    if unit_map is not None:
+        X = _to_unit(X, *unit_map)
+    Q1, Q2 = grid.sums(X)
+    return [int(v) for v in Q1], [int(v) for v in Q2]
+
+
+def cluster_clipped_moments(X, lower, upper, unit_map=None):
+    """:func:`clipped_moments` of rows on a Dask cluster (after the public ``unit_map``, if given).
+
+    Each chunk returns its exact integer sums of the grid terms (:meth:`MomentGrid.sums`); integers add
+    exactly in any order, so their totals are the whole array's sums and the statistics are the in-memory
+    ones bit for bit (``check_units`` keeps every partial and total sum within int64).
+    """
+    grid = MomentGrid(*_broadcast_bounds(lower, upper, X.shape[1]))
+    n = int(X.shape[0])
+    grid.check_units(n)
+    parts = map_chunks(partial(_chunk_moment_sums, grid=grid, unit_map=unit_map), (X,))
+    Q1 = np.array([sum(col) for col in zip(*(q1 for q1, _ in parts))], dtype=np.int64)
+    Q2 = np.array([sum(col) for col in zip(*(q2 for _, q2 in parts))], dtype=np.int64)
+    return grid.statistics(Q1, Q2, n)
+
+
+class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardize features with differentially private means and standard deviations.
 
     Each feature j is clipped to its public range ``[lower_j, upper_j]``;
@@ -581,8 +633,10 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Dense only.
+        X : array-like, dask array or DataFrame of shape (n_samples, n_features)
+            Dense only. A dask collection (row level) stays on its cluster:
+            validation, the auto quartiles' grid counts and the statistics'
+            integer sums run on the workers (doc/large_data.rst, "Dask").
         y : None
             Ignored.
         groups : array-like of shape (n_samples,), default=None
@@ -619,12 +673,16 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         return self
 
     def _fit(self, X, groups):
-        if sp.issparse(X):
+        cluster = is_dask_collection(X)
+        if cluster or is_cluster_input(groups):
+            X = self._cluster_rows(X, groups)
+        elif sp.issparse(X):
             raise TypeError(
                 "DPStandardScaler does not accept sparse input (centring would densify it); use "
                 "RowNormClipper or MaxAbs-style public scaling. Nothing was spent."
             )
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        else:
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n, d = X.shape
         scale_budget, budget, bounds_event = self._bounds_plan(n, d)
         if budget is None:  # bounds="auto" on too few rows for its budget: nothing is released
@@ -648,19 +706,27 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)
+        unit_map = None
         if bounds_event is not None:  # after the check: the quartiles, then the statistics within them
-            quartiles = private_column_quantiles(X, BOUNDS_LEVELS, scale_budget, grid=BOUNDS_GRID,
-                                                 random_state=rng)
+            if cluster:
+                quartiles = cluster_column_quantiles(X, scale_budget, rng)
+            else:
+                quartiles = private_column_quantiles(X, BOUNDS_LEVELS, scale_budget, grid=BOUNDS_GRID,
+                                                     random_state=rng)
             if quartiles.event != bounds_event:
                 raise AssertionError(f"bounds consumed {quartiles.event}, planned {bounds_event}")
             released = self._released_bounds(quartiles.value)
             width = released[1] - released[0]
             # a public per-column map (the bounds are released): clipped features land in [0, 1],
             # the unit range the mechanisms were planned for, so their event is unchanged
-            X = (np.clip(X, released[0], released[1]) - released[0]) / np.where(width > 0, width, 1.0)
+            unit_map = (released[0], released[1], width)
+            if not cluster:
+                X = _to_unit(X, *unit_map)
         centre = (lower + upper) / 2.0
         half = (upper - lower) / 2.0
-        if n_users is None:
+        if cluster:  # row level (a user-level scaler refused dask rows): the same integer sums, chunk by chunk
+            exact_mean, exact_m2 = cluster_clipped_moments(X, lower, upper, unit_map)
+        elif n_users is None:
             exact_mean, exact_m2 = clipped_moments(X, lower, upper)
         else:
             exact_mean, exact_m2, _ = user_clipped_moments(X, groups, lower, upper, self.max_items_per_user)
@@ -712,6 +778,25 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.epsilon_spent_, self.delta_spent_ = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
         self.noise_source_ = noise_source(rng)
 
+    def _cluster_rows(self, X, groups):
+        """Rows held by a Dask cluster, validated on the workers (dask arrays and DataFrames; row level only)."""
+        if self.privacy_unit == "user":
+            raise TypeError(
+                "DPStandardScaler(privacy_unit='user') cannot fit rows held by a Dask cluster: each user's first "
+                "max_items_per_user rows must be gathered and averaged together, which a row-chunked dask "
+                "collection does not provide (the per-user terms would have to travel, not d-sized sums). "
+                "Compute the collection (X.compute()) or group the rows by user first. Nothing was spent."
+            )
+        if not is_dask_collection(X):
+            raise TypeError("with dask groups, X must be a dask array or DataFrame as well. Nothing was spent.")
+        X, names = cluster_rows(X)
+        self.n_features_in_ = int(X.shape[1])
+        if names is not None and all(isinstance(c, str) for c in names):
+            self.feature_names_in_ = names
+        else:
+            self.__dict__.pop("feature_names_in_", None)
+        return X
+
     def _fit_identity(self, n, d):
         """``bounds="auto"`` below :func:`auto_bounds_feasible`: every feature as it is, nothing spent.
 
@@ -738,35 +823,44 @@ class DPStandardScaler(AccountantMixin, OneToOneFeatureMixin, TransformerMixin, 
         self.epsilon_spent_, self.delta_spent_ = 0.0, 0.0
         self.noise_source_ = noise_source(check_random_state(self.random_state))
 
-    def transform(self, X, copy=None):
-        """Clip (if ``clip``), centre (if ``with_mean``) and scale (if ``with_std``).
+    def _row_map(self):
+        """The fitted map of float64 rows (picklable: the workers of a dask transform run it)."""
+        check_is_fitted(self)
+        return partial(_standardize, lower=self.lower_, upper=self.upper_, mean=self.mean_, scale=self.scale_,
+                       clip=self.clip, with_mean=self.with_mean, with_std=self.with_std)
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        copy : bool, default=None
-            Unused (a new array is always returned).
-
-        Returns
-        -------
-        X_tr : ndarray of shape (n_samples, n_features)
-        """
+    def _transform_in_memory(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        if self.clip:
-            X = np.clip(X, self.lower_, self.upper_)
-        if self.with_mean:
-            X = X - self.mean_
-        if self.with_std:
-            X = X / self.scale_
-        return X
+        return self._row_map()(X)
+
+    # transform (LazyRowMapMixin): clip (if ``clip``), centre (if ``with_mean``) and scale (if ``with_std``);
+    # a dask collection is mapped chunk by chunk on its workers, lazily
 
     def inverse_transform(self, X):
-        """Undo the centring and scaling (not the clipping)."""
+        """Undo the centring and scaling (not the clipping); a dask array stays lazy."""
         check_is_fitted(self)
-        X = np.asarray(X, dtype=np.float64)
-        if self.with_std:
-            X = X * self.scale_
-        if self.with_mean:
-            X = X + self.mean_
-        return X
+        fn = partial(_unstandardize, mean=self.mean_, scale=self.scale_, with_mean=self.with_mean,
+                     with_std=self.with_std)
+        if is_dask_collection(X):
+            return lazy_row_map(self, X, fn, validate=False)
+        return fn(np.asarray(X, dtype=np.float64))
+
+
+def _standardize(X, lower, upper, mean, scale, clip, with_mean, with_std):
+    """The scaler's map of validated float64 rows (in memory, and on each dask chunk: the same floats)."""
+    if clip:
+        X = np.clip(X, lower, upper)
+    if with_mean:
+        X = X - mean
+    if with_std:
+        X = X / scale
+    return X
+
+
+def _unstandardize(X, mean, scale, with_mean, with_std):
+    if with_std:
+        X = X * scale
+    if with_mean:
+        X = X + mean
+    return X

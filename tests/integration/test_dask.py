@@ -354,3 +354,175 @@ def test_results_do_not_depend_on_n_jobs(client, regression):
     labels = np.digitize(y[:3000], [0.1, 0.5])
     fits = [DPHingeClassifier(random_state=3, clip=1.0, n_jobs=j).fit(*_dask(X[:3000], labels, 1000)) for j in (1, 3)]
     _same_fit(*fits)
+
+
+# -- preprocessing and pipelines on the cluster ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def raw_columns():
+    """Columns in mixed units and offsets (the scaler's auto bounds and statistics have work to do)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(N, D)) * np.array([1.0, 100.0, 3.0, 10.0]) + np.array([0.0, 50.0, 0.0, 2000.0])
+    y = X @ np.array([0.5, 0.003, 0.2, 0.01]) + rng.normal(size=N)
+    return X, y
+
+
+def _same_scaler(a, b):
+    for attr in ("mean_", "scale_", "var_", "lower_", "upper_", "passthrough_"):
+        assert np.array_equal(getattr(a, attr), getattr(b, attr)), attr
+    assert a.privacy_event_ == b.privacy_event_
+    assert (a.epsilon_spent_, a.delta_spent_) == (b.epsilon_spent_, b.delta_spent_)
+    assert a.n_features_in_ == b.n_features_in_
+
+
+@pytest.mark.parametrize("params", [
+    dict(),  # auto bounds: quartiles from the chunks' grid counts, then the unit map on the workers
+    dict(delta=1e-6),
+    dict(bounds=(-300.0, 3000.0)),
+    dict(bounds=([-3, -300, -10, 1900], [3, 400, 10, 2100]), with_std=False),
+])
+@pytest.mark.parametrize("chunks", [3000, 20000])
+def test_scaler_fit_same_release_on_the_workers(client, raw_columns, params, chunks, monkeypatch):
+    from sklearn_dpsco.preprocessing import DPStandardScaler
+
+    X, y = raw_columns
+    a = DPStandardScaler(random_state=5, **params).fit(X)
+    Xd, _ = _dask(X, y, chunks)
+    calls = _spy_computes(monkeypatch)
+    b = DPStandardScaler(random_state=5, **params).fit(Xd)
+    assert calls == []  # nothing computed to the client: flags, counts and integer sums only
+    _same_scaler(a, b)
+    assert a.fit_info_.get("quartiles") is None or all(
+        np.array_equal(p, q) for p, q in zip(a.fit_info_["quartiles"], b.fit_info_["quartiles"]))
+    t = b.transform(Xd)
+    assert isinstance(t, da.Array) and calls == []  # lazy
+    assert np.array_equal(t.compute(), a.transform(X))
+    assert np.array_equal(b.inverse_transform(t).compute(), a.inverse_transform(a.transform(X)))
+    assert np.array_equal(b.fit_transform(Xd).compute(), a.transform(X))
+
+
+def test_scaler_user_level_refused_before_budget(client, raw_columns):
+    from sklearn_dpsco.preprocessing import DPStandardScaler
+
+    X, y = raw_columns
+    acc = BudgetAccountant(epsilon=10.0)
+    est = DPStandardScaler(privacy_unit="user", bounds=(-10, 10), max_items_per_user=5, accountant=acc)
+    with pytest.raises(TypeError, match="cannot fit rows held by a Dask cluster"):
+        est.fit(_dask(X, y, 5000)[0], groups=np.arange(N) // 10)
+    assert acc.ledger == ()
+    assert not hasattr(est, "mean_")
+
+
+def test_scaler_bad_rows_refused_before_budget(client, raw_columns):
+    from sklearn_dpsco.preprocessing import DPStandardScaler
+
+    X, y = raw_columns
+    X = X.copy()
+    X[N - 3, 1] = np.inf  # in the last chunk: the flag comes back from its worker
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        DPStandardScaler(accountant=acc).fit(_dask(X, y, 6000)[0])
+    assert acc.ledger == ()
+
+
+def test_transforms_stay_lazy_dataframes_and_set_output(client, raw_columns, monkeypatch):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    from sklearn_dpsco.preprocessing import DPStandardScaler, RowNormClipper
+
+    X, y = raw_columns
+    names = [f"f{j}" for j in range(D)]
+    frame = pd.DataFrame(X, columns=names)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    a = DPStandardScaler(random_state=2).fit(frame)
+    b = DPStandardScaler(random_state=2).fit(ddf)
+    _same_scaler(a, b)
+    assert list(b.feature_names_in_) == names
+    calls = _spy_computes(monkeypatch)
+    t = b.transform(ddf)  # default output: a lazy dask array
+    assert isinstance(t, da.Array) and calls == []
+    assert np.array_equal(t.compute(), a.transform(frame))
+    b.set_output(transform="pandas")
+    a.set_output(transform="pandas")
+    tf = b.transform(ddf)  # a lazy dask DataFrame, index and partitions kept
+    assert isinstance(tf, dd.DataFrame) and list(tf.columns) == names
+    pd.testing.assert_frame_equal(tf.compute(), a.transform(frame))
+    tf = b.transform(da.from_array(X, chunks=(7000, D)))
+    assert isinstance(tf, dd.DataFrame)
+    np.testing.assert_array_equal(tf.compute().to_numpy(), a.transform(X).to_numpy())
+    b.set_output(transform="default")
+    with pytest.raises(ValueError, match="features"):
+        b.transform(da.from_array(X[:, :3], chunks=(7000, 3)))
+
+    clip = RowNormClipper(max_norm=100.0)
+    calls.clear()
+    tc = clip.fit_transform(ddf)
+    assert isinstance(tc, da.Array) and calls == []  # fit reads the columns only
+    assert np.array_equal(tc.compute(), RowNormClipper(max_norm=100.0).fit_transform(frame))
+    bad = X.copy()
+    bad[5, 0] = np.nan
+    lazy = clip.transform(da.from_array(bad, chunks=(7000, D)))  # refused when computed, on its worker
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        lazy.compute()
+
+
+def _pipelines(model):
+    from sklearn_dpsco.preprocessing import DPStandardScaler, RowNormClipper, make_dp_pipeline
+
+    return [make_dp_pipeline(DPStandardScaler(random_state=4), model(random_state=4)),
+            make_dp_pipeline(DPStandardScaler(random_state=4, bounds=(-300.0, 3000.0)), RowNormClipper(2.0),
+                             model(random_state=4), delta=1e-6, epsilon=2.0)]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("model", ["regressor", "hinge"])
+def test_pipeline_same_release_on_the_workers(client, raw_columns, which, model, monkeypatch):
+    import warnings
+
+    X, y = raw_columns
+    cls = DPLinearRegressor
+    if model == "hinge":
+        X, y, cls = X[:4000], (y[:4000] > np.median(y)).astype(int), DPHingeClassifier
+    acc_a, acc_b = BudgetAccountant(epsilon=10.0, delta=1e-5), BudgetAccountant(epsilon=10.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the dry run's synthetic rows are too few for auto bounds
+        a = _pipelines(cls)[which].set_params(accountant=acc_a).fit(X, y)
+        calls = _spy_computes(monkeypatch)
+        b = _pipelines(cls)[which].set_params(accountant=acc_b).fit(*_dask(X, y, 1500 if model == "hinge" else 7000))
+    assert calls == []
+    _same_fit(a[-1], b[-1])
+    _same_scaler(a[0], b[0])
+    assert a.privacy_event_ == b.privacy_event_ and a.budget_shares_ == b.budget_shares_
+    assert [e.event for e in acc_a.ledger] == [e.event for e in acc_b.ledger]
+
+
+def test_pipeline_dataframes_and_refusals(client, raw_columns):
+    import warnings
+
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    from sklearn.preprocessing import Normalizer
+
+    from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
+
+    X, y = raw_columns
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(D)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        a = _pipelines(DPLinearRegressor)[0].fit(frame, y)
+        b = _pipelines(DPLinearRegressor)[0].fit(dd.from_pandas(frame, npartitions=4),
+                                                 dd.from_pandas(pd.Series(y), npartitions=4))
+    _same_fit(a[-1], b[-1])
+    assert list(b.feature_names_in_) == list(frame.columns)
+
+    acc = BudgetAccountant(epsilon=10.0)
+    Xd, yd = _dask(X, y, 5000)
+    pipe = make_dp_pipeline(Normalizer(), DPLinearRegressor(), accountant=acc)
+    with pytest.raises(TypeError, match="Normalizer.*cannot transform rows held by a Dask cluster"):
+        pipe.fit(Xd, yd)
+    bad = X.copy()
+    bad[N - 1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        make_dp_pipeline(DPStandardScaler(), DPLinearRegressor(), accountant=acc).fit(_dask(bad, y, 5000)[0], yd)
+    assert acc.ledger == ()
