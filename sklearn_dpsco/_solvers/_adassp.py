@@ -38,6 +38,7 @@ chooses among several ridge levels and the intercept-only model by their
 clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 """
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -55,7 +56,8 @@ from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, m
 from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ._adassp_selection import LOSS_FRACTION, SELECTION_SHARE, RidgeSelection, ridge_candidates
+from ._adassp_selection import (LOSS_FRACTION, MEAN_SHARE, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
+                                 RidgeSelection, label_sum_terms, ridge_candidates)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
@@ -262,6 +264,14 @@ class AdaSSPPlan:
     lambda_grid: float = None
     #: Secure path: the public tolerance (grid steps) of the certified ``lambda_min`` (:func:`lambda_tolerance`).
     lambda_tol: int = _LAMBDA_TOL
+    #: ``recentre``: the Laplace release of the quantized clipped-label sum (:func:`label_sum_terms`,
+    #: sensitivity ``2 QUANT``); else None.
+    mech_mean: object = None
+    #: Rows (public), the label mean's denominator.
+    n: int = 0
+    #: The released label mean (label units; set by :func:`run_adassp` after its release, 0 before):
+    #: the statistics read ``clip(y - label_shift, -B, B)``.
+    label_shift: float = 0.0
 
     @property
     def x2(self):
@@ -269,11 +279,14 @@ class AdaSSPPlan:
 
 
 def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE,
-                select=False):
+                select=False, recentre=False):
     """Plan an AdaSSP release from public inputs (``d`` counts the intercept column).
 
     ``select=True`` carves ``SELECTION_SHARE`` of epsilon (pure DP) off the
     budget for the private choice of the ridge (:mod:`._adassp_selection`).
+    ``recentre=True`` (with an intercept column) first carves ``MEAN_SHARE``
+    (pure DP) for the label mean: the labels are shifted by it before the
+    statistics (see :func:`run_adassp`).
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     row_bound = check_positive(row_bound, "row_bound")
@@ -304,7 +317,13 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     # the three releases share (epsilon, delta) by the library's one split (epsilon for pure DP,
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
     budget = Budget(epsilon, delta, noise)
-    selection = None
+    selection = mech_mean = None
+    if recentre and intercept_scaling > 0 and int(n) * QUANT < 2**53:
+        # why: the labels' mean, released first on its own: each row's term is an integer in
+        # [-QUANT, QUANT], so the sum moves by <= 2 QUANT under replace-one (doc/privacy/adassp.rst,
+        # "Label mean"); then basic composition with the rest
+        mean_budget, budget = split_scale_share(budget, MEAN_SHARE)
+        mech_mean = laplace_mechanism_for(2.0 * QUANT, mean_budget, 1)
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
         select_budget, budget = split_scale_share(budget, SELECTION_SHARE)
@@ -319,14 +338,15 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         mech_min = mechanism_for(sens_min, b_min, 1)
         t_min = mech_min.sigma * math.sqrt(2.0 * math.log(1.0 / _RIDGE_BETA))
     events = (mech_min.event, mech_A.event, mech_b.event)
-    event = ComposedEvent(events if selection is None else events + (selection.event,))
+    events = events if selection is None else events + (selection.event,)
+    event = ComposedEvent(events if mech_mean is None else (mech_mean.event,) + events)
     return AdaSSPPlan(
         d=d, row_bound=row_bound, label_bound=label_bound, intercept_scaling=intercept_scaling,
         mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=noise_operator_norm_bound(mech_A, d, _RIDGE_BETA),
         event=event,
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
-              "ridge_selection": selection is not None},
-        selection=selection, lambda_grid=lambda_grid, lambda_tol=lambda_tol,
+              "ridge_selection": selection is not None, "label_mean": mech_mean is not None},
+        selection=selection, lambda_grid=lambda_grid, lambda_tol=lambda_tol, mech_mean=mech_mean, n=int(n),
     )
 
 
@@ -343,15 +363,32 @@ def _clipped_block(X, y, w, plan):
         Xc = Xc.toarray()  # d is small for AdaSSP (it releases a d x d matrix)
     if plan.intercept_scaling > 0:
         Xc = np.hstack([Xc, np.full((Xc.shape[0], 1), plan.intercept_scaling)])
-    yc = np.clip(y, -plan.label_bound, plan.label_bound)
+    yc = np.clip(y if plan.label_shift == 0.0 else np.clip(y, -plan.label_bound, plan.label_bound) - plan.label_shift,
+                 -plan.label_bound, plan.label_bound)
     sw = np.ones(X.shape[0]) if w is None else w
     return Xc, yc, sw
 
 
 def _selection_block(plan, X, y, w):
-    """The clipped block and the loss clip ``L = B^2`` of the ridge choice (runs where the block is)."""
+    """The clipped block and the loss clip ``L`` of the ridge choice (runs where the block is)."""
     Xc, yc, sw = _clipped_block(X, y, w, plan)
-    return Xc, yc, sw, LOSS_FRACTION * plan.label_bound**2
+    return Xc, yc, sw, selection_loss_fraction(plan) * plan.label_bound**2
+
+
+def selection_loss_fraction(plan):
+    """Public: ``RECENTRED_LOSS_FRACTION`` when the plan recentres the labels by their released mean, else
+    ``LOSS_FRACTION`` (the choice's loss clip ``L`` over ``B^2``)."""
+    return RECENTRED_LOSS_FRACTION if plan.mech_mean is not None else LOSS_FRACTION
+
+
+def _block_label_sum(plan, X, y, w):
+    """Integer sum of one block's quantized clipped labels (runs where the block is)."""
+    _, yc, sw = _clipped_block(X, y, w, plan)
+    return label_sum_terms(yc, sw, plan.label_bound)
+
+
+def _add_int(acc, block):
+    return acc + block
 
 
 def _block_statistics(X, y, w, plan):
@@ -377,7 +414,22 @@ def adassp_statistics(source, plan):
 
 
 def run_adassp(source, plan, rng, *, statistics=None):
-    """Release the three statistics with the planned mechanisms and return the ridge solution."""
+    """Release the three statistics with the planned mechanisms and return the ridge solution.
+
+    With ``plan.mech_mean`` the label mean ``m`` (clipped labels, in [-B, B]) is released first; the
+    statistics then read ``clip(clip(y, -B, B) - m, -B, B)`` (a per-row map fixed by a release: the
+    sensitivities are unchanged) and ``m / s`` is added back to the intercept coordinate, so the ridge
+    shrinks towards the label mean, the constant that minimises the squared loss, not towards 0.
+    """
+    shift = 0.0
+    if plan.mech_mean is not None:
+        if statistics is not None:
+            raise ValueError("precomputed statistics cannot be recentred by the label mean.")
+        total = source.fold_blocks(partial(_block_label_sum, plan), _add_int, 0)
+        # an exact integer (|total| <= n QUANT < 2^53, exact in float64); post-processing from here
+        noisy = float(plan.mech_mean.release(np.array([float(total)]), rng)[0])
+        shift = plan.label_bound * min(1.0, max(-1.0, noisy / (QUANT * max(plan.n, 1))))
+        plan = dataclasses.replace(plan, label_shift=shift)
     A, b = adassp_statistics(source, plan) if statistics is None else statistics
     d = plan.d
     if plan.lambda_grid is None:
@@ -400,4 +452,7 @@ def run_adassp(source, plan, rng, *, statistics=None):
         candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0)
         utilities = plan.selection.utilities(source, partial(_selection_block, plan), [t for _, t in candidates])
         theta = candidates[plan.selection.select(utilities, rng)][1]
+    if shift != 0.0:
+        theta = np.array(theta, dtype=float)
+        theta[-1] += shift / plan.intercept_scaling  # back to the labels' own centre (post-processing)
     return theta, ridge

@@ -18,7 +18,8 @@ One candidate is released by the exponential mechanism's
 permute-and-flip form over the utilities ``u_c = -sum_i q_c(i)``, with
 ``q_c(i) = floor(QUANT w_i min(r_c(i)^2, L) / L)`` an integer in
 ``[0, QUANT]`` and ``r_c(i) = y~_i - <theta_c, x~_i>`` on the CLIPPED row
-and label (the statistics' own per-row map), ``L = LOSS_FRACTION B^2``. Replacing one row
+and label (the statistics' own per-row map), ``L = LOSS_FRACTION B^2`` (``RECENTRED_LOSS_FRACTION B^2``
+when the labels were recentred by their released mean). Replacing one row
 changes every ``u_c`` by at most ``QUANT`` (Lemma in adassp.rst, "Private
 ridge choice"), so gaps ``epsilon_sel (u* - u_c) / (2 QUANT)`` give an
 ``epsilon_sel``-DP choice for ANY candidate set fixed before the scores
@@ -38,8 +39,9 @@ import numpy as np
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import PureSelection, select_exact, select_float
 
-__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "QUANT", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE",
-           "RidgeSelection", "ridge_candidates", "selection_applies"]
+__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "QUANT",
+           "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "recentre_applies", "ridge_candidates",
+           "selection_applies"]
 
 #: Fraction of AdaSSP's epsilon spent on the choice (utility only; any share is private). On
 #: Wages (2.9k rows, d = 11, 8 noise seeds, benchmarks/results/adassp_selection.md) 0.1 beat 0.15
@@ -62,6 +64,19 @@ SELECTION_MIN_RANKS = 100.0
 FREE_INTERCEPT_FACTORS = (1.0, 0.3, 0.1, 0.03, 0.0)
 #: The loss clip ``L = LOSS_FRACTION B^2``: residuals above B / 2 count as B / 2.
 LOSS_FRACTION = 0.25
+#: ... and ``RECENTRED_LOSS_FRACTION B^2`` (residuals above B / sqrt(2)) when the labels were recentred by
+#: their released mean (:func:`recentre_applies`): at B / 2 the clipped loss favours a median-like constant,
+#: so the zero model at the MEAN lost the choice to ridges that predict the atom (Workinghours, 25 % zeros:
+#: R^2 -0.20 at epsilon 2 with 0.25 vs -0.04 with 0.5, 10 seeds; benchmarks/results/negr2_label_mean.md).
+#: Public constant: the utility's sensitivity stays QUANT whatever L is.
+RECENTRED_LOSS_FRACTION = 0.5
+#: Fraction of AdaSSP's epsilon for the label mean (pure Laplace on the quantized clipped-label sum,
+#: :func:`label_sum_terms`), released first when AdaSSP recentres (:func:`recentre_applies`): the
+#: statistics then read the labels minus it, so the ridge and the zero candidate sit at the constant
+#: squared loss asks for. The label centre of an "auto" bound is a
+#: median on a 9 %-step grid: on Schooling (log wages, sd 6 % of the mean) it lands at the 85th
+#: percentile, on Workinghours (25 % zeros) anywhere from the atom at 0 to the 69th percentile.
+MEAN_SHARE = 0.05
 #: Integer resolution of one row's clipped loss: every per-row term is an integer in [0, QUANT].
 QUANT = 1 << 20
 
@@ -74,11 +89,22 @@ def _solve_pd(M, b):
     return evecs @ ((evecs.T @ b) / evals)
 
 
+def label_sum_terms(yc, sw, label_bound):
+    """``sum_i floor(QUANT w_i yc_i / B)`` as a Python int: each term an integer in [-QUANT, QUANT].
+
+    ``yc`` are the labels clipped to ``[-B, B]``, ``sw`` the weights (clipped to [0, 1] here too), so a
+    replaced row moves the sum by at most ``2 QUANT`` (the "label_mean" release's sensitivity).
+    """
+    t = np.clip(np.asarray(yc, float) / label_bound, -1.0, 1.0) * np.clip(sw, 0.0, 1.0)
+    return int(np.clip(np.floor(t * QUANT), -QUANT, QUANT).astype(np.int64).sum())
+
+
 def ridge_candidates(A_hat, b_hat, adaptive_theta, bound_E, intercept):
     """``[(name, theta)]``: the public candidates built from the releases (post-processing only).
 
     ``adaptive_theta`` (AdaSSP's own model) comes first, then the zero model
-    (the label centre of an "auto" label bound, 0 otherwise); with an
+    (the released label mean when AdaSSP recentred the labels by it, else the label
+    centre of an "auto" label bound, 0 otherwise); with an
     intercept column (``intercept``: the last coordinate), the noisy label
     mean ``b^_s / A^_ss`` alone and the ridge ``f bound_E`` on every
     coordinate but the intercept's (labels not centred: a declared bound).
@@ -157,6 +183,25 @@ class RidgeSelection(PureSelection):
         if self.noise == "secure":
             return select_exact(rng, gaps, self.method, size)
         return select_float(rng, gaps, self.method, size)
+
+
+#: Recentre only when ``n epsilon MEAN_SHARE`` reaches this (public): the mean's Laplace noise is then
+#: at most ``2 sqrt(2) / MEAN_MIN_RANKS`` of the label bound in standard deviation (0.057 B at 50). At 20
+#: (0.14 B) Schooling at epsilon 0.5 gained (R^2 -0.49 -> -0.14, 4 seeds) but diabetes at epsilon 2 lost
+#: (scaled 0.046 -> -0.124, 3 seeds; benchmarks/bench_defaults.py).
+MEAN_MIN_RANKS = 50.0
+#: ... and only while ``m = n epsilon / d`` is below this (public): above it the adaptive ridge shrinks
+#: little, the centre hardly matters and the mean's share of epsilon is a pure cost (Vocab, d = 3,
+#: m = 1900 to 7600: R^2 -0.0009 +- 0.0004 raw and -0.0017 +- 0.0008 scaled at epsilon 1, 10 seeds;
+#: benchmarks/results/negr2_label_mean.md).
+MEAN_BELOW = 1000.0
+
+
+def recentre_applies(n, d, epsilon):
+    """Public rule: release the label mean first when ``n epsilon MEAN_SHARE >= MEAN_MIN_RANKS`` and
+    ``n epsilon / d < MEAN_BELOW`` (``epsilon``: AdaSSP's budget; ``d`` as in :func:`selection_applies`)."""
+    return (math.isfinite(epsilon) and n * epsilon * MEAN_SHARE >= MEAN_MIN_RANKS
+            and n * epsilon / max(d, 1) < MEAN_BELOW)
 
 
 def selection_applies(n, d, epsilon):

@@ -174,7 +174,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       epsilon privately chooses between its model, the label centre, the
       noisy label mean and a ridge that leaves the intercept unshrunk, by
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
-      not in :meth:`fit_stream`).
+      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 1000`` and
+      ``n epsilon / d < 1000`` (AdaSSP's epsilon), 5 % first releases the clipped
+      labels' mean and the statistics read the labels minus it, so the ridge
+      shrinks towards the mean (adassp.rst, "Label mean (recentring)"; not in
+      :meth:`fit_stream`).
     * ``"snowball"`` — one pass of projected noisy SGD with growing batches
       (Feldman, Koren, Talwar 2020, Thms 3.1/3.5/3.6); approximate DP only,
       through its Renyi-DP bound; linear time; can fit from chunks
@@ -359,8 +363,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
             params = {name: getattr(self, name) for name in names}
             # AdaSSP's private ridge choice reads the rows a second time: not from a one-pass stream
+            # recentring by a released label mean: only where the centre is the "auto" median (a declared
+            # bound keeps the choice's unshrunk-intercept ridges at full budget)
             params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s,
-                          ridge_selection=not streaming)
+                          ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound))
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,

@@ -12,7 +12,7 @@ from dataclasses import replace
 from functools import partial
 
 from .._adassp import adassp_plan, run_adassp
-from .._adassp_selection import selection_applies
+from .._adassp_selection import recentre_applies, selection_applies
 from .._core._cluster import ClusterRows
 from .._core._plan import SchedulePlan, SolverSpec
 from .._core._row_source import ArraySource, DaskSource, RowSource
@@ -90,7 +90,8 @@ def adassp(n, d, budget, params):
     select = params.get("ridge_selection", False) and selection_applies(n, d, budget.epsilon)
     schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
                            label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
-                           noise=budget.noise, select=select)
+                           noise=budget.noise, select=select,
+                           recentre=params.get("recentre_labels", False) and recentre_applies(n, d, budget.epsilon))
     return SchedulePlan(schedule, _run_adassp, map_reduce=True)
 
 

@@ -1,0 +1,132 @@
+"""AdaSSP's label mean (doc/privacy/adassp.rst, "Label mean (recentring)").
+
+T0: the quantized clipped-label sum moves by at most 2 QUANT when one row is replaced, EXACTLY 2 QUANT on
+the worst-case pair (a row at +B replaced by one at -B), through the real block code (clipping, weights,
+quantization); random and adversarial neighbours (huge labels, weights in [0, 1]) never exceed it; the
+plan's Laplace release is calibrated to that sensitivity on MEAN_SHARE of epsilon and the event composes
+to exactly the budget; the public rule; streaming fits do not recentre; the shift is folded back into the
+intercept. Utility: labels with an atom at 0 (the "auto" median centre lands far from the mean).
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco._solvers import ArraySource, adassp_plan
+from sklearn_dpsco._solvers._adassp import _add_int, _block_label_sum, _selection_block, run_adassp
+from sklearn_dpsco._solvers._adassp_selection import (LOSS_FRACTION, MEAN_BELOW, MEAN_MIN_RANKS, MEAN_SHARE, QUANT,
+                                                      RECENTRED_LOSS_FRACTION, recentre_applies)
+from sklearn_dpsco.accounting import epsilon_delta
+from sklearn_dpsco.linear_model import DPLinearRegressor
+
+
+def _plan(n=50, d=3, eps=2.0, delta=0.0, R=1.0, B=1.0, s=0.25, select=False):
+    return adassp_plan(n, d, epsilon=eps, delta=delta, row_bound=R, label_bound=B, intercept_scaling=s,
+                       select=select, recentre=True)
+
+
+def _label_sum(plan, X, y, w=None):
+    src = ArraySource(np.asarray(X, float), np.asarray(y, float), None if w is None else np.asarray(w, float))
+    return src.fold_blocks(lambda *b: _block_label_sum(plan, *b), _add_int, 0)
+
+
+def test_worst_case_pair_attains_the_sensitivity_exactly():
+    plan = _plan(n=20, B=2.0)
+    X = np.zeros((20, 2))
+    y = np.zeros(20)
+    y[0] = 5.0  # clipped to +B: term +QUANT
+    y2 = y.copy()
+    y2[0] = -7.0  # clipped to -B: term -QUANT
+    assert _label_sum(plan, X, y) - _label_sum(plan, X, y2) == 2 * QUANT
+
+
+def test_random_and_adversarial_neighbours_stay_within_the_sensitivity():
+    rng = np.random.default_rng(3)
+    plan = _plan(n=40, B=1.5)
+    for trial in range(300):
+        X = rng.standard_normal((40, 2)) * rng.choice([0.1, 1e6])
+        y = rng.standard_normal(40) * rng.choice([0.5, 5.0, 1e12])
+        w = rng.uniform(0, 1, 40) if trial % 2 else None
+        y2, w2 = y.copy(), None if w is None else w.copy()
+        i = rng.integers(40)
+        y2[i] = rng.standard_normal() * rng.choice([1.0, 1e15])
+        if w2 is not None:
+            w2[i] = rng.uniform()
+        assert abs(_label_sum(plan, X, y, w) - _label_sum(plan, X, y2, w2)) <= 2 * QUANT
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("delta,select", [(0.0, False), (0.0, True), (1e-6, True)])
+def test_plan_release_is_calibrated_and_composes_to_the_budget(noise, delta, select):
+    plan = adassp_plan(5000, 4, epsilon=1.0, delta=delta, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25,
+                       noise=noise, select=select, recentre=True)
+    m = plan.mech_mean
+    assert m.sensitivity == 2 * QUANT and m.epsilon == pytest.approx(MEAN_SHARE * 1.0)
+    assert plan.event.events[0] == m.event and plan.info["label_mean"] is True
+    assert epsilon_delta(plan.event, delta=delta)[0] <= 1.0 + 1e-12
+    if delta == 0:
+        assert epsilon_delta(plan.event, delta=0.0)[0] == pytest.approx(1.0, rel=1e-12)
+    # no intercept column: nothing to recentre
+    assert adassp_plan(5000, 4, epsilon=1.0, delta=delta, row_bound=1.0, label_bound=1.0, noise=noise,
+                       recentre=True).mech_mean is None
+
+
+def test_public_rule():
+    n = MEAN_MIN_RANKS / MEAN_SHARE
+    assert recentre_applies(n, 10, 1.0)
+    assert not recentre_applies(0.99 * n, 10, 1.0)
+    assert not recentre_applies(1000, 10, float("inf"))
+    # m = n epsilon / d at or above MEAN_BELOW: the adaptive ridge shrinks little, no share for the mean
+    assert recentre_applies(0.99 * MEAN_BELOW * 4, 4, 1.0)
+    assert not recentre_applies(MEAN_BELOW * 4, 4, 1.0)
+    assert not recentre_applies(15000, 4, 1.0)  # Vocab-like
+
+
+def test_recentred_choice_reads_its_own_public_loss_clip():
+    X, y = np.zeros((3, 2)), np.zeros(3)
+    kw = dict(epsilon=1.0, delta=0.0, row_bound=1.0, label_bound=2.0, intercept_scaling=0.25, select=True)
+    recentred = adassp_plan(5000, 3, recentre=True, **kw)
+    plain = adassp_plan(5000, 3, **kw)
+    assert recentred.mech_mean is not None and plain.mech_mean is None
+    assert _selection_block(recentred, X, y, None)[3] == RECENTRED_LOSS_FRACTION * 4.0
+    assert _selection_block(plain, X, y, None)[3] == LOSS_FRACTION * 4.0
+
+
+def test_shift_is_folded_back_into_the_intercept():
+    # labels constant at 0.6 B, huge epsilon: the released mean is ~0.6, the recentred labels ~0, and
+    # the intercept comes back at the mean
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (4000, 2))
+    y = np.full(4000, 0.6)
+    plan = adassp_plan(
+        4000, 3, epsilon=1e6, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25, noise="float",
+        recentre=True)
+    theta, _ = run_adassp(ArraySource(X, y, None), plan, np.random.default_rng(1))
+    assert theta[-1] * 0.25 == pytest.approx(0.6, abs=1e-3)
+    assert np.abs(theta[:2]).max() < 1e-3
+
+
+def test_estimator_recentres_auto_labels_only():
+    est = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, random_state=0)
+    assert est._plan(3000, 4, 1).schedule.mech_mean is not None
+    # n epsilon / d >= MEAN_BELOW (public): no recentring
+    assert est._plan(int(MEAN_BELOW) * 8, 4, 1).schedule.mech_mean is None  # AdaSSP epsilon < 1 after the label bound
+    # declared label bound: no median centre to correct, the statistics keep the whole budget
+    assert est.set_params(label_bound=1.0)._plan(3000, 4, 1).schedule.mech_mean is None
+    assert DPLinearRegressor(solver="adassp", row_bound=1.0, fit_intercept=False)._plan(3000, 3, 1).schedule.mech_mean is None
+
+
+def _atom_at_zero(n, rng):
+    """Hours-like labels: 27 % zeros, the rest around 1800; weak features (R^2 about 0.2)."""
+    X = rng.standard_normal((n, 8))
+    work = rng.uniform(size=n) > 0.27 - 0.1 * np.tanh(X[:, 0])
+    y = np.where(work, 1800 + 400 * X[:, 1] + 500 * rng.standard_normal(n), 0.0).clip(0)
+    return X, y
+
+
+def test_defaults_on_labels_with_an_atom_at_zero_are_not_below_the_trivial_model():
+    rng = np.random.default_rng(0)
+    X, y = _atom_at_zero(3400, rng)
+    Xtr, ytr, Xte, yte = X[:2400], y[:2400], X[2400:], y[2400:]
+    scores = [DPLinearRegressor(epsilon=eps, random_state=s).fit(Xtr, ytr).score(Xte, yte)
+              for eps in (0.5, 1.0) for s in range(6)]
+    assert np.mean(scores) > -0.05 and min(scores) > -0.3, scores
