@@ -301,8 +301,6 @@ def _chunk_column_counts(X, *rest, offset=0, step=1, shift=None):
     return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
-
-
 def _spread(lo, hi):
     """``max(hi - lo, one grid step of max(|lo|, |hi|))``: a released pair's spread, with the scaler's floor of one
     grid step of the larger end (preprocessing/_scaler.py, _released_bounds): a collapsed pair far from 0 still
