@@ -12,14 +12,15 @@ import numpy as np
 
 from .._mechanisms._calibrate import expected_noise_norm
 from .._solvers import get_solver, solver_names
+from .._solvers._user_level._deletion import deletion_plan
 from ._centering import CENTRED_ROW_SHARE
 
 __all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "DEFAULT_DATA_NORM", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
            "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
-           "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_clip", "default_sgd_iterations",
+           "SC_OUTPUT_PERT_ALPHA_FACTOR", "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_clip", "default_sgd_iterations",
            "first_row_per_user",
-           "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
+           "default_sc_output_pert_alpha", "default_sgd_momentum", "default_user_alpha", "prefers_dp_sgd", "sgd_horizon", "users_per_noise"]
 
 #: Solvers reachable by name (``"auto"`` picks one of them).
 SOLVERS = solver_names("user_logistic")
@@ -93,6 +94,48 @@ def default_user_alpha(n_users, m, d, data_norm, epsilon, delta):
     u = expected_noise_norm(1.0, d, epsilon, delta)  # noise norm per unit of sensitivity
     scale = data_norm**2 / d
     return scale * min(USER_ALPHA_FACTOR * u / (max(n_users, 1) * math.sqrt(max(m, 1))), USER_ALPHA_CAP)
+
+
+#: ``solver="sc_output_pert"`` (named; ``"auto"`` ranks it at :func:`default_user_alpha`): ``alpha =
+#: SC_OUTPUT_PERT_ALPHA_FACTOR * R sqrt(R N_1 / d)``, capped at ``USER_ALPHA_CAP R^2 / d`` and never below
+#: :func:`default_user_alpha`. ``N_1 = sqrt(d) sigma_1``: the expected norm of the deletion
+#: mechanism's release noise at ``lam = 1`` (its sigma scales as ``1 / lam`` within 3 % from 1e-3 to 1,
+#: so the noise norm at ``alpha`` is ``N_1 / alpha``); the ridge costs about ``alpha r^2 / 2`` with
+#: ``r ~ sqrt(d) / R`` and the noise about ``R N_1 / alpha``, balanced at ``alpha ~ R sqrt(R N_1 / d)``.
+#: Why not the user_clip rule: the deletion mechanism's sensitivity per unit ``1 / alpha`` (its
+#: thresholds over ``k ~ log(1 / delta) / epsilon`` users) is 100-300x ``2 R / (n sqrt(m))``, so that
+#: rule left sigma 3-300 on the coefficients (near random even at epsilon 64 with 6000 users).
+#: The factor (10 seeds, delta 1e-6; synthetic: users x 5 rows, d = 5, X ~ N(0, 1) / sqrt(5), logistic
+#: labels with w = 3 * ones; panels of benchmarks/bench_panels.py, scaled, data_norm = sqrt(2)): the
+#: synthetic grid was best at 1 (6000 users eps 8: 0.759 / 0.797 / 0.818 / 0.826 at 0.2 / 0.3 / 0.5 / 1;
+#: 2000 users: 0.652 / 0.682 / 0.707 / 0.740), the panels, whose rows sit far inside the bound, at
+#: 0.2-0.5 (PSID eps 64: 0.705 / 0.679 / 0.615 / 0.602; rwm5yr eps 8: 0.681 / 0.671 / 0.696 / 0.687);
+#: 0.5 is their geometric middle. Against the user_clip rule (the previous default): synthetic 6000
+#: users 0.644 -> 0.838 at eps 64, 0.513 -> 0.818 at eps 8 (500 / 2000 users at eps 64: 0.602 ->
+#: 0.830, 0.665 -> 0.833; LogisticRegression 0.838); baseball / rwm5yr / PSID at eps 64: 0.470 /
+#: 0.582 / 0.607 -> 0.705 / 0.733 / 0.615, rwm5yr eps 8 0.503 -> 0.696. At eps <= 1 (and 500 users
+#: at eps 8) both rules stay near chance: the cap binds and the noise, not alpha, decides.
+SC_OUTPUT_PERT_ALPHA_FACTOR = 0.5
+
+
+def default_sc_output_pert_alpha(n_users, m, d, data_norm, epsilon, delta):
+    """Default strong convexity of ``solver="sc_output_pert"``, from public facts only.
+
+    Balances the ridge bias against the output noise of the deletion mechanism
+    (planned at ``lam = 1`` with its default test and ``beta``; public inputs
+    only). Where that plan refuses (too few users) the fit refuses too; the
+    user_clip rule is returned so the refusal comes from the solver's plan.
+    """
+    d = max(int(d), 1)
+    floor = default_user_alpha(n_users, m, d, data_norm, epsilon, delta)
+    try:
+        plan = deletion_plan(max(int(n_users), 1), max(int(m), 1), d, data_norm=data_norm, lam=1.0,
+                             epsilon=epsilon, delta=delta)
+    except ValueError:
+        return floor
+    noise_norm = plan.sigma * math.sqrt(d)  # expected noise norm at lam = 1 (scales as 1 / lam)
+    alpha = SC_OUTPUT_PERT_ALPHA_FACTOR * data_norm * math.sqrt(data_norm * noise_norm / d)
+    return max(min(alpha, USER_ALPHA_CAP * data_norm**2 / d), floor)
 
 
 #: Steps of ``user_dp_sgd`` per unit of ``n_users / u`` (``u`` the expected noise norm per unit of

@@ -331,3 +331,24 @@ def test_adversarial_data_neither_warns_nor_raises(solver):
         est = UserLevelDPLogistic(epsilon=8.0, delta=1e-2, solver=solver, random_state=0, data_norm=2.0,
                                   user_clip=0.5, noise=_noise(solver)).fit(X, y, g)
     assert np.all(np.isfinite(est.coef_))
+
+
+def test_sc_output_pert_default_alpha_balances_its_own_noise():
+    """A named sc_output_pert fits at its own public alpha rule (above the user_clip rule, at most the cap)."""
+    from sklearn_dpsco.linear_model._user_logistic_rules import (
+        USER_ALPHA_CAP, default_sc_output_pert_alpha, default_user_alpha)
+
+    for n, eps in ((500, 64.0), (6000, 8.0), (6000, 1.0)):
+        a_new = default_sc_output_pert_alpha(n, 5, 6, 1.5, eps, 1e-6)
+        a_old = default_user_alpha(n, 5, 6, 1.5, eps, 1e-6)
+        assert a_old <= a_new <= USER_ALPHA_CAP * 1.5**2 / 6
+    assert default_sc_output_pert_alpha(6000, 5, 6, 1.5, 8.0, 1e-6) > 10 * default_user_alpha(6000, 5, 6, 1.5, 8.0, 1e-6)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 5)) / np.sqrt(5)
+    y = (X.sum(axis=1) > 0).astype(int)
+    g = np.repeat(np.arange(600), 5)
+    est = UserLevelDPLogistic(epsilon=8.0, solver="sc_output_pert", max_items_per_user=5, data_norm=1.0,
+                              column_scaling=False, random_state=0).fit(X, y, g)
+    c = 0.25  # declared_row_scale: the fit's alpha_ is in the data's units
+    expected = default_sc_output_pert_alpha(600, 5, 6, c * np.hypot(1.0, 1.0), 8.0, 1e-6)
+    assert est.alpha_ == pytest.approx(expected)
