@@ -31,11 +31,12 @@ BLAS thread (the released point must not depend on thread settings).
 """
 
 import warnings
+from functools import partial
 
 import numpy as np
 import scipy.linalg
 
-from ._warm_start import _THREADPOOLS, INSIDE, MAX_GRAM_FEATURES, _solve_pos, gram_system
+from ._warm_start import _THREADPOOLS, INSIDE, MAX_GRAM_FEATURES, _solve_pos, gram_system, row_matvec, row_rmatvec
 
 __all__ = ["MAX_IPM_STEPS", "interior_dual_start"]
 
@@ -46,21 +47,6 @@ MAX_IPM_STEPS = 80
 IPM_TARGET = 0.25
 #: Fraction of the step to the boundary of the box and of the dual slacks' positive orthant.
 STEP_FRACTION = 0.995
-
-
-def _products(X, s):
-    """``(matvec, rmatvec)`` of the rows ``X`` with the virtual intercept column of value ``s``."""
-    p = X.shape[1]
-
-    def matvec(w):
-        z = np.asarray(X @ w[:p]).ravel()
-        return z + s * w[p] if s > 0 else z
-
-    def rmatvec(a):
-        g = np.asarray(X.T @ a).ravel()
-        return np.append(g, s * a.sum()) if s > 0 else g
-
-    return matvec, rmatvec
 
 
 def _max_step(x, dx):
@@ -115,7 +101,7 @@ def interior_dual_start(data, hinge, lam, w0, cap, target_distance, start=0, sto
     else:
         lo, hi = -width, width
     m = y.shape[0]
-    matvec, rmatvec = _products(X, s)
+    matvec, rmatvec = partial(row_matvec, X, s), partial(row_rmatvec, X, s)
     c = lam * n
     tol_gap = 0.5 * lam * (IPM_TARGET * target_distance) ** 2
     best, best_gap = None, np.inf

@@ -81,6 +81,18 @@ def gram_system(X, h, intercept_scaling=0.0, unit=None):
     return A
 
 
+def row_matvec(X, s, w):
+    """``X w`` for rows with the virtual intercept column of value ``s`` (``w`` holds its coefficient last)."""
+    z = np.asarray(X @ w[: X.shape[1]]).ravel()
+    return z + s * w[-1] if s > 0 else z
+
+
+def row_rmatvec(X, s, a):
+    """``X^T a`` for rows with the virtual intercept column of value ``s`` (its entry last)."""
+    g = np.asarray(X.T @ a).ravel()
+    return np.append(g, s * a.sum()) if s > 0 else g
+
+
 class _Block:
     """Rows [start, stop) of a GLMData with the intercept column: products and weighted Gram matrices."""
 
@@ -95,12 +107,10 @@ class _Block:
         self.norms = data.row_norms()[start:stop]
 
     def matvec(self, w):
-        z = np.asarray(self.X @ w[: self.X.shape[1]]).ravel()
-        return z + self.s * w[-1] if self.s > 0 else z
+        return row_matvec(self.X, self.s, w)
 
     def rmatvec(self, a):
-        g = np.asarray(self.X.T @ a).ravel()
-        return np.append(g, self.s * a.sum()) if self.s > 0 else g
+        return row_rmatvec(self.X, self.s, a)
 
     def gram(self, h, prev=None):
         """``sum_i h_i x_i x_i^T / n``; with ``prev = (G, h_prev)`` only the rows whose weight changed are read."""
