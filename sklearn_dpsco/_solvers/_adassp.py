@@ -41,6 +41,7 @@ clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
 import dataclasses
 import functools
 import math
+import operator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
@@ -387,9 +388,6 @@ def _block_label_sum(plan, X, y, w):
     return label_sum_terms(yc, sw, plan.label_bound)
 
 
-def _add_int(acc, block):
-    return acc + block
-
 
 def _block_statistics(X, y, w, plan):
     """``(Xc^T diag(w) Xc, Xc^T (w * yc))`` of one block of clipped rows (runs where the block is)."""
@@ -425,7 +423,7 @@ def run_adassp(source, plan, rng, *, statistics=None):
     if plan.mech_mean is not None:
         if statistics is not None:
             raise ValueError("precomputed statistics cannot be recentred by the label mean.")
-        total = source.fold_blocks(partial(_block_label_sum, plan), _add_int, 0)
+        total = source.fold_blocks(partial(_block_label_sum, plan), operator.add, 0)
         # an exact integer (|total| <= n QUANT < 2^53, exact in float64); post-processing from here
         noisy = float(plan.mech_mean.release(np.array([float(total)]), rng)[0])
         shift = plan.label_bound * min(1.0, max(-1.0, noisy / (QUANT * max(plan.n, 1))))

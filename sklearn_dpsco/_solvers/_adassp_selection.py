@@ -30,6 +30,7 @@ and the gaps exact rationals, so the secure path samples the exact law
 """
 
 import math
+import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import partial
@@ -137,9 +138,6 @@ def _block_losses(thetas, clip_block, X, y, w):
     return q.sum(axis=0)
 
 
-def _add(acc, block):
-    return acc + block
-
 
 @dataclass(frozen=True)
 class RidgeSelection(PureSelection):
@@ -162,7 +160,7 @@ class RidgeSelection(PureSelection):
         """``u_c = -sum_i q_c(i)`` (Python ints) of the candidate rows ``thetas`` over the source's rows."""
         thetas = np.asarray(thetas, dtype=float)
         init = np.zeros(thetas.shape[0], dtype=np.int64)
-        totals = source.fold_blocks(partial(_block_losses, thetas, clip_block), _add, init)
+        totals = source.fold_blocks(partial(_block_losses, thetas, clip_block), operator.add, init)
         return [-int(t) for t in totals]
 
     def gaps(self, utilities):

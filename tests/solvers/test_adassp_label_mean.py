@@ -8,11 +8,13 @@ to exactly the budget; the public rule; streaming fits do not recentre; the shif
 intercept. Utility: labels with an atom at 0 (the "auto" median centre lands far from the mean).
 """
 
+import operator
+
 import numpy as np
 import pytest
 
 from sklearn_dpsco._solvers import ArraySource, adassp_plan
-from sklearn_dpsco._solvers._adassp import _add_int, _block_label_sum, _selection_block, run_adassp
+from sklearn_dpsco._solvers._adassp import _block_label_sum, _selection_block, run_adassp
 from sklearn_dpsco._solvers._adassp_selection import (LOSS_FRACTION, MEAN_BELOW, MEAN_MIN_RANKS, MEAN_SHARE, QUANT,
                                                       RECENTRED_LOSS_FRACTION, recentre_applies)
 from sklearn_dpsco.accounting import epsilon_delta
@@ -26,7 +28,7 @@ def _plan(n=50, d=3, eps=2.0, delta=0.0, R=1.0, B=1.0, s=0.25, select=False):
 
 def _label_sum(plan, X, y, w=None):
     src = ArraySource(np.asarray(X, float), np.asarray(y, float), None if w is None else np.asarray(w, float))
-    return src.fold_blocks(lambda *b: _block_label_sum(plan, *b), _add_int, 0)
+    return src.fold_blocks(lambda *b: _block_label_sum(plan, *b), operator.add, 0)
 
 
 def test_worst_case_pair_attains_the_sensitivity_exactly():
