@@ -52,7 +52,7 @@ the declared settings, the input's format): see :func:`column_scaling_applies`.
 """
 
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 
 import numpy as np
 
@@ -60,9 +60,9 @@ from .._budget import Budget, split_scale_share
 from ..accounting import ParallelComposedEvent
 from .._fast._rows import column_affine
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
-from .._solvers import is_dask_collection, map_chunks
+from .._solvers import is_dask_collection
 from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
-from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS
+from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cluster_column_quantiles
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
 __all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS", "MIN_COLUMN_SCALE",
@@ -272,9 +272,7 @@ class ColumnScalingPlan:
             # rows on a cluster: each release reads its column only through the grid counts, summed
             # over the row-chunks on the workers (exact integers): the in-memory release, draw for draw
             # (chunks start at multiples of DEFAULT_BLOCK_ROWS, which the step divides)
-            parts = map_chunks(partial(_chunk_column_counts, offset=offset, step=step, shift=shift), (X,))
-            return column_quantiles_from_counts(sum(c for c, _ in parts), sum(m for _, m in parts), BOUNDS_LEVELS,
-                                                self.budget, grid=BOUNDS_GRID, random_state=rng)
+            return cluster_column_quantiles(X, self.budget, rng, offset=offset, step=step, shift=shift)
         rows = X[offset::step]
         if shift is None and not (isinstance(rows, np.ndarray) and rows.dtype == np.float64):
             return private_column_quantiles(rows, BOUNDS_LEVELS, self.budget, grid=BOUNDS_GRID, random_state=rng,
@@ -292,13 +290,6 @@ class ColumnScalingPlan:
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
                                    "stages": self.stages}}
-
-
-def _chunk_column_counts(X, *rest, offset=0, step=1, shift=None):
-    """``(grid counts of every column, rows)`` of one row-chunk's sampled rows ``offset, offset + step, ...``,
-    minus ``shift`` (a released centre) when given (runs on its worker)."""
-    X = np.asarray(X, dtype=np.float64)[offset::step]
-    return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
 def _spread(lo, hi):

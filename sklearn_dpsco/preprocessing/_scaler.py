@@ -270,20 +270,23 @@ def _to_unit(X, lower, upper, width):
     return (np.clip(X, lower, upper) - lower) / np.where(width > 0, width, 1.0)
 
 
-def _chunk_grid_counts(X):
-    """``(grid counts of every column, rows)`` of one row-chunk (on its worker): exact integers."""
-    X = np.asarray(X, dtype=np.float64)
-    return BOUNDS_GRID.column_counts(X), X.shape[0]
+def _chunk_grid_counts(X, offset=0, step=1, shift=None):
+    """``(grid counts of every column, rows)`` of one row-chunk's sampled rows ``offset, offset + step, ...``,
+    minus ``shift`` (a released centre) when given (on its worker): exact integers."""
+    X = np.asarray(X, dtype=np.float64)[offset::step]
+    return BOUNDS_GRID.column_counts(X, shift), X.shape[0]
 
 
-def cluster_column_quantiles(X, budget, rng):
+def cluster_column_quantiles(X, budget, rng, offset=0, step=1, shift=None):
     """:func:`private_column_quantiles` of rows on a Dask cluster: the quartiles' release, draw for draw.
 
     Every release reads its column through its grid counts only; the counts of the row-chunks are
     integers summed exactly (in any order), so they are the counts of the whole array and
     :func:`column_quantiles_from_counts` releases what the in-memory call releases from the same ``rng``.
+    ``offset``, ``step``: each chunk's rows ``offset::step`` (the column scaling's public sample; the chunks
+    must start at multiples of ``step``); ``shift``: a released centre subtracted first (its stage 2).
     """
-    parts = map_chunks(_chunk_grid_counts, (X,))
+    parts = map_chunks(partial(_chunk_grid_counts, offset=offset, step=step, shift=shift), (X,))
     counts = sum(c for c, _ in parts)
     n = sum(m for _, m in parts)
     return column_quantiles_from_counts(counts, n, BOUNDS_LEVELS, budget, grid=BOUNDS_GRID, random_state=rng)
