@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._solvers import is_dask_collection, map_chunks
 
-__all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input"]
+__all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input", "record_features"]
 
 
 def is_cluster_input(X, y=None):
@@ -173,10 +173,16 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
             )
         w = w.map_blocks(_to_float64, dtype=np.float64)
 
-    estimator.n_features_in_ = p
+    record_features(estimator, p, names)
+    X = X.map_blocks(_to_float64, dtype=np.float64)
+    return X, y, w, labels
+
+
+def record_features(estimator, n_features, names):
+    """``n_features_in_``, and ``feature_names_in_`` for a DataFrame with string columns, as scikit-learn's
+    validation sets them (``names``: the DataFrame's columns, None for an array)."""
+    estimator.n_features_in_ = int(n_features)
     if names is not None and all(isinstance(c, str) for c in names):
         estimator.feature_names_in_ = names
     else:
         estimator.__dict__.pop("feature_names_in_", None)
-    X = X.map_blocks(_to_float64, dtype=np.float64)
-    return X, y, w, labels

@@ -33,7 +33,7 @@ from .._solvers import is_dask_collection, make_user_data, map_chunks
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
-from ..linear_model._cluster_inputs import cluster_rows, is_cluster_input
+from ..linear_model._cluster_inputs import cluster_rows, is_cluster_input, record_features
 from ._lazy import LazyRowMapMixin, lazy_row_map
 
 __all__ = ["GRID_BITS", "MomentGrid", "BOUNDS_FENCE", "BOUNDS_MIN_RANK_BUDGET", "auto_bounds_feasible", "default_bounds_share", "BOUNDS_GRID", "BOUNDS_LEVELS", "BOUNDS_RANKS", "DPStandardScaler"]
@@ -793,11 +793,7 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         if not is_dask_collection(X):
             raise TypeError("with dask groups, X must be a dask array or DataFrame as well. Nothing was spent.")
         X, names = cluster_rows(X)
-        self.n_features_in_ = int(X.shape[1])
-        if names is not None and all(isinstance(c, str) for c in names):
-            self.feature_names_in_ = names
-        else:
-            self.__dict__.pop("feature_names_in_", None)
+        record_features(self, X.shape[1], names)
         return X
 
     def _fit_identity(self, n, d):
