@@ -195,16 +195,19 @@ MEAN_MIN_RANKS = 50.0
 MEAN_BELOW = 1000.0
 
 
+def _share_applies(n, d, epsilon, share, min_ranks, below):
+    """``n epsilon share >= min_ranks`` and ``n epsilon / d < below`` (a finite ``epsilon``): the share of
+    AdaSSP's budget buys enough ranks, and there are few enough rows per coefficient for it to matter."""
+    return math.isfinite(epsilon) and n * epsilon * share >= min_ranks and n * epsilon / max(d, 1) < below
+
+
 def recentre_applies(n, d, epsilon):
     """Public rule: release the label mean first when ``n epsilon MEAN_SHARE >= MEAN_MIN_RANKS`` and
     ``n epsilon / d < MEAN_BELOW`` (``epsilon``: AdaSSP's budget; ``d`` as in :func:`selection_applies`)."""
-    return (math.isfinite(epsilon) and n * epsilon * MEAN_SHARE >= MEAN_MIN_RANKS
-            and n * epsilon / max(d, 1) < MEAN_BELOW)
+    return _share_applies(n, d, epsilon, MEAN_SHARE, MEAN_MIN_RANKS, MEAN_BELOW)
 
 
 def selection_applies(n, d, epsilon):
     """Public rule: choose privately when ``m = n epsilon / d < SELECTION_BELOW`` and ``n epsilon
     SELECTION_SHARE >= SELECTION_MIN_RANKS`` (``epsilon``: AdaSSP's budget)."""
-    if not math.isfinite(epsilon):
-        return False
-    return n * epsilon / max(d, 1) < SELECTION_BELOW and n * epsilon * SELECTION_SHARE >= SELECTION_MIN_RANKS
+    return _share_applies(n, d, epsilon, SELECTION_SHARE, SELECTION_MIN_RANKS, SELECTION_BELOW)
