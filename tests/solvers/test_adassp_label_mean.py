@@ -5,7 +5,8 @@ the worst-case pair (a row at +B replaced by one at -B), through the real block 
 quantization); random and adversarial neighbours (huge labels, weights in [0, 1]) never exceed it; the
 plan's Laplace release is calibrated to that sensitivity on MEAN_SHARE of epsilon and the event composes
 to exactly the budget; the public rule; streaming fits do not recentre; the shift is folded back into the
-intercept. Utility: labels with an atom at 0 (the "auto" median centre lands far from the mean).
+intercept. T1: the plan's release on the worst-case pair of sums, audited, with half the noise and a 2x
+too small sensitivity as mutants. Utility: labels with an atom at 0 (the "auto" median centre lands far from the mean).
 """
 
 import operator
@@ -132,3 +133,35 @@ def test_defaults_on_labels_with_an_atom_at_zero_are_not_below_the_trivial_model
     scores = [DPLinearRegressor(epsilon=eps, random_state=s).fit(Xtr, ytr).score(Xte, yte)
               for eps in (0.5, 1.0) for s in range(6)]
     assert np.mean(scores) > -0.05 and min(scores) > -0.3, scores
+
+
+# ------------------------------------------------------------------ T1: the release, audited
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_label_mean_release_audit_with_mutants(noise):
+    """The plan's own label-mean mechanism on the worst-case pair of sums (``S`` and ``S + 2 QUANT``: one row
+    moved from -B to +B), 1e5 releases per side through its release path: the certified epsilon stays below the
+    mean's share; half the noise, or the sensitivity taken as QUANT (2x too small), is flagged."""
+    from sklearn_dpsco._budget import Budget
+    from sklearn_dpsco._mechanisms._calibrate import laplace_mechanism_for
+    from sklearn_dpsco.testing import audit_epsilon
+
+    # epsilon 20: the mean's share is 1, where 1e5 draws a side tell a claim of 1 from 2
+    plan = adassp_plan(4000, 3, epsilon=20.0, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25,
+                       noise=noise, recentre=True)
+    mech = plan.mech_mean
+    eps_mean = 20.0 * MEAN_SHARE
+    rng = np.random.default_rng(17)
+    S = float(123 * QUANT)
+
+    def audit(m):
+        d = m.release(np.array([S]), rng, size=100_000).ravel()
+        dp = m.release(np.array([S + 2 * QUANT]), rng, size=100_000).ravel()
+        return audit_epsilon(d, dp, eps_mean, alpha=1e-6)
+
+    honest = audit(mech)
+    assert not honest.violation, str(honest)
+    half_noise = audit(laplace_mechanism_for(2.0 * QUANT, Budget(2 * eps_mean, 0.0, noise), 1))
+    assert half_noise.violation, str(half_noise)
+    under = audit(laplace_mechanism_for(1.0 * QUANT, Budget(eps_mean, 0.0, noise), 1))
+    assert under.violation, str(under)
