@@ -42,6 +42,7 @@ from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
 from .._solvers import PrivateFit, is_dask_collection, map_chunks
+from .._solvers._core._data import DeferredRowScale
 from ..accounting import ComposedEvent, PureDPEvent, epsilon_delta
 
 __all__ = [
@@ -136,8 +137,6 @@ def every_kth_row(data, k):
     if k == 1:
         return data
     X, targets, sw = data
-    from .._solvers._core._data import DeferredRowScale
-
     if isinstance(X, DeferredRowScale):
         X = DeferredRowScale(np.ascontiguousarray(X.X[::k]), X.factor, X.centre, X.inv_scale)
     else:
