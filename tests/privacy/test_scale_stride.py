@@ -96,3 +96,35 @@ def test_cluster_chunks_count_the_same_rows():
             total, m = total + c, m + size
         np.testing.assert_array_equal(total, grid.counts(y[::k]))
         assert m == y[::k].size
+
+
+def _sampled_counts(y, k, offset_rule=None):
+    """The label estimates' grid counts over the rows the stride selects (``offset_rule``: a mutant that picks
+    the first selected row from the data instead of the public position 0)."""
+    X = np.zeros((y.size, 1))
+    start = 0 if offset_rule is None else offset_rule(y[:k])
+    _, (t,), _ = _auto_scales.every_kth_row((X[start:], [y[start:]], None), k)
+    return ScaleGrid(signed=True).counts(t)
+
+
+@pytest.mark.parametrize("k", [2, 8])
+def test_one_replaced_row_moves_each_sampled_count_by_at_most_one(k):
+    """Exact sensitivity of the strided estimates: the selection is by position, so replacing row i (selected
+    or not) changes at most one selected value, every grid count by at most 1, in one direction; a mutant whose
+    first row depends on the data moves counts by far more (it re-selects every row)."""
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal(64 * k) * 10.0
+    base = _sampled_counts(y, k)
+    worst = 0
+    for i in range(0, 64 * k, max(1, k // 2)):
+        y2 = y.copy()
+        y2[i] = rng.choice([-1e6, 1e6, 0.0])
+        diff = _sampled_counts(y2, k) - base
+        assert np.abs(diff).max() <= 1 and (np.all(diff >= 0) or np.all(diff <= 0))
+        worst = max(worst, int(np.abs(diff).max()))
+    assert worst == 1  # attained: a selected row moved across the grid
+    # mutant: the offset read off the data (argmax of the first k values)
+    y2 = y.copy()
+    y2[int(np.argmax(y[:k]))] = -1e6
+    diff = _sampled_counts(y2, k, np.argmax) - _sampled_counts(y, k, np.argmax)
+    assert np.abs(diff).max() > 1
