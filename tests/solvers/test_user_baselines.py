@@ -310,6 +310,48 @@ def test_user_mean_gradient_error_covers_the_compiled_kernel():
     assert float(err.max()) > 10 * 2 * R * gam(1 + 8)  # the mutant's bound
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_secure_step_sensitivity_through_the_real_pipeline_with_a_reordering_neighbour(sparse, monkeypatch):
+    """The plan's sensitivity on the sums the fit releases: make_user_data (rows scaled, intercept column written)
+    and the fused compiled kernel (fixed blocks of 256 users, with and without threads). The replaced user leaves
+    from the front of the user order and returns, with another row count, at its end: every other user moves one
+    place and changes block, so the sum is formed in another order. At w = 0 the replaced user's clipped mean
+    gradient flips from -C v to +C v (2C exactly); at iterates inside the radius the bound still holds."""
+    from joblib import Parallel
+
+    from sklearn_dpsco._solvers._user_level import _baselines
+
+    monkeypatch.setattr(_baselines, "_ROWS_PER_THREAD", 1)  # several parts even on these few rows
+    n, m, p, R, radius = 700, 5, 6, 2.0, 3.0
+    C = R / (2 * math.sqrt(2))
+    rng = np.random.default_rng(8)
+    counts = rng.integers(1, m + 1, n - 1)
+    groups = np.repeat(np.arange(1, n) * 10, counts)
+    X = rng.standard_normal((groups.size, p - 1)) * 10.0 ** rng.uniform(-2, 2, (groups.size, 1))
+    y = np.where(rng.random(groups.size) < 0.5, 1.0, -1.0)
+    v = rng.standard_normal(p - 1)
+    v /= np.linalg.norm(v)
+    # D: user 0 (first in the order), one row 100 v with label +1; D': user 10^9 (last), m rows 100 v, label -1
+    XD, yD, gD = np.vstack([100 * v[None], X]), np.append(1.0, y), np.append(0, groups)
+    XE, yE, gE = np.vstack([X, np.tile(100 * v, (m, 1))]), np.append(y, -np.ones(m)), np.append(groups, [10**9] * m)
+    plan = _secure_plan(n, p, 10, clip=C, gradient_error=user_mean_gradient_error(R, m, p, radius))
+    datas = [make_user_data(sp.csr_matrix(A) if sparse else A, b, g, max_items=m, data_norm=R, intercept_scaling=1.0)
+             for A, b, g in ((XD, yD, gD), (XE, yE, gE))]
+    W = rng.standard_normal((6, p))
+    W *= radius * rng.uniform(0, 1, (6, 1)) / np.linalg.norm(W, axis=1, keepdims=True)
+    W[0] = 0.0
+    with Parallel(n_jobs=2, require="sharedmem") as parallel:
+        for par in (None, parallel):
+            S, S2_ = (clipped_mean_gradient_sum(data, W, C, par) for data in datas)
+            diff = np.linalg.norm(S - S2_, axis=1)
+            assert diff.max() <= plan.mechanism.sensitivity
+            assert diff[0] >= 2 * C * (1 - 1e-12)  # attained at w = 0: half the sensitivity would not do
+            gamma = plan.mechanism.grid
+            k, k2 = round_to_grid(S, gamma, S.shape), round_to_grid(S2_, gamma, S.shape)
+            assert np.sum((k - k2) ** 2, axis=1).max() <= l2_grid_sensitivity_squared(
+                plan.mechanism.sensitivity, gamma, p)
+
+
 def test_secure_step_sensitivity_in_grid_units_after_rounding():
     """Worst-case neighbours (one user flips its clipped gradient): rounded sums differ by <= S2 grid steps."""
     n, p, C = 20, 3, 0.5
