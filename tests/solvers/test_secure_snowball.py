@@ -113,6 +113,33 @@ def test_row_gradient_error_covers_the_float_computation():
     assert 0 < err <= row_gradient_error(settings, p + 1, 30.0)
 
 
+def test_row_gradient_error_covers_rows_whose_squared_norm_overflows():
+    """Rows of norm above ~1.3e154 (their sum of squares overflows float64) are scaled to the bound like
+    every other row, not zeroed: the sensitivity adds row_gradient_error for EVERY other row of a batch
+    without assuming the two neighbours compute it bit for bit (doc/privacy/snowball_sgd.rst), so the
+    bound must hold for them too. Mutant (the plain sqrt of the overflowing sum): such a row's gradient
+    becomes that of (0, s), about C away from the exact one."""
+    settings = SGDSettings(clip=0.7, row_bound=2.0, intercept_scaling=0.5, radius=30.0)
+    p = 8
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((500, p)) * 10.0 ** rng.uniform(153, 307, (500, 1))
+    X[:3] = [[1e200] + [0.0] * (p - 1), [-1.7e308] * p, [1.5e154] * 2 + [0.0] * (p - 2)]
+    X /= np.maximum(1.0, np.abs(X).max(axis=1, keepdims=True) / 1.7e308)  # finite entries
+    y = rng.standard_normal(500)
+    W = rng.standard_normal((5, p + 1))
+    W *= 30.0 / np.linalg.norm(W, axis=1, keepdims=True)
+    G = clipped_row_gradients(X, y, None, W, settings)
+    # 80-bit extended precision: its exponent range holds these squares
+    Xl, yl, Wl = X.astype(np.longdouble), y.astype(np.longdouble), W.astype(np.longdouble)
+    norms = np.sqrt(np.sum(Xl * Xl, axis=1))
+    Xc = Xl * np.where(norms > 2.0, 2.0 / norms, 1.0)[:, None]
+    Xc = np.concatenate([Xc, np.full((500, 1), 0.5, dtype=np.longdouble)], axis=1)
+    K = 0.7 / np.sqrt(np.sum(Xc * Xc, axis=1))
+    Gl = np.clip(Wl @ Xc.T - yl, -K, K)[..., None] * Xc
+    err = float(np.max(np.sqrt(np.sum((G.astype(np.longdouble) - Gl) ** 2, axis=-1))))
+    assert err <= row_gradient_error(settings, p + 1, 30.0)
+
+
 def test_step_sensitivity_is_exactly_2c_plus_rounding_in_grid_units():
     """Worst-case neighbouring batches: the released (rounded) sums differ by at most S2 grid steps."""
     d, C = 3, 0.5

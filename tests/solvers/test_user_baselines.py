@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import clipped_sum_sensitivity, dp_gd_step_mechanism
@@ -21,11 +22,14 @@ from sklearn_dpsco._mechanisms._grid import l2_grid_sensitivity_squared, round_t
 from sklearn_dpsco._solvers._user_level._baselines import (
     _clip_rows,
     clipped_gradient_sum,
+    clipped_mean_gradient_sum,
     dp_sgd_plan,
     group_privacy_item_budget,
     item_group_plan,
     run_dp_sgd,
     run_item_group,
+    user_mean_gradient_error,
+    user_mean_gradients,
 )
 from sklearn_dpsco._solvers._core._user_data import make_user_data
 from sklearn_dpsco._solvers._optim._user_erm import solve_user_logistic
@@ -243,6 +247,109 @@ def test_secure_step_sensitivity_covers_the_float_sum():
     G = rng.standard_normal((1, 3000, p)) * 10.0 ** rng.uniform(-80, 150, (1, 3000, 1))
     norms = np.linalg.norm(_clip_rows(G, C)[0], axis=1)
     assert norms.max() <= C * (1 + (2 * p + 7) * 2.0**-53)
+
+
+def _mean_gradients_extended(data, W):
+    """The users' mean logistic gradients in 80-bit extended precision (the exact value up to ~1e-19 relative)."""
+    X = data.X.toarray() if sp.issparse(data.X) else data.X
+    Xl, yl = X.astype(np.longdouble), data.y.astype(np.longdouble)
+    counts = np.diff(data.indptr).astype(np.longdouble)[:, None]
+    with np.errstate(over="ignore"):
+        return np.stack([np.add.reduceat((-yl / (1 + np.exp(yl * (Xl @ w))))[:, None] * Xl, data.indptr[:-1], axis=0)
+                         / counts for w in W.astype(np.longdouble)])
+
+
+def test_user_mean_gradient_error_covers_the_compiled_kernel():
+    """The secure step sensitivity adds ``e_g = user_mean_gradient_error`` per user: the compiled users' mean
+    gradients (dense and CSR, rows and iterates of every scale) and the fused clipped sum are within it of an
+    extended-precision reference. Mutant: ``e_g`` without its ``<x, w>`` term, violated ~100x when ``<x, w>``
+    cancels at ``R radius = 1e4``."""
+    u = 2.0**-53
+
+    def gam(k):
+        return k * u / (1 - k * u)
+
+    rng = np.random.default_rng(3)
+    worst = worst_sum = 0.0
+    for _ in range(60):
+        n_users, m, p = int(rng.integers(5, 300)), int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        R, radius = 10.0 ** rng.uniform(-4, 4), 10.0 ** rng.uniform(-4, 4)
+        groups = rng.permutation(np.repeat(np.arange(n_users) * 7919 % 100003, rng.integers(1, m + 1, n_users)))
+        X = rng.standard_normal((groups.size, p)) * 10.0 ** rng.uniform(-3, 3, (groups.size, 1))
+        y = np.where(rng.random(groups.size) < 0.5, 1.0, -1.0)
+        data = make_user_data(sp.csr_matrix(X) if rng.random() < 0.3 else X, y, groups, max_items=m, data_norm=R,
+                              intercept_scaling=R * rng.uniform(0, 1))
+        d = data.X.shape[1]
+        W = rng.standard_normal((2, d))
+        W *= radius / np.linalg.norm(W, axis=1, keepdims=True)
+        ref = _mean_gradients_extended(data, W)
+        e_g = user_mean_gradient_error(R, m, d, radius)
+        err = np.sqrt(np.sum((user_mean_gradients(data, W).astype(np.longdouble) - ref) ** 2, axis=-1))
+        worst = max(worst, float(err.max()) / e_g)
+        # the fused clipped sum: within n (C gamma_{2p+6} + e_g) + gamma_{n-1} n C (1 + gamma_{2p+6}) of the exact
+        # one on each side (half of the sensitivity's rounding terms)
+        C = R * 10.0 ** rng.uniform(-2, 0.5)
+        norms = np.sqrt(np.sum(ref * ref, axis=-1, keepdims=True))
+        exact = (ref * np.minimum(1, C / np.maximum(norms, 1e-300))).sum(axis=1)
+        n = data.n_users
+        side = n * (C * gam(2 * d + 6) + e_g) + gam(max(n - 1, 1)) * n * C * (1 + gam(2 * d + 6))
+        got = clipped_mean_gradient_sum(data, W, C).astype(np.longdouble)
+        worst_sum = max(worst_sum, float(np.sqrt(np.sum((got - exact) ** 2, axis=-1)).max()) / side)
+    assert worst <= 1.0 and worst_sum <= 1.0
+    # power: rows of norm ~R against iterates of norm radius nearly orthogonal to them
+    R = radius = 100.0
+    W = rng.standard_normal((1, 4))
+    W *= radius / np.linalg.norm(W)
+    X = rng.standard_normal((200, 4))
+    X -= (X @ W[0])[:, None] * W / radius**2  # <x, w> ~ 0 up to the roundings of R radius-sized products
+    X *= 0.99 * R / np.linalg.norm(X, axis=1, keepdims=True)
+    data = make_user_data(X, np.ones(200), np.arange(200), max_items=1, data_norm=R)
+    err = np.sqrt(np.sum((user_mean_gradients(data, W).astype(np.longdouble) - _mean_gradients_extended(data, W)) ** 2,
+                         axis=-1))
+    assert float(err.max()) <= user_mean_gradient_error(R, 1, 4, radius)
+    assert float(err.max()) > 10 * 2 * R * gam(1 + 8)  # the mutant's bound
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_secure_step_sensitivity_through_the_real_pipeline_with_a_reordering_neighbour(sparse, monkeypatch):
+    """The plan's sensitivity on the sums the fit releases: make_user_data (rows scaled, intercept column written)
+    and the fused compiled kernel (fixed blocks of 256 users, with and without threads). The replaced user leaves
+    from the front of the user order and returns, with another row count, at its end: every other user moves one
+    place and changes block, so the sum is formed in another order. At w = 0 the replaced user's clipped mean
+    gradient flips from -C v to +C v (2C exactly); at iterates inside the radius the bound still holds."""
+    from joblib import Parallel
+
+    from sklearn_dpsco._solvers._user_level import _baselines
+
+    monkeypatch.setattr(_baselines, "_ROWS_PER_THREAD", 1)  # several parts even on these few rows
+    n, m, p, R, radius = 700, 5, 6, 2.0, 3.0
+    C = R / (2 * math.sqrt(2))
+    rng = np.random.default_rng(8)
+    counts = rng.integers(1, m + 1, n - 1)
+    groups = np.repeat(np.arange(1, n) * 10, counts)
+    X = rng.standard_normal((groups.size, p - 1)) * 10.0 ** rng.uniform(-2, 2, (groups.size, 1))
+    y = np.where(rng.random(groups.size) < 0.5, 1.0, -1.0)
+    v = rng.standard_normal(p - 1)
+    v /= np.linalg.norm(v)
+    # D: user 0 (first in the order), one row 100 v with label +1; D': user 10^9 (last), m rows 100 v, label -1
+    XD, yD, gD = np.vstack([100 * v[None], X]), np.append(1.0, y), np.append(0, groups)
+    XE, yE, gE = np.vstack([X, np.tile(100 * v, (m, 1))]), np.append(y, -np.ones(m)), np.append(groups, [10**9] * m)
+    plan = _secure_plan(n, p, 10, clip=C, gradient_error=user_mean_gradient_error(R, m, p, radius))
+    datas = [make_user_data(sp.csr_matrix(A) if sparse else A, b, g, max_items=m, data_norm=R, intercept_scaling=1.0)
+             for A, b, g in ((XD, yD, gD), (XE, yE, gE))]
+    W = rng.standard_normal((6, p))
+    W *= radius * rng.uniform(0, 1, (6, 1)) / np.linalg.norm(W, axis=1, keepdims=True)
+    W[0] = 0.0
+    with Parallel(n_jobs=2, require="sharedmem") as parallel:
+        for par in (None, parallel):
+            S, S2_ = (clipped_mean_gradient_sum(data, W, C, par) for data in datas)
+            diff = np.linalg.norm(S - S2_, axis=1)
+            assert diff.max() <= plan.mechanism.sensitivity
+            assert diff[0] >= 2 * C * (1 - 1e-12)  # attained at w = 0: half the sensitivity would not do
+            gamma = plan.mechanism.grid
+            k, k2 = round_to_grid(S, gamma, S.shape), round_to_grid(S2_, gamma, S.shape)
+            assert np.sum((k - k2) ** 2, axis=1).max() <= l2_grid_sensitivity_squared(
+                plan.mechanism.sensitivity, gamma, p)
 
 
 def test_secure_step_sensitivity_in_grid_units_after_rounding():

@@ -144,8 +144,13 @@ def clipped_rows(X, settings):
     """
     Xd = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     R, s, C = settings.row_bound, settings.intercept_scaling, settings.clip
+    with np.errstate(over="ignore"):
+        sq = np.einsum("ij,ij->i", Xd, Xd)
     # R / max(||x||, R) is exactly 1 for rows within the bound, R / ||x|| above it
-    Xc = Xd * (R / np.maximum(np.sqrt(np.einsum("ij,ij->i", Xd, Xd)), R))[:, None]
+    Xc = Xd * (R / np.maximum(np.sqrt(sq), R))[:, None]
+    big = ~np.isfinite(sq)
+    if big.any():
+        Xc[big] = _scaled_huge_rows(Xd[big], R)
     if s > 0:
         Xc = np.concatenate((Xc, np.full((Xc.shape[0], 1), s)), axis=1)
     # a zero row has K = inf and gradient clip(r) * 0 = 0
@@ -153,6 +158,23 @@ def clipped_rows(X, settings):
     with np.errstate(over="ignore"):
         K = np.divide(C, xn, out=np.full_like(xn, np.inf), where=xn > 0)
     return Xc, K
+
+
+def _scaled_huge_rows(rows, R):
+    """:func:`clipped_rows`' scaling of rows whose sum of squares overflows float64 (norm above ~1.3e154).
+
+    The plain ``R / sqrt(sum x_j^2)`` would be ``R / inf = 0`` and zero the row, about ``C`` away from
+    the exact gradient that :func:`row_gradient_error` bounds the computed one against (the step
+    sensitivity adds that bound for every other row of a batch, without assuming both neighbours
+    compute a row bit for bit). Here the row is divided by ``m = max |x_j|`` first: ``u = x / m`` has
+    entries in [-1, 1], and ``u R / ||u||`` is the row scaled to norm R within a few roundings (each
+    relative; inside gamma_{2d+8}); a row within a bound ``R`` that large is kept as it is.
+    """
+    m = np.abs(rows).max(axis=1)
+    unit = rows / m[:, None]
+    unit_norm = np.sqrt(np.einsum("ij,ij->i", unit, unit))
+    inside = unit_norm <= R / m  # ||x|| <= R: only for a bound R above ~1.3e154
+    return np.where(inside[:, None], rows, unit * (R / unit_norm)[:, None])
 
 
 def row_gradients(Xc, K, y, sample_weight, W, C):
