@@ -57,8 +57,8 @@ from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, m
 from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ._adassp_selection import (LOSS_FRACTION, MEAN_SHARE, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
-                                 RidgeSelection, label_sum_terms, ridge_candidates)
+from ._adassp_selection import (LOSS_FRACTION, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
+                                 RidgeSelection, label_sum_terms, mean_share, ridge_candidates)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
@@ -285,8 +285,8 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
 
     ``select=True`` carves ``SELECTION_SHARE`` of epsilon (pure DP) off the
     budget for the private choice of the ridge (:mod:`._adassp_selection`).
-    ``recentre=True`` (with an intercept column) first carves ``MEAN_SHARE``
-    (pure DP) for the label mean: the labels are shifted by it before the
+    ``recentre=True`` (with an intercept column) first carves
+    ``mean_share(n, epsilon)`` (pure DP; public) for the label mean: the labels are shifted by it before the
     statistics (see :func:`run_adassp`).
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
@@ -323,7 +323,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         # why: the labels' mean, released first on its own: each row's term is an integer in
         # [-QUANT, QUANT], so the sum moves by <= 2 QUANT under replace-one (doc/privacy/adassp.rst,
         # "Label mean"); then basic composition with the rest
-        mean_budget, budget = split_scale_share(budget, MEAN_SHARE)
+        mean_budget, budget = split_scale_share(budget, mean_share(n, budget.epsilon))
         mech_mean = laplace_mechanism_for(2.0 * QUANT, mean_budget, 1)
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics

@@ -40,8 +40,8 @@ import numpy as np
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import PureSelection, select_exact, select_float
 
-__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "QUANT",
-           "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "recentre_applies", "ridge_candidates",
+__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
+           "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "mean_share", "recentre_applies", "ridge_candidates",
            "selection_applies"]
 
 #: Fraction of AdaSSP's epsilon spent on the choice (utility only; any share is private). On
@@ -183,10 +183,13 @@ class RidgeSelection(PureSelection):
         return select_float(rng, gaps, self.method, size)
 
 
-#: Recentre only when ``n epsilon MEAN_SHARE`` reaches this (public): the mean's Laplace noise is then
+#: Recentre only when the mean's share buys this many ranks ``n epsilon share`` (public; the share rises
+#: above MEAN_SHARE to buy them, :func:`mean_share`): the mean's Laplace noise is then
 #: at most ``2 sqrt(2) / MEAN_MIN_RANKS`` of the label bound in standard deviation (0.057 B at 50). At 20
 #: (0.14 B) Schooling at epsilon 0.5 gained (R^2 -0.49 -> -0.14, 4 seeds) but diabetes at epsilon 2 lost
-#: (scaled 0.046 -> -0.124, 3 seeds; benchmarks/bench_defaults.py).
+#: (scaled 0.046 -> -0.124, 3 seeds; benchmarks/bench_defaults.py; at 10 seeds the 20-rank rule is -0.003 /
+#: -0.008 there, noise, and +0.46 on Schooling, less than the 50 ranks a larger share buys: +0.50;
+#: benchmarks/results/centre_share.md).
 MEAN_MIN_RANKS = 50.0
 #: ... and only while ``m = n epsilon / d`` is below this (public): above it the adaptive ridge shrinks
 #: little, the centre hardly matters and the mean's share of epsilon is a pure cost (Vocab, d = 3,
@@ -201,10 +204,29 @@ def _share_applies(n, d, epsilon, share, min_ranks, below):
     return math.isfinite(epsilon) and n * epsilon * share >= min_ranks and n * epsilon / max(d, 1) < below
 
 
+#: The mean's share rises above :data:`MEAN_SHARE` to buy :data:`MEAN_MIN_RANKS` ranks (``n epsilon share =
+#: MEAN_MIN_RANKS``) up to this cap (public): below ``n epsilon = 1000`` a 5 % share buys fewer than 50
+#: ranks, and there the "auto" median centre is worst (Schooling at epsilon 0.5, n epsilon = 564: R^2
+#: -0.56 with no mean, -0.06 with a 9 % share; diabetes at epsilon 2: -0.076 -> -0.032 raw, -0.072 ->
+#: +0.025 scaled; 30 seeds; benchmarks/results/centre_share.md). The rule applies from ``n epsilon >=
+#: MEAN_MIN_RANKS / MEAN_SHARE_CAP = 200``.
+MEAN_SHARE_CAP = 0.25
+
+
+def mean_share(n, epsilon):
+    """``min(MEAN_SHARE_CAP, max(MEAN_SHARE, MEAN_MIN_RANKS / (n epsilon)))``: the label mean's share of
+    AdaSSP's epsilon (public: n and AdaSSP's epsilon)."""
+    ne = n * epsilon
+    if not (math.isfinite(ne) and ne > 0):
+        return MEAN_SHARE
+    return min(MEAN_SHARE_CAP, max(MEAN_SHARE, MEAN_MIN_RANKS / ne))
+
+
 def recentre_applies(n, d, epsilon):
-    """Public rule: release the label mean first when ``n epsilon MEAN_SHARE >= MEAN_MIN_RANKS`` and
+    """Public rule: release the label mean first when its share (:func:`mean_share`) buys
+    ``n epsilon share >= MEAN_MIN_RANKS`` ranks (``n epsilon MEAN_SHARE_CAP >= MEAN_MIN_RANKS``) and
     ``n epsilon / d < MEAN_BELOW`` (``epsilon``: AdaSSP's budget; ``d`` as in :func:`selection_applies`)."""
-    return _share_applies(n, d, epsilon, MEAN_SHARE, MEAN_MIN_RANKS, MEAN_BELOW)
+    return _share_applies(n, d, epsilon, MEAN_SHARE_CAP, MEAN_MIN_RANKS, MEAN_BELOW)
 
 
 def selection_applies(n, d, epsilon):

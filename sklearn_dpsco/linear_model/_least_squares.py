@@ -174,9 +174,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       epsilon privately chooses between its model, the label centre, the
       noisy label mean and a ridge that leaves the intercept unshrunk, by
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
-      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 1000`` and
-      ``n epsilon / d < 1000`` (AdaSSP's epsilon), 5 % first releases the clipped
-      labels' mean and the statistics read the labels minus it, so the ridge
+      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 200`` and
+      ``n epsilon / d < 1000`` (AdaSSP's epsilon), ``max(5 %, 50 / (n epsilon))`` (at most 25 %)
+      first releases the clipped labels' mean and the statistics read the labels minus it, so the ridge
       shrinks towards the mean (adassp.rst, "Label mean (recentring)"; not in
       :meth:`fit_stream`).
     * ``"snowball"`` — one pass of projected noisy SGD with growing batches

@@ -16,8 +16,9 @@ import pytest
 
 from sklearn_dpsco._solvers import ArraySource, adassp_plan
 from sklearn_dpsco._solvers._adassp import _block_label_sum, _selection_block, run_adassp
-from sklearn_dpsco._solvers._adassp_selection import (LOSS_FRACTION, MEAN_BELOW, MEAN_MIN_RANKS, MEAN_SHARE, QUANT,
-                                                      RECENTRED_LOSS_FRACTION, recentre_applies)
+from sklearn_dpsco._solvers._adassp_selection import (LOSS_FRACTION, MEAN_BELOW, MEAN_MIN_RANKS, MEAN_SHARE,
+                                                      MEAN_SHARE_CAP, QUANT, RECENTRED_LOSS_FRACTION, mean_share,
+                                                      recentre_applies)
 from sklearn_dpsco.accounting import epsilon_delta
 from sklearn_dpsco.linear_model import DPLinearRegressor
 
@@ -73,10 +74,34 @@ def test_plan_release_is_calibrated_and_composes_to_the_budget(noise, delta, sel
                        recentre=True).mech_mean is None
 
 
+@pytest.mark.parametrize("noise", ["secure", "float"])
+@pytest.mark.parametrize("n,eps", [(500, 1.0), (600, 0.5), (4000, 0.05)])
+def test_share_buys_the_ranks_below_n_epsilon_1000(noise, n, eps):
+    """Below ``n epsilon = MEAN_MIN_RANKS / MEAN_SHARE`` the mean's share rises to buy ``MEAN_MIN_RANKS`` ranks
+    (public: n and epsilon); the release keeps its sensitivity and the event still composes to the budget."""
+    share = mean_share(n, eps)
+    assert MEAN_SHARE < share <= MEAN_SHARE_CAP
+    assert n * eps * share == pytest.approx(MEAN_MIN_RANKS, rel=1e-12)
+    plan = adassp_plan(n, 3, epsilon=eps, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25,
+                       noise=noise, recentre=True)
+    m = plan.mech_mean
+    assert m.sensitivity == 2 * QUANT and m.epsilon == pytest.approx(share * eps, rel=1e-12)
+    assert epsilon_delta(plan.event, delta=0.0)[0] == pytest.approx(eps, rel=1e-12)
+    assert epsilon_delta(plan.event, delta=0.0)[0] <= eps * (1 + 1e-12)
+
+
+def test_mean_share_rule():
+    assert mean_share(1e6, 1.0) == MEAN_SHARE
+    assert mean_share(MEAN_MIN_RANKS / MEAN_SHARE, 1.0) == MEAN_SHARE
+    assert mean_share(100, 1.0) == MEAN_SHARE_CAP
+    assert mean_share(10, float("inf")) == MEAN_SHARE and mean_share(0, 1.0) == MEAN_SHARE
+
+
 def test_public_rule():
-    n = MEAN_MIN_RANKS / MEAN_SHARE
+    n = MEAN_MIN_RANKS / MEAN_SHARE_CAP  # the share at its cap buys the ranks from here on
     assert recentre_applies(n, 10, 1.0)
     assert not recentre_applies(0.99 * n, 10, 1.0)
+    assert recentre_applies(MEAN_MIN_RANKS / MEAN_SHARE, 10, 1.0)
     assert not recentre_applies(1000, 10, float("inf"))
     # m = n epsilon / d at or above MEAN_BELOW: the adaptive ridge shrinks little, no share for the mean
     assert recentre_applies(0.99 * MEAN_BELOW * 4, 4, 1.0)
@@ -138,7 +163,8 @@ def test_defaults_on_labels_with_an_atom_at_zero_are_not_below_the_trivial_model
 # ------------------------------------------------------------------ T1: the release, audited
 @pytest.mark.statistical
 @pytest.mark.parametrize("noise", ["secure", "float"])
-def test_label_mean_release_audit_with_mutants(noise):
+@pytest.mark.parametrize("n", [4000, 30])
+def test_label_mean_release_audit_with_mutants(noise, n):
     """The plan's own label-mean mechanism on the worst-case pair of sums (``S`` and ``S + 2 QUANT``: one row
     moved from -B to +B), 1e5 releases per side through its release path: the certified epsilon stays below the
     mean's share; half the noise, or the sensitivity taken as QUANT (2x too small), is flagged."""
@@ -146,11 +172,13 @@ def test_label_mean_release_audit_with_mutants(noise):
     from sklearn_dpsco._mechanisms._calibrate import laplace_mechanism_for
     from sklearn_dpsco.testing import audit_epsilon
 
-    # epsilon 20: the mean's share is 1, where 1e5 draws a side tell a claim of 1 from 2
-    plan = adassp_plan(4000, 3, epsilon=20.0, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25,
+    # epsilon 20: the mean's share is 1 (n = 4000), where 1e5 draws a side tell a claim of 1 from 2; at n = 30
+    # (n epsilon = 600) the share rises to 50 / 600 (mean_share): epsilon_m = 5 / 3
+    plan = adassp_plan(n, 3, epsilon=20.0, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25,
                        noise=noise, recentre=True)
     mech = plan.mech_mean
-    eps_mean = 20.0 * MEAN_SHARE
+    eps_mean = 20.0 * (MEAN_SHARE if n == 4000 else MEAN_MIN_RANKS / (n * 20.0))
+    assert mech.epsilon == pytest.approx(eps_mean, rel=1e-12)
     rng = np.random.default_rng(17)
     S = float(123 * QUANT)
 
