@@ -11,7 +11,7 @@ from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, default_radius, resolve_solver
 
@@ -341,8 +341,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         if is_auto(self.label_bound):
             if self.fit_intercept:  # without an intercept a shift of the labels could not be undone
                 targets.append(LABEL_CENTRE)
-            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
-                                       lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
+            targets.append(LABEL_SPREAD)
         return targets
 
     def _check_units(self):

@@ -3,14 +3,13 @@
 import math
 import numbers
 
-import numpy as np
 
 from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_LEVEL, LABEL_MARGIN, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
@@ -319,8 +318,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
                 targets.append(LABEL_CENTRE)
-            targets.append(ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN,
-                                       lambda data, out: np.abs(data[1][0] - out.get("label_center", 0.0))))
+            targets.append(LABEL_SPREAD)
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "

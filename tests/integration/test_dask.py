@@ -194,6 +194,18 @@ def test_adassp_same_release_any_chunking(client, regression, params, chunks, mo
     assert b.fit_info_ == a.fit_info_
 
 
+@pytest.mark.parametrize("chunks", [3000, 20000])
+def test_labels_tied_at_the_centre_same_release(client, regression, chunks):
+    """A 0/1 label with most rows at 0: the label bound's ties are split by position (label_deviations); each
+    worker's chunk starts at an even position of the sampled rows, so the counts and the release are equal."""
+    X, y = regression
+    y01 = (y > np.quantile(y, 0.7)).astype(float)
+    a = DPLinearRegressor(solver="adassp", random_state=5).fit(X, y01)
+    b = DPLinearRegressor(solver="adassp", random_state=5).fit(*_dask(X, y01, chunks))
+    _same_fit(a, b)
+    assert a.label_center_ == 0.0 and a.label_bound_ >= 1.0 and b.fit_info_ == a.fit_info_
+
+
 @pytest.mark.parametrize("solver", ["phased_erm", "lowy", "phased_sgd"])
 def test_linear_sequential_solvers_same_release(client, regression, solver):
     # sequential solvers run the in-memory code on one worker: the same release

@@ -1,0 +1,101 @@
+"""The "auto" label bound's values with labels tied at the centre (linear_model/_auto_scales.py,
+``label_deviations``; doc/privacy/quantiles.rst, "Use in the estimators").
+
+Labels exactly at the released centre ``c`` are split between the grid's two ends by position (even
+positions 0, odd +inf), so a 0/1 label with most rows at 0 keeps a bound near 1 instead of the grid's
+floor. Each value is a function of one row and its position: replacing a row moves one value, so every
+cumulative grid count moves by at most 1, in one direction (the quantile release's sensitivity).
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid
+from sklearn_dpsco.linear_model import _auto_scales
+from sklearn_dpsco.linear_model._auto_scales import finite, label_deviations
+from sklearn_dpsco.testing import audit_epsilon
+
+
+def _counts(y, centre, rule=label_deviations):
+    values = finite(rule((np.zeros((y.size, 1)), [y], None), {"label_center": centre}))
+    return ScaleGrid().counts(np.abs(values))
+
+
+def _majority_rule(data, released):
+    """Mutant: ties sent to one end by a data-dependent vote (all to +inf when most labels are ties)."""
+    deviations = np.abs(data[1][0] - released.get("label_center", 0.0))
+    ties = deviations == 0.0
+    if ties.mean() > 0.5:
+        deviations[ties] = np.inf
+    return deviations
+
+
+def test_ties_at_the_centre_split_by_position_and_other_labels_untouched():
+    y = np.array([0.0, 0.0, 1.0, 0.0, 0.0, -2.0, 0.0])
+    v = label_deviations((None, [y], None), {"label_center": 0.0})
+    np.testing.assert_array_equal(v, [0.0, np.inf, 1.0, np.inf, 0.0, 2.0, 0.0])
+    # no tie: |y - c| exactly, as before
+    np.testing.assert_array_equal(label_deviations((None, [y + 0.5], None), {"label_center": 0.25}),
+                                  np.abs(y + 0.25))
+
+
+@pytest.mark.parametrize("fraction", [0.3, 0.5, 0.51, 0.9])
+def test_one_replaced_row_moves_each_count_by_at_most_one(fraction):
+    """Exact sensitivity with ties: replacing any row (tie <-> non-tie, or far away) moves every cumulative
+    count by at most 1 in one direction, and 1 is attained; the data-dependent vote mutant moves ~n/2."""
+    rng = np.random.default_rng(3)
+    n = 200
+    y = np.where(rng.random(n) < fraction, 0.0, rng.choice([1.0, 2.0, 7.5], n))
+    base = _counts(y, 0.0)
+    worst = 0
+    for i in range(n):
+        for value in (0.0, 1.0, 1e6):
+            y2 = y.copy()
+            y2[i] = value
+            diff = _counts(y2, 0.0) - base
+            assert np.abs(diff).max() <= 1 and (np.all(diff >= 0) or np.all(diff <= 0))
+            worst = max(worst, int(np.abs(diff).max()))
+    assert worst == 1
+    # the mutant, at the vote's edge: one more tie sends every tie to the other end
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
+    y2 = y.copy()
+    y2[-1] = 0.0
+    diff = _counts(y2, 0.0, _majority_rule) - _counts(y, 0.0, _majority_rule)
+    assert np.abs(diff).max() > n // 4
+
+
+@pytest.mark.parametrize("make", [lambda: DPLinearRegressor(epsilon=1.0, solver="adassp", random_state=0),
+                                  lambda: DPGrowthAdaptiveRegressor(epsilon=1.0, random_state=0)])
+def test_a_zero_one_label_with_most_rows_at_zero_keeps_a_useful_bound(make):
+    """Before: 70 % zeros put the median of |y - c| at 0 and the bound at the grid's floor (2.9e-6):
+    every label was clipped to it and the model predicted the centre."""
+    rng = np.random.default_rng(0)
+    n = 8000
+    X = rng.standard_normal((n, 3))
+    y = (X[:, 0] + 0.5 * rng.standard_normal(n) > 0.5).astype(float)
+    est = make().fit(X[:6000], y[:6000])
+    assert est.label_center_ == 0.0 and 1.0 <= est.label_bound_ <= 6.0
+    assert est.score(X[6000:], y[6000:]) > 0.1
+
+
+def _bounds(y, draws, seed, eps):
+    plan = _auto_scales.ScalePlan((_auto_scales.LABEL_SPREAD,), Budget(eps, 0.0, "float"), 1.0)
+    data = (np.zeros((y.size, 1)), [y], None)
+    rng = np.random.default_rng(seed)
+    return np.array([np.log2(plan.release(data, rng)[0]["label_bound"]) for _ in range(draws)])
+
+
+def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch):
+    """Worst-case neighbours at the vote's edge: D has n/2 labels at the centre 0 and n/2 at 1, D' one more
+    at 0. The released bound's law moves by at most e^epsilon; the vote mutant's bound jumps to the top."""
+    n, eps, draws = 100, 0.5, 400
+    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
+    y2 = y.copy()
+    y2[-1] = 0.0
+    private = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
+    assert not private.violation, private
+    monkeypatch.setattr(_auto_scales, "LABEL_SPREAD", _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, _majority_rule))
+    mutant = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
+    assert mutant.violation, mutant
