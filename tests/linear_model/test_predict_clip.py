@@ -1,0 +1,58 @@
+"""DPLinearRegressor.predict on rows clipped as the fit clipped them (row-bound solvers only)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpsco import DPLinearRegressor
+
+
+def _data(n=4000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * np.array([1.0, 10.0, 0.5, 3.0])[:d] + np.array([0.0, 50.0, 1.0, -2.0])[:d]
+    y = X @ np.linspace(1.0, -0.2, d) + rng.standard_normal(n)
+    return X, y
+
+
+def _clipped(est, X):
+    c = np.zeros(X.shape[1]) if est.column_center_ is None else est.column_center_
+    s = np.ones(X.shape[1]) if est.column_scale_ is None else est.column_scale_
+    z = (X - c) / s
+    f = np.minimum(1.0, est.row_bound_ / np.linalg.norm(z, axis=1))
+    return c + s * z * f[:, None]
+
+
+@pytest.mark.parametrize("params", [dict(solver="adassp"), dict(solver="adassp", column_scaling=False),
+                                    dict(solver="phased_sgd", row_bound=60.0, label_bound=80.0)])
+def test_rows_beyond_the_bound_are_predicted_from_their_clipped_version(params):
+    X, y = _data()
+    est = DPLinearRegressor(epsilon=2.0, random_state=0, **params).fit(X, y)
+    Xt = np.vstack([X[:50], X[:50] * 40.0])  # the second half far outside the bound
+    expected = _clipped(est, Xt) @ est.coef_ + est.intercept_
+    np.testing.assert_allclose(est.predict(Xt), expected, rtol=1e-10, atol=1e-8)
+    inside = np.linalg.norm((Xt - (est.column_center_ if est.column_center_ is not None else 0.0))
+                            / (est.column_scale_ if est.column_scale_ is not None else 1.0), axis=1) <= est.row_bound_
+    assert inside.any() and (~inside).any()
+    np.testing.assert_allclose(est.predict(Xt[inside]), Xt[inside] @ est.coef_ + est.intercept_, rtol=1e-12)
+
+
+def test_solvers_that_bound_the_loss_predict_the_plain_linear_function():
+    X, y = _data()
+    est = DPLinearRegressor(epsilon=2.0, solver="phased_erm", random_state=0).fit(X, y)
+    Xt = X[:50] * 40.0
+    np.testing.assert_allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_, rtol=1e-12)
+
+
+def test_sparse_rows_are_clipped_like_dense_ones():
+    X, y = _data(d=3)
+    est = DPLinearRegressor(epsilon=2.0, solver="adassp", row_bound=30.0, label_bound=60.0, random_state=0).fit(X, y)
+    Xt = np.vstack([X[:20], X[:20] * 10.0])
+    np.testing.assert_allclose(est.predict(sp.csr_matrix(Xt)), est.predict(Xt), rtol=1e-12)
+    assert not np.allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_)
+
+
+def test_score_uses_the_clipped_prediction():
+    X, y = _data()
+    est = DPLinearRegressor(epsilon=2.0, solver="adassp", random_state=0).fit(X, y)
+    from sklearn.metrics import r2_score
+    assert est.score(X, y) == pytest.approx(r2_score(y, est.predict(X)))
