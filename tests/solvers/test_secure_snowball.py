@@ -76,6 +76,20 @@ def test_tiny_n_is_one_batch_of_all_rows():
 
 
 # ----------------------------------------------------------------------------- exact sensitivity
+def _gradient_error_vs_extended(X, y, W, settings):
+    """Largest distance of the computed clipped row gradients from the same formulas in 80-bit extended
+    precision (the exact value up to ~1e-19 relative)."""
+    G = clipped_row_gradients(X, y, None, W, settings)
+    R, s, C = settings.row_bound, settings.intercept_scaling, settings.clip
+    Xl, yl, Wl = X.astype(np.longdouble), y.astype(np.longdouble), W.astype(np.longdouble)
+    norms = np.sqrt(np.sum(Xl * Xl, axis=1))
+    Xc = Xl * np.where(norms > R, R / norms, 1.0)[:, None]
+    Xc = np.concatenate([Xc, np.full((X.shape[0], 1), s, dtype=np.longdouble)], axis=1)
+    K = C / np.sqrt(np.sum(Xc * Xc, axis=1))
+    Gl = np.clip(Wl @ Xc.T - yl, -K, K)[..., None] * Xc
+    return float(np.max(np.sqrt(np.sum((G.astype(np.longdouble) - Gl) ** 2, axis=-1))))
+
+
 def test_row_gradients_are_huber_clipped_to_c_on_extreme_rows():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((2000, 5)) * 10.0 ** rng.uniform(-100, 150, (2000, 1))
@@ -101,15 +115,7 @@ def test_row_gradient_error_covers_the_float_computation():
     y = rng.standard_normal(3000) * 10.0 ** rng.uniform(-3, 3, 3000)
     W = rng.standard_normal((5, p + 1))
     W *= 30.0 / np.linalg.norm(W, axis=1, keepdims=True)
-    G = clipped_row_gradients(X, y, None, W, settings)
-    # the same formulas in 80-bit extended precision (the exact value up to ~1e-19 relative)
-    Xl, yl, Wl = X.astype(np.longdouble), y.astype(np.longdouble), W.astype(np.longdouble)
-    norms = np.sqrt(np.sum(Xl * Xl, axis=1))
-    Xc = Xl * np.where(norms > 2.0, 2.0 / norms, 1.0)[:, None]
-    Xc = np.concatenate([Xc, np.full((3000, 1), 0.5, dtype=np.longdouble)], axis=1)
-    K = 0.7 / np.sqrt(np.sum(Xc * Xc, axis=1))
-    Gl = np.clip(Wl @ Xc.T - yl, -K, K)[..., None] * Xc
-    err = float(np.max(np.sqrt(np.sum((G.astype(np.longdouble) - Gl) ** 2, axis=-1))))
+    err = _gradient_error_vs_extended(X, y, W, settings)
     assert 0 < err <= row_gradient_error(settings, p + 1, 30.0)
 
 
@@ -128,16 +134,8 @@ def test_row_gradient_error_covers_rows_whose_squared_norm_overflows():
     y = rng.standard_normal(500)
     W = rng.standard_normal((5, p + 1))
     W *= 30.0 / np.linalg.norm(W, axis=1, keepdims=True)
-    G = clipped_row_gradients(X, y, None, W, settings)
     # 80-bit extended precision: its exponent range holds these squares
-    Xl, yl, Wl = X.astype(np.longdouble), y.astype(np.longdouble), W.astype(np.longdouble)
-    norms = np.sqrt(np.sum(Xl * Xl, axis=1))
-    Xc = Xl * np.where(norms > 2.0, 2.0 / norms, 1.0)[:, None]
-    Xc = np.concatenate([Xc, np.full((500, 1), 0.5, dtype=np.longdouble)], axis=1)
-    K = 0.7 / np.sqrt(np.sum(Xc * Xc, axis=1))
-    Gl = np.clip(Wl @ Xc.T - yl, -K, K)[..., None] * Xc
-    err = float(np.max(np.sqrt(np.sum((G.astype(np.longdouble) - Gl) ** 2, axis=-1))))
-    assert err <= row_gradient_error(settings, p + 1, 30.0)
+    assert _gradient_error_vs_extended(X, y, W, settings) <= row_gradient_error(settings, p + 1, 30.0)
 
 
 def test_step_sensitivity_is_exactly_2c_plus_rounding_in_grid_units():
