@@ -25,7 +25,8 @@ The table and rendering live in :mod:`sklearn_dpsco.accounting._report`.
 
 import math
 
-from sklearn.pipeline import Pipeline
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .accounting import BudgetAccountant
@@ -225,11 +226,41 @@ def _estimate_notes(items):
     return notes
 
 
+def _children(step):
+    """``[(name, child)]`` of a container that is not itself private: a Pipeline, a ColumnTransformer (its fitted
+    ``transformers_``, remainder included) or a FeatureUnion; None for any other step."""
+    if classify_step(step) == "private":
+        return None
+    if isinstance(step, Pipeline):
+        return list(step.steps)
+    if isinstance(step, ColumnTransformer):
+        fitted = getattr(step, "transformers_", None)
+        return [(name, child) for name, child, _ in (fitted if fitted is not None else step.transformers)]
+    if isinstance(step, FeatureUnion):
+        return list(step.transformer_list)
+    return None
+
+
+def _leaf_steps(steps, prefix=""):
+    """``[(name, step)]`` of the steps of ``steps`` with containers (:func:`_children`) opened, their names
+    prefixed by the container's (``"cols/scaler"``); ``"drop"`` and passthrough leaves are left out."""
+    out = []
+    for name, step in steps:
+        children = _children(step)
+        if children is not None:
+            out += _leaf_steps(children, prefix=f"{prefix}{name}/")
+        elif not (isinstance(step, str) and step == "drop") and classify_step(step) != "passthrough":
+            out.append((f"{prefix}{name}", step))
+    return out
+
+
 def _steps_estimators(steps, prefix=""):
     """``[(label, step)]`` of every private step, nested pipelines and searches' selected estimators included."""
     out = []
     for name, step in steps:
-        if isinstance(step, Pipeline):
+        if _children(step) is not None:
+            out += _steps_estimators(_children(step), prefix=f"{prefix}{name}/")
+        elif isinstance(step, Pipeline):
             out += _steps_estimators(step.steps, prefix=f"{prefix}{name}/")
         elif isinstance(step, _BaseDPSearchCV):
             out += _search_estimators(step, prefix=f"{prefix}{name}/")
@@ -254,7 +285,11 @@ def _steps_parameters(steps, prefix=""):
         if kind == "passthrough":
             continue
         label = f"{prefix}{name} ({type(step).__name__})"
-        if isinstance(step, Pipeline):
+        if _children(step) is not None:
+            out.update(_steps_parameters(_children(step), prefix=f"{prefix}{name}/"))
+        elif isinstance(step, (str, type(None))):  # a ColumnTransformer's "drop"
+            continue
+        elif isinstance(step, Pipeline):
             out.update(_steps_parameters(step.steps, prefix=f"{prefix}{name}/"))
         elif isinstance(step, _BaseDPSearchCV):
             out.update(_search_parameters(step, prefix=f"{prefix}{name}/"))
@@ -367,7 +402,10 @@ def _dp_pipeline_report(pipe, delta):
 
 
 def _pipeline_report(pipe, delta):
-    private = [(name, step) for name, step in pipe.steps if classify_step(step) == "private"]
+    # private steps inside ColumnTransformers, FeatureUnions and nested Pipelines read every row too: their
+    # spends compose with the others' (sequential composition), and a non-private one inside is named
+    leaves = _leaf_steps(pipe.steps)
+    private = [(name, step) for name, step in leaves if classify_step(step) == "private"]
     if not private:
         raise TypeError("this Pipeline has no private step (a sklearn_dpsco estimator with a budget).")
     for _, step in private:
@@ -388,7 +426,7 @@ def _pipeline_report(pipe, delta):
     if len(units) > 1:
         notes.append("the private steps mix privacy units: the total holds for the weaker, row-level unit only.")
     notes += _estimate_notes(_steps_estimators(pipe.steps))
-    leaky = [(name, step) for name, step in pipe.steps if classify_step(step) == "non_private"]
+    leaky = [(name, step) for name, step in leaves if classify_step(step) == "non_private"]
     if leaky:
         named = ", ".join(f"{name!r} ({type(step).__name__})" for name, step in leaky)
         guarantee = (

@@ -313,7 +313,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         check_class_labels(y)
         classes = np.unique(y)
         if classes.size < 2:
-            raise ValueError("y must contain at least 2 classes. Nothing was spent.")
+            raise ValueError(f"y must contain at least 2 classes; got {classes.size} class. Nothing was spent.")
         return classes
 
     # -- fit ------------------------------------------------------------------------------------
@@ -471,7 +471,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     def _fit_random_stopping(self, X, y, n, rng, split_seed, refit_share, scorer, classes, units, params):
         stopping = RandomStopping(self._expected_runs(), self.stopping)
         plan = plan_random_stopping(self.epsilon, self.delta, stopping, refit_share)
-        train_units, val_units = holdout_split(n, self.validation_fraction, split_seed)
+        train_units, val_units = holdout_split(n, self.validation_fraction, split_seed,
+                                              "n_users" if units.is_user_level else "n_samples")
         train, val = units.rows_of(train_units, val_units)
         params = search_fit_params(self, params, X.shape[0])
         # why: the released centre is g Q, Q the exact integer sum of one grid term per validation unit

@@ -65,13 +65,15 @@ def make_splits(cv, n):
     return splits
 
 
-def holdout_split(n, validation_fraction, seed):
-    """One random (train, validation) split of ``n`` rows (public randomness)."""
+def holdout_split(n, validation_fraction, seed, unit="n_samples"):
+    """One random (train, validation) split of ``n`` rows, or users (``unit="n_users"``; public randomness)."""
     if not (0 < validation_fraction < 1):
         raise ValueError(f"validation_fraction must be in (0, 1), got {validation_fraction!r}.")
     m = int(round(n * validation_fraction))
     if m < 1 or m > n - 1:
-        raise ValueError(f"validation_fraction={validation_fraction} leaves no training or no validation row at n={n}.")
+        what = "user" if unit == "n_users" else "row"
+        raise ValueError(f"validation_fraction={validation_fraction} leaves no training or no validation {what} at "
+                         f"{unit}={n}. Nothing was spent.")
     perm = np.random.default_rng(seed).permutation(n)
     return np.sort(perm[m:]), np.sort(perm[:m])
 

@@ -538,9 +538,11 @@ class DPPipeline(AccountantMixin, Pipeline):
                 if Z.ndim != 2 or Z.shape[0] != _PROBE_ROWS:
                     raise ValueError(f"it returned shape {Z.shape} for {_PROBE_ROWS} rows")
             except Exception as exc:
+                reason = str(exc).strip()
+                reason = reason.removesuffix("Nothing was spent.").strip().rstrip(".")  # said once, below
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
-                    f"shape before any private data was used: {type(exc).__name__}: {exc}. Nothing was spent."
+                    f"shape before any private data was used: {type(exc).__name__}: {reason}. Nothing was spent."
                 ) from exc
         return Z
 

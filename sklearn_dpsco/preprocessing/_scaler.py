@@ -680,9 +680,11 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         if cluster or is_cluster_input(groups):
             X = self._cluster_rows(X, groups)
         elif sp.issparse(X):
+            why = ("centring would densify it" if self.with_mean else
+                   "its private statistics are computed on dense rows, also with with_mean=False")
             raise TypeError(
-                "DPStandardScaler does not accept sparse input (centring would densify it); use "
-                "RowNormClipper or MaxAbs-style public scaling. Nothing was spent."
+                f"DPStandardScaler does not accept sparse input ({why}); densify X (X.toarray()) if it fits in "
+                "memory, or use RowNormClipper, which maps sparse rows with public parameters. Nothing was spent."
             )
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)

@@ -30,7 +30,8 @@ import numpy as np
 from sklearn.utils import get_tags
 
 from ..linear_model import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor, UserLevelDPLogistic
-from ..preprocessing import DPStandardScaler
+from ..model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from ..preprocessing import DPPipeline, DPStandardScaler
 
 __all__ = [
     "GROUPS_REQUIRED",
@@ -65,10 +66,21 @@ _SAMPLE_WEIGHT_CHECKS = {
     "check_all_zero_sample_weights_error": _ZERO_WEIGHTS_FITTED,
 }
 
+_STEPS_FITTED_IN_PLACE = (
+    "DPPipeline fits its steps in place, as scikit-learn's Pipeline does (the check hashes the steps parameter "
+    "before and after fit); scikit-learn lists the same check as an expected failure of its own Pipeline"
+)
+_SEARCH_ON_TEN_ROWS = (
+    "the check fits on 10 rows with one class weighted 0: a private search splits off validation rows and fits "
+    "each candidate on a share of epsilon, so on 8 rows the noise decides some predictions (the estimator alone, "
+    "with its whole epsilon, passes)"
+)
+
 _EXPECTED_FAILED = {
     DPHingeClassifier: _SAMPLE_WEIGHT_CHECKS,
     DPLinearRegressor: _SAMPLE_WEIGHT_CHECKS,
     DPGrowthAdaptiveRegressor: _SAMPLE_WEIGHT_CHECKS,
+    DPPipeline: {"check_estimators_overwrite_params": _STEPS_FITTED_IN_PLACE},
 }
 
 #: Why a user-level estimator cannot run scikit-learn's checks as it is.
@@ -161,6 +173,9 @@ def expected_failed_checks(estimator):
     for cls, failed in _EXPECTED_FAILED.items():
         if isinstance(estimator, cls):
             return dict(failed)
+    if isinstance(estimator, (DPGridSearchCV, DPRandomizedSearchCV)) and isinstance(estimator.estimator,
+                                                                                    DPHingeClassifier):
+        return {"check_classifiers_one_label_sample_weights": _SEARCH_ON_TEN_ROWS}
     return {}
 
 

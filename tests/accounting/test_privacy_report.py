@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -352,3 +353,32 @@ def test_auto_scales_are_reported_as_private_estimates_not_as_declared(data):
     assert any(n.startswith("dpstandardscaler (DPStandardScaler): bounds left to") for n in notes)
     declared_pipe = make_dp_pipeline(DPStandardScaler(bounds=(-2, 2)), DPHingeClassifier(clip=1.0, random_state=0))
     assert not privacy_report(declared_pipe.fit(X, X[:, 0] > 0)).notes
+
+
+def test_sklearn_pipeline_counts_private_steps_inside_column_transformers_and_nested_pipelines(data):
+    """Found by the bug hunt: a DPStandardScaler inside a ColumnTransformer (or a nested Pipeline) charged its
+    ledger, but the report left its spend out of the total and called the Pipeline NOT differentially private."""
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_union
+
+    X, y = data
+    acc = BudgetAccountant()
+    scaler = DPStandardScaler(bounds=(-1.0, 1.0), epsilon=0.5, accountant=acc, random_state=0)
+    columns = make_column_transformer((scaler, [0, 1]), ("passthrough", [2]))
+    pipe = Pipeline([("cols", columns), ("clf", TinyDPClassifier(accountant=acc))]).fit(X, y)
+    report = privacy_report(pipe)
+    assert [r["label"] for r in report.rows] == ["cols/dpstandardscaler: DPStandardScaler", "clf: TinyDPClassifier"]
+    assert report.total == pytest.approx((1.5, 0.0)) and acc.total() == pytest.approx((1.5, 0.0))
+    assert "NOT" not in report.guarantee and "differentially private (unit of privacy: row)" in report.guarantee
+    assert "cols/dpstandardscaler (DPStandardScaler)" in report.public_parameters
+    nested = Pipeline([("inner", Pipeline([("clip", RowNormClipper(1.0)), ("sc", clone(scaler))])),
+                       ("clf", TinyDPClassifier(accountant=acc))]).fit(X, y)
+    report = privacy_report(nested)
+    assert [r["label"] for r in report.rows] == ["inner/sc: DPStandardScaler", "clf: TinyDPClassifier"]
+    assert "NOT" not in report.guarantee
+    # a non-private transformer inside a union or a column transformer is still named
+    leaky = Pipeline([("u", make_union(StandardScaler(), clone(scaler))), ("clf", TinyDPClassifier(accountant=acc))])
+    report = privacy_report(leaky.fit(X, y))
+    assert report.guarantee.startswith("The fitted Pipeline is NOT differentially private")
+    assert "'u/standardscaler' (StandardScaler)" in report.guarantee
+    assert [r["label"] for r in report.rows] == ["u/dpstandardscaler: DPStandardScaler", "clf: TinyDPClassifier"]

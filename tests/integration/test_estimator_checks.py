@@ -4,6 +4,8 @@
   RowNormClipper pass every check (the estimators' own test modules run
   them for the linear models), with the deviations of
   ``sklearn_dpsco.testing.expected_failed_checks``;
+* DPPipeline (make_dp_pipeline), DPGridSearchCV and DPRandomizedSearchCV pass every check as a user builds them,
+  with the deviations listed there (the pipeline's in-place step fits, as scikit-learn's own Pipeline);
 * the list cannot go stale: every check it names exists in the installed
   scikit-learn and fails there, for the reason given (a weight above 1);
 * every tag that relaxes a check is documented by ``deliberate_tags``;
@@ -25,6 +27,8 @@ from sklearn_dpsco import (
     UserLevelDPLogistic,
 )
 from sklearn_dpsco.accounting import BudgetAccountant
+from sklearn_dpsco.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from sklearn_dpsco.preprocessing import make_dp_pipeline
 from sklearn_dpsco.testing import (
     GROUPS_REQUIRED,
     deliberate_tags,
@@ -45,8 +49,18 @@ TRANSFORMERS = [
     RowNormClipper(2.0, norm="l1"),
 ]
 
+#: The meta-estimators, as a user builds them (found by the bug hunt: none ran scikit-learn's checks, and both
+#: searches failed check_fit2d_1sample).
+META_ESTIMATORS = [
+    make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0)),
+    DPGridSearchCV(DPHingeClassifier(random_state=0), {"alpha": [0.01, 0.1]}, random_state=0),
+    DPRandomizedSearchCV(DPLinearRegressor(random_state=0), {"scale_share": [0.2, 0.3]}, n_iter=2, random_state=0,
+                         scoring="neg_mean_absolute_error", loss_bound=10.0),
+]
+
+
 #: Every estimator whose checks the suite runs, as it runs them.
-CHECKED = TRANSFORMERS + [
+CHECKED = TRANSFORMERS + META_ESTIMATORS + [
     DPHingeClassifier(random_state=0),
     DPLinearRegressor(random_state=0),
     DPLinearRegressor(delta=1e-5, random_state=0),
@@ -57,6 +71,11 @@ CHECKED = TRANSFORMERS + [
 
 @parametrize_with_checks(TRANSFORMERS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_conformance(estimator, check):
+    check(estimator)
+
+
+@parametrize_with_checks(META_ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_meta_estimators_sklearn_conformance(estimator, check):
     check(estimator)
 
 

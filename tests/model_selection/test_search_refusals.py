@@ -186,3 +186,25 @@ def test_a_dataframe_keeps_its_column_names_and_the_same_release(selection):
     assert np.array_equal(on_frame.best_estimator_.coef_, on_array.best_estimator_.coef_)
     with pytest.raises(AttributeError):
         on_array.feature_names_in_
+
+
+@pytest.mark.parametrize("search", [
+    DPGridSearchCV(DPHingeClassifier(random_state=0), {"alpha": [0.1, 1.0]}, random_state=0),
+    DPRandomizedSearchCV(DPLinearRegressor(random_state=0), {"scale_share": [0.2, 0.3]}, n_iter=2, random_state=0,
+                         **REGRESSION),
+], ids=type)
+def test_one_row_or_one_class_is_refused_in_scikit_learns_words_before_any_spend(search):
+    """scikit-learn's check_fit2d_1sample: the refusal names one sample / one class (found by the bug hunt: the
+    searches said 'y must contain at least 2 classes' and 'leaves no training or no validation row at n=1')."""
+    from sklearn.utils.estimator_checks import check_fit2d_1sample
+
+    acc = BudgetAccountant(100.0)
+    search.set_params(accountant=acc)
+    check_fit2d_1sample(type(search).__name__, search)
+    with pytest.raises(ValueError, match="n_samples=1|1 class") as info:
+        search.fit(XR[:1] if search.loss_bound else X[:1], YR[:1] if search.loss_bound else Y[:1])
+    assert "Nothing was spent" in str(info.value)
+    if search.loss_bound is None:  # two rows, one class
+        with pytest.raises(ValueError, match="got 1 class. Nothing was spent."):
+            search.fit(X[:2], np.zeros(2, int))
+    assert len(acc.ledger) == 0

@@ -229,3 +229,17 @@ def test_dp_search_routes_metadata_to_a_pipeline_and_refuses_unrequested_before_
         with pytest.raises(Exception, match="sample_weight"):  # no step requests it: before the reservation
             search(False).fit(X, y, sample_weight=sw)
         assert len(acc.ledger) == 1
+
+
+def test_a_step_refused_on_the_synthetic_rows_says_nothing_was_spent_once(data):
+    """The dry run's message quotes the step's own refusal (found by the bug hunt: a user-level scaler left at
+    bounds='auto' read '... Nothing was spent.. Nothing was spent.')."""
+    X, y = data
+    acc = BudgetAccountant(10.0, 1e-5)
+    pipe = make_dp_pipeline(DPStandardScaler(privacy_unit="user", max_items_per_user=4),
+                            UserLevelDPLogistic(random_state=0), accountant=acc, delta=1e-6)
+    with pytest.raises(ValueError, match="step 'dpstandardscaler'.*row-level only") as info:
+        pipe.fit(X, y, groups=np.arange(len(y)) // 4)
+    message = str(info.value)
+    assert message.count("Nothing was spent") == 1 and ".." not in message
+    assert _ledger(acc) == (0, (0.0, 0.0))

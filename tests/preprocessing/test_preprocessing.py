@@ -331,3 +331,17 @@ def test_scaler_without_mean_and_std_only_clips_and_spends_nothing():
                           random_state=0).fit(X)
     np.testing.assert_array_equal(sc.transform(X), np.clip(X, -1.0, 1.0))
     assert sc.epsilon_spent_ == 0.0 and acc.total()[0] == 0.0
+
+
+@pytest.mark.parametrize("with_mean", [True, False])
+def test_scaler_refuses_sparse_input_with_a_reason_that_fits_its_settings(with_mean):
+    """Found by the bug hunt: DPStandardScaler(with_mean=False) refused sparse rows because 'centring would
+    densify it', and pointed to a 'MaxAbs-style public scaling' the library does not have."""
+    acc = BudgetAccountant(10.0)
+    X = sp.random(50, 4, density=0.3, format="csr", random_state=0)
+    with pytest.raises(TypeError, match="does not accept sparse input") as info:
+        DPStandardScaler(with_mean=with_mean, accountant=acc).fit(X)
+    message = str(info.value)
+    assert ("centring would densify" in message) == with_mean
+    assert "MaxAbs" not in message and "RowNormClipper" in message and "Nothing was spent." in message
+    assert len(acc.ledger) == 0
