@@ -124,10 +124,10 @@ COLUMN_SAMPLE_RANKS = BOUNDS_RANKS
 COLUMN_TWO_STAGE_RANKS = 3 * COLUMN_RANKS
 #: Median and spread (module docstring) when the quartiles' rule fails but each quartile release would still get
 #: ``n epsilon_i >= COLUMN_MAD_RANKS`` at the default share (about ``200 d <= n epsilon < 400 d``). 2026-11-27
-#: (benchmarks/results/lowcols.md, 10 seeds): in that band the pair wins on every real set (HI epsilon 0.5
-#: 0.742 -> 0.777, Computers 0.5 R^2 0.11 -> 0.24, Wages 1 -0.01 -> 0.10, Participation 2 0.504 -> 0.549); below it
-#: (Wages 0.5, 132 d; Participation 1, 102 d) it loses (-0.03, a seed at R^2 -0.45; -0.016): the median misses
-#: too.
+#: (benchmarks/results/lowcols.md, 10 seeds paired): on raw columns it wins in every cell where it runs (HI epsilon
+#: 0.5 +0.027, Participation 2 +0.049, Computers 0.5 R^2 +0.14 / +0.20 (growth), Wages 1 +0.08 / +0.135); on columns
+#: already scaled the share costs Wages growth 1 -0.04 and HI 0.5 -0.007; below it (Wages 0.5, 132 d; Participation
+#: 1, 102 d) the medians miss too and it loses (-0.03 with a seed at R^2 -0.45; -0.016).
 COLUMN_MAD_RANKS = COLUMN_RANKS / 2
 #: The medians' part of the share (the spreads get the rest): a location on the fine grid needs more ranks
 #: than a factor-2 magnitude on the coarse one.
