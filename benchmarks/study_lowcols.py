@@ -26,5 +26,7 @@ for key, enc, est, eps in cells:
             v.append(sc)
         out[arm] = np.array(v)
     d = out["new"] - out["main"]
-    print(f"{key} {enc} {est} eps={eps}: main {out['main'].mean():.3f} (se {out['main'].std()/np.sqrt(seeds):.3f}) "
-          f"new {out['new'].mean():.3f} (se {out['new'].std()/np.sqrt(seeds):.3f}) diff {d.mean():+.3f} (se {d.std()/np.sqrt(seeds):.3f}) min new {out['new'].min():.3f}", flush=True)
+    se = {k: v.std() / np.sqrt(seeds) for k, v in out.items()}
+    print(f"{key} {enc} {est} eps={eps}: main {out['main'].mean():.3f} (se {se['main']:.3f}) "
+          f"new {out['new'].mean():.3f} (se {se['new']:.3f}) diff {d.mean():+.3f} (se {d.std() / np.sqrt(seeds):.3f}) "
+          f"min new {out['new'].min():.3f}", flush=True)

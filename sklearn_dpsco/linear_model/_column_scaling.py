@@ -77,9 +77,10 @@ from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cluster_column_quantiles
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_MAD_RANKS", "MAD_GRID", "MEDIAN_PART", "column_scaling_mode", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS", "MIN_COLUMN_SCALE",
+__all__ = ["COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
+           "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
-           "default_column_share"]
+           "column_scaling_mode", "default_column_share"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
