@@ -58,7 +58,7 @@ from ..accounting._resolve import AccountantMixin
 from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan, fill_budget, fit_event, scale_plan,
                            scales_supported, trivial_scale_plan)
 from ._cluster_inputs import cluster_inputs, is_cluster_input
-from ._column_scaling import ColumnScalingPlan, column_scaling_applies
+from ._column_scaling import ColumnScalingPlan, column_scaling_mode
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan", "check_fit"]
 
@@ -423,11 +423,15 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                 "read once). Use column_scaling='auto' or False. Nothing was spent."
             )
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
-        if not column_scaling_applies(setting, inputs.n_samples, d, self.epsilon,
-                                      declared=self._declares_scales(), dense=dense):
+        # the quartiles, or below their rule the median and spread (linear_model/_column_scaling.py)
+        mode = column_scaling_mode(setting, inputs.n_samples, d, self.epsilon, declared=self._declares_scales(),
+                                   dense=dense, centre=bool(self.fit_intercept),
+                                   positional=self._COLUMN_ROWS_POSITIONAL,
+                                   cluster=bool(inputs.public.get("cluster")))
+        if mode is None:
             return None
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept,
-                                       positional=self._COLUMN_ROWS_POSITIONAL)
+                                       positional=self._COLUMN_ROWS_POSITIONAL, mode=mode)
 
     #: The rows of :meth:`_column_rows` keep their positions under the privacy unit's neighbours (replace one
     #: row in place), so the column quartiles may read every k-th of them (public positions).

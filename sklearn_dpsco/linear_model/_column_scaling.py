@@ -47,8 +47,19 @@ spreads, ``m`` the largest ``min(s_2, 1)`` over the columns)::
 and ``max(s_2j, 1)`` as before when a released quartile of either stage is exactly 0 (an atom at 0 or at
 ``centre_1``) or stage 2's pair collapsed (an atom off the grid).
 
+Median and spread (issue 16; doc/privacy/column_scaling.rst, "Median and spread"): below the quartiles' rule,
+where each of the ``2 d`` quartile releases gets fewer than ``COLUMN_RANKS`` ranks, a quartile on the fine signed
+grid often lands far from the data and the map is garbage (a centre 1579 for a 0/1 column). Down to half of the
+rule (about ``n epsilon >= 200 d``), a fit with an intercept on rows in memory (row level) then releases per column
+the median ``m_j`` (fine signed grid, ``MEDIAN_PART`` of the share) and, given it, the median of ``|x_j - m_j|``
+(a public per-row map of the released ``m``) on a coarse unsigned grid (``MAD_GRID``, one point per octave:
+42 candidates instead of 641, and a median's gap to the far points is ``n / 2`` ranks, a quartile's ``n / 4``)::
+
+    centre_j = m_j,   scale_j = max(2 a_j, 1)       (2 a_j: the interquartile range of a symmetric column)
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
-the declared settings, the input's format): see :func:`column_scaling_applies`.
+the declared settings, the input's format): see :func:`column_scaling_applies`
+and :func:`column_scaling_mode`.
 """
 
 from dataclasses import dataclass
@@ -57,17 +68,19 @@ from functools import cached_property
 import numpy as np
 
 from .._budget import Budget, split_scale_share
-from ..accounting import ParallelComposedEvent
+from ..accounting import ComposedEvent, ParallelComposedEvent
 from .._fast._rows import column_affine
+from .._mechanisms._scale_grid import ScaleGrid
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection
 from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cluster_column_quantiles
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS", "MIN_COLUMN_SCALE",
+__all__ = ["COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
+           "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
-           "default_column_share"]
+           "column_scaling_mode", "default_column_share"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
@@ -110,6 +123,19 @@ COLUMN_SAMPLE_RANKS = BOUNDS_RANKS
 #: place a quartile well, they lose (Computers raw epsilon 1-2, 61-122 ranks: R^2 0.40 -> 0.12, 0.71 -> 0.58;
 #: HI epsilon 1, 93 ranks: 0.783 -> 0.751; ``_mixed`` n = 8000 epsilon 0.5, 125 ranks).
 COLUMN_TWO_STAGE_RANKS = 3 * COLUMN_RANKS
+#: Median and spread (module docstring) when the quartiles' rule fails but each quartile release would still get
+#: ``n epsilon_i >= COLUMN_MAD_RANKS`` at the default share (about ``200 d <= n epsilon < 400 d``). 2026-11-27
+#: (benchmarks/results/lowcols.md, 10 seeds paired): on raw columns it wins in every cell where it runs (HI epsilon
+#: 0.5 +0.027, Participation 2 +0.049, Computers 0.5 R^2 +0.14 / +0.20 (growth), Wages 1 +0.08 / +0.135); on columns
+#: already scaled the share costs Wages growth 1 -0.04 and HI 0.5 -0.007; below it (Wages 0.5, 132 d; Participation
+#: 1, 102 d) the medians miss too and it loses (-0.03 with a seed at R^2 -0.45; -0.016).
+COLUMN_MAD_RANKS = COLUMN_RANKS / 2
+#: The medians' part of the share (the spreads get the rest): a location on the fine grid needs more ranks
+#: than a factor-2 magnitude on the coarse one.
+MEDIAN_PART = 2.0 / 3.0
+#: The spreads' grid: unsigned, one point per octave (a factor-2 scale is enough for conditioning).
+MAD_GRID = ScaleGrid(per_octave=1)
+MEDIAN_LEVELS = (0.5,)
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -180,6 +206,21 @@ def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
     return not declared and per_release >= COLUMN_RANKS
 
 
+def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False):
+    """``"quartiles"``, ``"median_mad"`` or None: which column map a fit releases (public facts only).
+
+    ``"quartiles"`` where :func:`column_scaling_applies`; else ``"median_mad"`` for ``setting="auto"`` with
+    nothing declared, dense rows in memory (not on a cluster), an intercept (``centre``), row-level rows
+    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else None.
+    """
+    if column_scaling_applies(setting, n, d, epsilon, declared=declared, dense=dense):
+        return "quartiles"
+    if setting != "auto" or declared or not dense or cluster or not centre or not positional or d == 0:
+        return None
+    per_release = n * default_column_share(n, d, epsilon) * epsilon / (len(BOUNDS_LEVELS) * d)
+    return "median_mad" if per_release >= COLUMN_MAD_RANKS else None
+
+
 @dataclass(frozen=True)
 class ColumnScalingPlan:
     """The column quartiles of one fit: their budget and event, fixed before any data is read.
@@ -211,9 +252,10 @@ class ColumnScalingPlan:
     centre: bool = True
     stride: int = 1
     stages: int = 1
+    mode: str = "quartiles"
 
     @classmethod
-    def build(cls, budget, n, d, centre, positional=True):
+    def build(cls, budget, n, d, centre, positional=True, mode="quartiles"):
         """Split ``budget`` (the fit's whole budget) at :func:`default_column_share`; the stages and the
         stride (public facts).
 
@@ -226,6 +268,8 @@ class ColumnScalingPlan:
         """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
+        if mode == "median_mad":  # every row, one stage (the band sits far below the stride's and two stages' rules)
+            return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, True, 1, 1, mode)
         stages = column_stages(n, d, budget.epsilon, share, bool(centre) and positional)
         # two halves of n / k rows at the whole share: each release gets the ranks of n / k rows at half of
         # it, the rule's stage share; the halves' period 2k divides the cluster's blocks
@@ -241,6 +285,10 @@ class ColumnScalingPlan:
 
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
         candidate solver plan)."""
+        if self.mode == "median_mad":
+            medians, spreads = self._median_mad_budgets()
+            return ComposedEvent((column_quantiles_event(MEDIAN_LEVELS, medians, self.n_features, grid=BOUNDS_GRID),
+                                  column_quantiles_event(MEDIAN_LEVELS, spreads, self.n_features, grid=MAD_GRID)))
         one = column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
         return one if self.stages == 1 else ParallelComposedEvent((one, one))
 
@@ -254,6 +302,8 @@ class ColumnScalingPlan:
         centre. Call only after the budget checks. ``n_jobs``: threads for the grid counts (joblib's
         meaning; the counts, hence the releases, are the same for every value).
         """
+        if self.mode == "median_mad":
+            return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
             first = self._quartiles(X, 0, self.stride, None, rng, n_jobs)
             return ColumnScaling.from_quartiles(first.value, self.centre), first.event
@@ -265,6 +315,28 @@ class ColumnScalingPlan:
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
         return (ColumnScaling.from_two_stages(centre_1, second.value, first.value),
                 ParallelComposedEvent((first.event, second.event)))
+
+    def _median_mad_budgets(self):
+        """``(medians, spreads)``: ``MEDIAN_PART`` of the budget and the exact rest (Sterbenz: the difference of
+        two floats within a factor 2 is exact, so the two parts sum to ``budget.epsilon``)."""
+        eps = self.budget.epsilon
+        medians = MEDIAN_PART * eps
+        return Budget(medians, 0.0, self.budget.noise), Budget(eps - medians, 0.0, self.budget.noise)
+
+    def _median_mad(self, X, rng, n_jobs=None):
+        """Median and spread (doc/privacy/column_scaling.rst, "Median and spread"): ``d`` medians on the signed
+        grid, then, given them (released: a public per-row map), ``d`` medians of ``|x - m|`` on ``MAD_GRID``;
+        every row, in memory. Adaptive sequential composition: the event is the two sets' ``ComposedEvent``."""
+        medians, spreads = self._median_mad_budgets()
+        rows = np.asarray(X, dtype=np.float64)
+        first = column_quantiles_from_counts(BOUNDS_GRID.column_counts(rows, None, n_jobs), rows.shape[0],
+                                             MEDIAN_LEVELS, medians, grid=BOUNDS_GRID, random_state=rng)
+        m = first.value[0]
+        deviations = np.abs(rows - m)  # m is a release: the same public map of each row on D and D'
+        second = column_quantiles_from_counts(MAD_GRID.column_counts(deviations, None, n_jobs), rows.shape[0],
+                                              MEDIAN_LEVELS, spreads, grid=MAD_GRID, random_state=rng)
+        return (ColumnScaling.from_median_mad(m, second.value[0]),
+                ComposedEvent((first.event, second.event)))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
         """One stage's ``2 d`` releases on ``budget``: the quartiles of ``X[offset::step] - shift``."""
@@ -289,7 +361,7 @@ class ColumnScalingPlan:
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
-                                   "stages": self.stages}}
+                                   "stages": self.stages, "mode": self.mode}}
 
 
 def _spread(lo, hi):
@@ -318,6 +390,18 @@ class ColumnScaling:
         passthrough = (q1 == 0) & (q3 == 0)
         mid = (q1 + q3) / 2.0 if centre else np.zeros_like(q1)
         return cls(np.array([q1, q3]), np.where(passthrough, 0.0, mid), np.where(passthrough, 1.0, spread),
+                   passthrough)
+
+    @classmethod
+    def from_median_mad(cls, median, spread):
+        """The map of the median and spread releases (post-processing): ``centre = m``, ``scale = max(2 a, 1)``
+        (one stage's floor ``MIN_COLUMN_SCALE``: never enlarged); a column with ``m = a = 0`` (a rare indicator)
+        keeps ``centre 0, scale 1``. ``quartiles`` reports ``m -+ a``."""
+        m = np.asarray(median, dtype=float)
+        a = np.asarray(spread, dtype=float)
+        passthrough = (m == 0) & (a == 0)
+        scale = np.maximum(2.0 * a, MIN_COLUMN_SCALE)
+        return cls(np.array([m - a, m + a]), np.where(passthrough, 0.0, m), np.where(passthrough, 1.0, scale),
                    passthrough)
 
     @classmethod

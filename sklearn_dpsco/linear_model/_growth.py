@@ -101,7 +101,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         rows, more than one coefficient (not the one-coefficient
         ``inverse_sensitivity`` mechanism) and ``n epsilon`` large enough for
         the ``2 n_features`` quartiles (about ``n epsilon >= 400
-        n_features``); public facts only. ``True``: always (dense rows only).
+        n_features``; from about ``200 n_features`` with an intercept and rows in
+        memory, the private median and spread instead: doc/privacy/column_scaling.rst,
+        "Median and spread"); public facts only. ``True``: always (dense rows only).
         ``False``: never. :class:`~sklearn_dpsco.preprocessing.DPPipeline`
         turns ``"auto"`` off after a ``DPStandardScaler``.
     radius : float or None, default=None

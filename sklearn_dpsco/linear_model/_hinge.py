@@ -114,6 +114,11 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         (nothing declared), dense rows (NumPy or Dask chunks), and ``n epsilon`` large
         enough for the ``2 n_features`` quartiles (each gets ``n epsilon_i >=
         50``: about ``n epsilon >= 400 n_features``); public facts only.
+        From about ``200`` to ``400 n_features`` (with an intercept, rows in
+        memory) a cheaper pair instead: the private median ``m`` of every
+        column, then the median of ``|x - m|`` on a coarse grid, rows mapped
+        to ``(x - m) / max(2 spread, 1)`` (doc/privacy/column_scaling.rst,
+        "Median and spread").
         ``True``: always (dense rows only). ``False``: never.
         :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
         after a ``DPStandardScaler``.

@@ -87,7 +87,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         ``intercept_scaling=None`` (nothing declared), dense rows (NumPy or Dask),
         and ``n epsilon`` large enough for the ``2 n_features`` quartiles
         (each gets ``n epsilon_i >= 50``: about ``n epsilon >= 400
-        n_features``); public facts only. ``True``: always (dense rows only). ``False``:
+        n_features``; from about ``200 n_features`` with an intercept and rows in
+        memory, the private median and spread instead: doc/privacy/column_scaling.rst,
+        "Median and spread"); public facts only. ``True``: always (dense rows only). ``False``:
         never. :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns
         ``"auto"`` off after a ``DPStandardScaler``.
     radius : float, default=10.0
