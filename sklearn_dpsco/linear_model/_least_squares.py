@@ -21,6 +21,7 @@ from ._least_squares_rules import (
     ROW_BOUND_SOLVERS,
     SOLVERS,
     default_intercept_scaling,
+    phased_erm_step_radius,
     resolve_solver,
 )
 
@@ -94,7 +95,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         ``"auto"`` off after a ``DPStandardScaler``.
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
-        the coefficients, the intercept column included).
+        the coefficients, the intercept column included). With both bounds
+        ``"auto"``, ``"phased_erm"`` sizes its step for ``min(radius, 2.5)``
+        in the rescaled units (the domain stays this ball; public rule,
+        doc/privacy/localization.rst, "Step scale").
     steps : {"jnn", "constant"}, default="jnn"
         Snowball-SGD step schedule: Jain-Nagaraj-Netrapalli (FKT Thm 3.6)
         or constant (FKT Thm 3.5).
@@ -371,7 +375,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # recentring by a released label mean: only where the centre is the "auto" median (a declared
             # bound keeps the choice's unshrunk-intercept ridges at full budget)
             params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s,
-                          ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound))
+                          ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound),
+                          step_radius=phased_erm_step_radius(is_auto(self.row_bound), is_auto(self.label_bound)))
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,

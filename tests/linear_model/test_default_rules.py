@@ -276,3 +276,27 @@ def test_declared_rows_are_clipped_at_the_rule_bound(solver):
     assert est.privacy_event_ == fit_event(None, plan.event, 1, columns)  # the event is the public plan's
     # the radius is read in the units of X / c (as under "auto"): ||w|| <= radius / c in the data's units
     assert plan.radius == pytest.approx(est.radius / c)
+
+
+def test_phased_erm_step_radius_public_and_used_only_with_auto_bounds():
+    """Phased-ERM's step scale: a public constant when both bounds are "auto" (what was passed), the radius else;
+    the schedule facts it sets are the same on unrelated data of one shape (doc/privacy/localization.rst)."""
+    from sklearn_dpsco.linear_model import DPLinearRegressor
+    from sklearn_dpsco.linear_model import _least_squares_rules as rules
+
+    assert rules.phased_erm_step_radius(True, True) == rules.PHASED_ERM_STEP_RADIUS == 2.5
+    assert rules.phased_erm_step_radius(True, False) is None
+    assert rules.phased_erm_step_radius(False, True) is None
+    rng = np.random.default_rng(0)
+    n, p = 3000, 5
+    Xa, ya = rng.standard_normal((n, p)), (rng.uniform(size=n) < 0.3).astype(float)
+    Xb, yb = 100 * rng.standard_t(2, (n, p)), 1e3 * rng.standard_normal(n)
+    kw = dict(epsilon=1.0, solver="phased_erm", random_state=0)
+    fa = DPLinearRegressor(**kw).fit(Xa, ya).fit_info_
+    fb = DPLinearRegressor(**kw).fit(Xb, yb).fit_info_
+    assert fa["step_radius"] == fb["step_radius"] == 2.5
+    assert fa["steps"] == fb["steps"] and fa["step"] == fb["step"]
+    # declared bounds: the step is sized for the radius as before (no step_radius)
+    fd = DPLinearRegressor(row_bound=1.0, label_bound=1.0, **kw).fit(Xa, ya).fit_info_
+    assert "step_radius" not in fd
+    assert fd["step"] == pytest.approx(2.0 * 10.0 / 0.1 * min(4.0 / math.sqrt(n), 1.0 / (p + 1)))

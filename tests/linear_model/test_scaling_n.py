@@ -60,9 +60,11 @@ def test_phased_erm_release_noise_does_not_grow_with_n(delta):
     # Phased-ERM's phases ask the certified solver for max(t * exact, float floor); the floor grows like
     # sqrt(eta_i n_i). Before the fix the floor set the first phase's noise from ~1e5 rows on and an
     # absolute gap rule dropped every later phase at 4e6 rows, so the last release got noisier with n.
+    # declared bounds: the step is sized for the radius (the schedule this test was written for)
     first, ratio, last = [], [], []
     for n in (10**5, 10**6, 10**7, 10**8):
-        plan = DPLinearRegressor(solver="phased_erm", epsilon=1.0, delta=delta)._plan(n, 21, 1)
+        plan = DPLinearRegressor(solver="phased_erm", epsilon=1.0, delta=delta, row_bound=1.0,
+                                 label_bound=1.0)._plan(n, 21, 1)
         phases = plan.schedule.phases
         assert len(phases) >= 8  # localization keeps running: no collapse to the first phase
         exact = 2 * phases[0].clip / (phases[0].lam * (phases[0].stop - phases[0].start))
@@ -73,6 +75,17 @@ def test_phased_erm_release_noise_does_not_grow_with_n(delta):
     assert all(b <= a for a, b in zip(first, first[1:]))
     assert max(ratio[:3]) <= 1.0 + 2.0 / 3.0
     assert max(last) <= 1e-5  # the returned release's noise is negligible at every n
+    # "auto" bounds: the step is sized for min(radius, 2.5), 4x smaller, so the float floor binds sooner
+    # (first phase at 2.3 x exact at 1e7 rows, 8.3 x at 1e8, where it rises 14 %); its noise stays below
+    # the radius-sized schedule's at every n, the floor is below exact / 3 up to 1e6 rows, and the last
+    # release is negligible (auto picks AdaSSP from m = 1e4 on: about 2e5 rows here)
+    for n, declared_first in zip((10**5, 10**6, 10**7, 10**8), first):
+        phases = DPLinearRegressor(solver="phased_erm", epsilon=1.0, delta=delta)._plan(n, 21, 1).schedule.phases
+        assert len(phases) >= 8
+        exact = 2 * phases[0].clip / (phases[0].lam * (phases[0].stop - phases[0].start))
+        assert phases[0].sensitivity <= declared_first
+        assert n > 10**6 or phases[0].sensitivity <= (1.0 + 2.0 / 3.0) * exact
+        assert phases[-1].sensitivity <= 1e-5
 
 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])

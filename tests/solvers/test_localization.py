@@ -8,6 +8,7 @@ T1: audit of the last phase's release (canary in the last block) with the
 half-noise mutant.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -87,12 +88,22 @@ def _phase_blocks(fit):
     return [(s["rows"], s["eta"], s["lam"], s["sensitivity"]) for s in fit.info["schedule"]]
 
 
-@pytest.mark.parametrize("algo", ["ald", "phased"])
+def _runner(algo):
+    """The algorithm under test; ``phased_step``: Phased-ERM with its step sized for step_radius < radius."""
+    if algo == "ald":
+        return ald_localization
+    return phased_erm if algo == "phased" else functools.partial(phased_erm, step_radius=2.5)
+
+
+@pytest.mark.parametrize("algo", ["ald", "phased", "phased_step"])
 def test_each_phase_sensitivity_is_exact_bound(algo):
     n, d = 400, 2
     D, _ = glm_neighbours(n, d, 0)
-    run = ald_localization if algo == "ald" else phased_erm
+    run = _runner(algo)
     fit = run(D, LINEAR, clip=1.0, center=np.zeros(d), radius=1e3, epsilon=1.0, delta=0.0, rng=np.random.default_rng(0))
+    if algo == "phased_step":  # the step is sized for min(radius, step_radius): 2.5 here, the domain stays 1e3
+        assert fit.info["step"] == pytest.approx(2.0 * 2.5 * min(4.0 / math.sqrt(n), 1.0 / d))
+        assert fit.info["step_radius"] == 2.5
     blocks = _phase_blocks(fit)
     assert len(blocks) >= 2
     for (start, stop), eta, lam, sens in blocks:
@@ -154,14 +165,15 @@ def test_outputs_stay_in_domain():
 
 
 @pytest.mark.statistical
-@pytest.mark.parametrize("algo, delta", [("ald", 0.0), ("phased", 1e-5)])
+@pytest.mark.parametrize("algo, delta", [("ald", 0.0), ("phased", 1e-5), ("phased_step", 0.0)])
 def test_last_phase_release_audit(algo, delta):
     """Canary in a late block: D and D' differ in its first row; the phase's
     centre is computed by the real solver, the release by the real schedule's
-    mechanism; 1e5 draws per side; the half-noise mutant must be flagged."""
+    mechanism; 1e5 draws per side; the half-noise mutant must be flagged
+    (``phased_step``: the step sized for step_radius, each phase calibrated to its own step)."""
     n, d, eps = 400, 1, 1.0
     D, _ = glm_neighbours(n, d, 0)
-    run = ald_localization if algo == "ald" else phased_erm
+    run = _runner(algo)
     fit = run(D, LINEAR, clip=1.0, center=np.zeros(d), radius=1e3, epsilon=eps, delta=delta,
               rng=np.random.default_rng(0))
     # the last phase whose tolerance is not raised to the float floor (the audit stays tight)

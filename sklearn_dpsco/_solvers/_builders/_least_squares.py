@@ -4,7 +4,8 @@
 ``row_bound``, ``label_bound``, ``radius``, ``intercept_scaling`` (the
 value s of the intercept column, 0 without one), ``steps``,
 ``smoothness``, ``growth``, ``moment``, ``moment_order``; optional
-``ridge_selection`` (AdaSSP's private ridge choice, default False).
+``ridge_selection`` (AdaSSP's private ridge choice, default False) and
+``step_radius`` (Phased-ERM's step scale, default None: the radius).
 """
 
 import math
@@ -220,9 +221,10 @@ def phased_erm(n, d, budget, params):
     # centred phases: the certificate's terms are sized by the residuals at each phase's centre, so
     # its float floor is declared at CENTRED_OBJECTIVE_SCALE and stays below the step's sensitivity
     # as n grows (doc/privacy/output_perturbation.rst, "Centring" and "Float floor")
+    # params["step_radius"] (the estimator's public rule; None: the radius) sizes the step, not the domain
     schedule = phased_erm_schedule(n, d, clip=params["clip"], radius=params["radius"], epsilon=budget.epsilon,
                                    delta=budget.delta, noise=budget.noise, centred=True,
-                                   objective_scale=CENTRED_OBJECTIVE_SCALE)
+                                   objective_scale=CENTRED_OBJECTIVE_SCALE, step_radius=params.get("step_radius"))
     return SchedulePlan(schedule, _run_phases)
 
 

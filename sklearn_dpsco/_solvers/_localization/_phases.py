@@ -141,21 +141,28 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
 
 
 def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, tolerance=0.1, noise=DEFAULT_NOISE,
-                        centred=False, objective_scale=OBJECTIVE_SCALE):
+                        centred=False, objective_scale=OBJECTIVE_SCALE, step_radius=None):
     """FKT Phased-ERM schedule (Section 4, non-smooth case).
 
     k = ceil(log2 n) phases on disjoint blocks of ``floor(2^-i n)`` rows,
     ``eta_i = 4^-i eta`` with ``eta = (D / L) min(4 / sqrt(n), rho / dim)``
     (doc/algorithms.rst, F-Alg 3; ``rho / dim`` is ``epsilon / d`` for pure DP and
     ``epsilon / sqrt(d log(1/delta))`` otherwise — a utility choice only).
-    ``centred`` and ``objective_scale`` go to every phase's plan (centred
-    regression phases, doc/privacy/output_perturbation.rst).
+    ``D = 2 radius``, or ``2 min(radius, step_radius)`` when a public
+    ``step_radius`` is given: the distance the step is sized for, while the
+    domain stays the radius ball (doc/privacy/localization.rst, "Step
+    scale"). ``centred`` and ``objective_scale`` go to every phase's plan
+    (centred regression phases, doc/privacy/output_perturbation.rst).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if n < 2:
         raise ValueError(f"Phased-ERM needs at least 2 rows, got {n}.")
     if step is None:
-        step = (2.0 * radius / clip) * min(4.0 / math.sqrt(n), epsilon / _dimension_term(d, delta))
+        reach = radius if step_radius is None else min(radius, check_positive(step_radius, "step_radius"))
+        # why (utility only): phase 1's noise has norm ~ 0.6 D whatever n, and the later phases cannot
+        # remove it in directions of curvature near their lam_i; D is a public number either way, and
+        # every phase's sensitivity is computed from its own step (privacy holds for any public step)
+        step = (2.0 * reach / clip) * min(4.0 / math.sqrt(n), epsilon / _dimension_term(d, delta))
     blocks, offset = [], start
     for i in range(1, max(1, math.ceil(math.log2(n))) + 1):
         n_i = n // 2**i
@@ -165,7 +172,8 @@ def phased_erm_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=Non
         offset += n_i
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise, scale=radius,
-        info={"step": step}, centred=centred, objective_scale=objective_scale,
+        info={"step": step} if step_radius is None else {"step": step, "step_radius": min(radius, step_radius)},
+        centred=centred, objective_scale=objective_scale,
     )
 
 
@@ -294,11 +302,11 @@ def ald_localization(data, loss, *, clip, center, radius, epsilon, delta, rng, s
 
 
 def phased_erm(data, loss, *, clip, center, radius, epsilon, delta, rng, start=0, stop=None, step=None,
-               noise=DEFAULT_NOISE, tolerance=0.1):
+               noise=DEFAULT_NOISE, tolerance=0.1, step_radius=None):
     """FKT Phased-ERM on rows [start, stop): plan from public inputs, then run."""
     sched = phased_erm_schedule(
         _n_rows(data, start, stop), data.n_features, clip=clip, radius=radius, epsilon=epsilon, delta=delta,
-        start=start, step=step, tolerance=tolerance, noise=noise,
+        start=start, step=step, tolerance=tolerance, noise=noise, step_radius=step_radius,
     )
     x = run_phases(data, loss, sched, center=center, domain=[(np.asarray(center, dtype=float), radius)], rng=rng)
     return PrivateFit(coef=x, event=sched.event, info=_schedule_info(sched))
