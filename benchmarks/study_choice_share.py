@@ -7,6 +7,8 @@ Rules (monkeypatched; public facts only: n and AdaSSP's epsilon):
   ssrNN  the choice's share buys 100 ranks: share = min(NN/100, max(0.10, 100 / (n eps))), applies from
          n eps NN/100 >= 100
   smrK   fixed 10 % share, from K ranks (n eps 0.1 >= K)
+  meanR  (a lead, not the choice) the label mean's share buys R ranks instead of 50:
+         min(0.25, max(0.05, R / (n eps))); same rule for when it applies; the choice as on main
 Usage: EPS=0.5,1,2 OMP_NUM_THREADS=1 python benchmarks/study_choice_share.py seeds rules [sets] [modes] [out.json]
 A (set, mode, eps, rule) whose seed-0 fit is bit-identical to base is reported "same" (public rules: same
 plan, same draws) and not run further.
@@ -25,13 +27,13 @@ import sklearn_dpsco._solvers._adassp as _A
 import sklearn_dpsco._solvers._adassp_selection as _S
 import sklearn_dpsco._solvers._builders._least_squares as _B
 
-ORIG = dict(share=_A.selection_share, applies=_B.selection_applies)
+ORIG = dict(share=_A.selection_share, applies=_B.selection_applies, mean=_A.mean_share)
 EPS = tuple(float(e) for e in os.environ.get("EPS", "0.5,1,2").split(","))
 BASE_SHARE, BASE_RANKS = 0.1, 100.0
 
 
 def set_rule(rule):
-    _A.selection_share, _B.selection_applies = ORIG["share"], ORIG["applies"]
+    _A.selection_share, _B.selection_applies, _A.mean_share = ORIG["share"], ORIG["applies"], ORIG["mean"]
     if rule == "new":
         return
     if rule == "base":
@@ -51,6 +53,10 @@ def set_rule(rule):
         k = float(rule[3:])
         _A.selection_share = lambda n, eps: BASE_SHARE
         _B.selection_applies = lambda n, d, eps: _S._share_applies(n, d, eps, BASE_SHARE, k, _S.SELECTION_BELOW)
+    elif rule.startswith("mean"):
+        set_rule("base")
+        r = float(rule[4:])
+        _A.mean_share = lambda n, eps: min(_S.MEAN_SHARE_CAP, max(_S.MEAN_SHARE, r / (n * eps)))
     else:
         raise ValueError(rule)
 
