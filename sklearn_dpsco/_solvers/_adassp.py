@@ -58,7 +58,8 @@ from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
 from ._adassp_selection import (LOSS_FRACTION, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
-                                 RidgeSelection, label_sum_terms, mean_share, ridge_candidates)
+                                 RidgeSelection, label_sum_terms, mean_share, ridge_candidates,
+                                 selection_share)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
 __all__ = ["AdaSSPPlan", "adassp_plan", "adassp_statistics", "run_adassp", "sym_from_vec", "vec_from_sym"]
@@ -319,15 +320,16 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
     budget = Budget(epsilon, delta, noise)
     selection = mech_mean = None
+    eps_adassp = budget.epsilon  # the shares below read AdaSSP's whole epsilon (public)
     if recentre and intercept_scaling > 0 and int(n) * QUANT < 2**53:
         # why: the labels' mean, released first on its own: each row's term is an integer in
         # [-QUANT, QUANT], so the sum moves by <= 2 QUANT under replace-one (doc/privacy/adassp.rst,
         # "Label mean"); then basic composition with the rest
-        mean_budget, budget = split_scale_share(budget, mean_share(n, budget.epsilon))
+        mean_budget, budget = split_scale_share(budget, mean_share(n, eps_adassp))
         mech_mean = laplace_mechanism_for(2.0 * QUANT, mean_budget, 1)
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
-        select_budget, budget = split_scale_share(budget, SELECTION_SHARE)
+        select_budget, budget = split_scale_share(budget, selection_share(n, eps_adassp))
         selection = RidgeSelection(select_budget.epsilon, noise)
     b_min, b_A, b_b = budget.split(_SHARES_PURE if budget.pure else _SHARES_GAUSSIAN)
     mech_A = mechanism_for(sens_A, b_A, D)

@@ -42,7 +42,7 @@ from .._mechanisms._selection import PureSelection, select_exact, select_float
 
 __all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
            "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "mean_share", "recentre_applies", "ridge_candidates",
-           "selection_applies"]
+           "selection_applies", "selection_share"]
 
 #: Fraction of AdaSSP's epsilon spent on the choice (utility only; any share is private). On
 #: Wages (2.9k rows, d = 11, 8 noise seeds, benchmarks/results/adassp_selection.md) 0.1 beat 0.15
@@ -227,6 +227,15 @@ def recentre_applies(n, d, epsilon):
     ``n epsilon share >= MEAN_MIN_RANKS`` ranks (``n epsilon MEAN_SHARE_CAP >= MEAN_MIN_RANKS``) and
     ``n epsilon / d < MEAN_BELOW`` (``epsilon``: AdaSSP's budget; ``d`` as in :func:`selection_applies`)."""
     return _share_applies(n, d, epsilon, MEAN_SHARE_CAP, MEAN_MIN_RANKS, MEAN_BELOW)
+
+
+def selection_share(n, epsilon):
+    """The ridge choice's share of AdaSSP's epsilon (what the label mean leaves), :data:`SELECTION_SHARE` at
+    every ``(n, epsilon)``. A share raised to buy 100 ranks from ``n epsilon = 400`` (``min(0.25, max(0.1,
+    100 / (n epsilon)))``) was measured and not adopted: it wins Wages (epsilon 0.2, t 3.2) and Workinghours
+    (0.3, t 2.8) but loses PSID (0.2: t -2.8; 0.3) and Computers (0.2: t -2.3), and adds +0.003 on Schooling
+    at epsilon 0.5 (120 seeds; benchmarks/results/choice_share.md)."""
+    return SELECTION_SHARE
 
 
 def selection_applies(n, d, epsilon):
