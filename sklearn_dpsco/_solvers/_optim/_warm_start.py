@@ -130,7 +130,8 @@ class _Block:
 
 def _solve_pos(A, b):
     """``A^{-1} b`` for a symmetric positive definite ``A`` (LAPACK posv, without scipy.linalg.solve's checks)."""
-    if not (np.isfinite(A).all() and np.isfinite(b).all()):
+    # a finite sum has no NaN or infinite term: the elementwise test only when it is not finite
+    if not math.isfinite(float(A.sum()) + float(b.sum())) and not (np.isfinite(A).all() and np.isfinite(b).all()):
         raise ValueError("non-finite Newton system")
     _, x, info = _POSV(A, b, lower=True)
     if info != 0:
@@ -278,23 +279,36 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     # weights none of which is 1: no subset of them is all ones (gram_system's check would say False)
     never_one = sw is not None and not np.any(sw == 1.0)
 
+    dense = isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] + (1 if s > 0 else 0) == d
+    p = X.shape[1]
+
     def gram(idx):
+        # idx None: every row of the block
+        Xi = X if idx is None else X[idx]
         if sw is None:  # unit weights: a slice of one array of ones (the same gemv for the intercept column)
-            return gram_system(X[idx], ones[: idx.size], s, unit=True) / n
-        return gram_system(X[idx], sw[idx], s, unit=False if never_one else None) / n
+            hi = ones if idx is None else ones[: idx.size]
+            return _dense_gram(Xi, hi, s, p, d, n, True) if dense else gram_system(Xi, hi, s, unit=True) / n
+        hi = sw if idx is None else sw[idx]
+        if dense:
+            return _dense_gram(Xi, hi, s, p, d, n, False if never_one else bool(np.all(hi == 1.0)))
+        return gram_system(Xi, hi, s, unit=False if never_one else None) / n
 
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
     z, z_new = z_new, z
     active = np.flatnonzero(h)
-    G = gram(active) if active.size else np.zeros((d, d))
+    # every row in the quadratic piece: the block itself (a C-contiguous block is the rows' copy X[idx] would
+    # make, the same product call), no copy
+    every = active.size == n and isinstance(X, np.ndarray) and X.flags.c_contiguous
+    G = gram(None if every else active) if active.size else np.zeros((d, d))
     eye = lam * np.eye(d)
     changed_prev = None
     dw = w - w0
     for _ in range(MAX_NEWTON):
         f = f_loss / n + 0.5 * lam * float(dw @ dw)
         grad = grad_loss / n + lam * dw
-        step = -_solve_pos(G + eye, grad)
+        step = _solve_pos(G + eye, grad)
+        np.negative(step, out=step)  # posv's solution is a fresh array: negated in place, the same floats
         slope = float(grad @ step)
         t = 1.0
         # the full step's pass: dz = X step, the pieces, loss and gradient at z + dz
@@ -316,10 +330,11 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         w, dw, f_loss = w_t, dw_t, fl  # the next step's w - w0 is this trial's
         z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
         # the curvature changes only on rows entering or leaving the quadratic part
+        # (G is this function's own array: updated in place, the same sums)
         if ne:
-            G = G + gram(enter[:ne])
+            G += gram(enter[:ne])
         if nl:
-            G = G - gram(leave[:nl])
+            G -= gram(leave[:nl])
         # a full step after a step that changed no piece: it solved the minimizer's own piece
         if t == 1.0 and changed_prev is not None and not changed_prev:
             break
@@ -328,6 +343,23 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t * math.sqrt(float(step @ step)) <= tol:
             break
     return w, z
+
+
+def _dense_gram(Xi, h, s, p, d, n, ones):
+    """``gram_system(Xi, h, s, unit=...) / n`` for dense rows ``Xi`` (``p`` columns, ``d`` with the intercept's),
+    ``ones`` telling whether every weight is 1: the same products (``Xi.T @ Xi`` or ``Xi.T @ (Xi * h)``,
+    ``Xi.T @ h``) and roundings, without its checks and copies (speed only)."""
+    A = np.empty((d, d))
+    A[:p, :p] = Xi.T @ (Xi if ones else Xi * h[:, None])
+    if s > 0:
+        v = Xi.T @ h
+        v *= s
+        A[p, :p] = v
+        A[:p, p] = v
+        # a sum of ones is exact: the row count itself
+        A[p, p] = s * s * (float(h.shape[0]) if ones else float(h.sum()))
+    A /= n
+    return A
 
 
 def _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw):
