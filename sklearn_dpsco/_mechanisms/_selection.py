@@ -41,7 +41,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._fast._discrete import bernoulli_exp, bernoulli_exp_table, bernoulli_exp_table_u64
+from .._fast._discrete import bernoulli_exp, bernoulli_exp_table, bernoulli_exp_table_u64, select_rows_u64
 from ..accounting import PureDPEvent
 
 __all__ = [
@@ -175,8 +175,12 @@ def select_exact_u64(rng, nums, dens, multiplier=1):
     ``(multiplier * nums[j], dens[j])`` (``bernoulli_exp_table_u64``'s
     contract), so the same index: speed only, for many candidates.
     """
-    if not np.any(np.asarray(nums) == 0):
+    nums = np.asarray(nums)
+    if not np.any(nums == 0):
         raise ValueError("gaps must contain a zero (the best candidate's).")
+    if isinstance(rng, np.random.Generator) and nums.ndim == 1:
+        # the coins and the visiting order in one compiled call (select_rows_u64: the same draws)
+        return int(select_rows_u64(rng, nums[None, :], np.asarray(dens)[None, :], multiplier)[0])
     coins = bernoulli_exp_table_u64(rng, nums, dens, 1, multiplier).T.astype(bool)
     return _finish(_first_heads_in_random_order(rng, coins), None)
 
