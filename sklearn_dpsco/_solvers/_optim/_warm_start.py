@@ -304,8 +304,8 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     eye = lam * np.eye(d)
     changed_prev = None
     dw = w - w0
+    f = f_loss / n + 0.5 * lam * float(dw @ dw)
     for _ in range(MAX_NEWTON):
-        f = f_loss / n + 0.5 * lam * float(dw @ dw)
         grad = grad_loss / n + lam * dw
         step = _solve_pos(G + eye, grad)
         np.negative(step, out=step)  # posv's solution is a fresh array: negated in place, the same floats
@@ -328,6 +328,9 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
             fl, ne, nl = huber_step(rows, start, stop, y, k, sw, None, z, t, dz, z_new, h, h_new, grad_new, enter,
                                     leave)
         w, dw, f_loss = w_t, dw_t, fl  # the next step's w - w0 is this trial's
+        # a full step's objective is the trial's fn: the same expression of the same floats (a backtracked
+        # step's loss was recomputed by its pass: evaluated again)
+        f = fn if t == 1.0 else f_loss / n + 0.5 * lam * float(dw @ dw)
         z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
         # the curvature changes only on rows entering or leaving the quadratic part
         # (G is this function's own array: updated in place, the same sums)
