@@ -249,11 +249,24 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
 
 #: Widths of the smoothed absolute loss solved in turn for a kinked start (continuation: each solve
 #: starts at the previous one's minimizer), in units of the block's mean absolute residual at the centre.
-SMOOTH_WIDTHS = (0.5, 0.05, 0.005)
-#: The wider widths are solved on a prefix of the block's rows (1 / SUBSAMPLE_RATIO^j of them, at
-#: least SMOOTH_MIN_ROWS, at most SMOOTH_PREFIXES levels), the narrowest on each larger prefix in turn.
+#: Speed only (the screen's start; the certificate decides). Growth regressor 2e5 x 20, one thread, CPU,
+#: best of 9-11 in one process with SMOOTH_TOL and the block-only narrowest solve below (2026-11-27,
+#: seventh session): (0.5, 0.05, 0.005) 76.6 ms, (0.05, 0.005) 72.9, (0.05, 0.01) 71.8, (0.1, 0.01) 71.2,
+#: (0.05, 0.02) 71.3 (all within the noise of each other); at 2e6 (0.05, 0.01) 544 ms, (0.05, 0.02) 578.
+#: A narrower last width screens tighter but takes more Newton steps on the whole block.
+SMOOTH_WIDTHS = (0.05, 0.01)
+#: The wider widths are solved on a prefix of the block's rows (1 / SUBSAMPLE_RATIO^j of them: the
+#: smallest of at most SMOOTH_PREFIXES levels with at least SMOOTH_MIN_ROWS rows), the narrowest on the
+#: whole block, started at the prefix's minimizer. (It was solved on every larger prefix in turn too:
+#: 2e5, 1.9k-row prefix and 15k-row block, about 1 ms more a phase for no fewer steps on the block.)
 SMOOTH_MIN_ROWS = 1000
 SMOOTH_PREFIXES = 2
+#: The Newton solves stop when a step moves the point by at most this fraction of the certified
+#: target distance (or when a full step changes no piece after one that changed none). The screen only
+#: needs the point within a small fraction of the distance its gap implies (``mu / 4`` per row near
+#: the kink dominates that gap): 1e-3 took one or two more passes over the block per phase (2e5: 1e-3
+#: 75.2 -> 1e-1 72.9 ms a fit; 3e-2 77.6; 3e-1 82.2 and 1.0 90.8, where the looser point screens worse).
+SMOOTH_TOL = 1e-1
 
 
 def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
@@ -396,7 +409,7 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     cap : ndarray of shape (stop - start,)
         The rows' slopes ``c_i`` (the kernel's ``min(1, k_i)``).
     target_distance : float
-        The certified solver's target (the Newton steps stop below a thousandth of it).
+        The certified solver's target (the Newton steps stop below :data:`SMOOTH_TOL` of it).
     start, stop : int
     rows : RowData, optional
         The compiled rows of ``data`` (built when not given).
@@ -418,19 +431,18 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
         return None
     # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser
     unit = base_sw is None and bool(np.all(cap == cap[0]))
-    # nested prefixes of the block (n / 8 and n / 64 rows, at least SMOOTH_MIN_ROWS), smallest first
-    sizes = _subsample_sizes(n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES) + [n]
-    tol, w = 1e-3 * target_distance, None
+    # the smallest of the nested prefixes of the block (n / 8 or n / 64 rows, at least SMOOTH_MIN_ROWS), if any
+    prefix = (_subsample_sizes(n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES) + [n])[0]
+    tol, w = SMOOTH_TOL * target_distance, None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            # the wider widths on the smallest prefix, then the narrowest on every level up to the block
+            # the wider widths on the smallest prefix, then the narrowest on the block
             for share in SMOOTH_WIDTHS[:-1]:
-                w, _ = _smoothed_newton(rows, X, start, sizes[0], y, cap, share * scale, unit, lam, w0, tol, w,
+                w, _ = _smoothed_newton(rows, X, start, prefix, y, cap, share * scale, unit, lam, w0, tol, w,
                                         base_sw)
             mu = SMOOTH_WIDTHS[-1] * scale
-            for m in sizes:
-                w, z = _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw)
+            w, z = _smoothed_newton(rows, X, start, n, y, cap, mu, unit, lam, w0, tol, w, base_sw)
             beta = INSIDE * cap * np.clip((y - z) / mu, -1.0, 1.0)
     except (np.linalg.LinAlgError, ValueError):
         return None
