@@ -255,7 +255,7 @@ class QuantileMechanism(PureSelection):
         g = _gcd_u64(m, scale.denominator)
         nums, dens = m // g, np.uint64(scale.denominator) // g
         points = self.grid.points
-        # every column's selection in one compiled call: select_exact_u64's draws, row after row
+        # every column's selection in one compiled call: select_exact_u64's visiting draws, row after row
         return [float(points[j]) for j in select_rows_u64(rng, nums, np.broadcast_to(dens, nums.shape),
                                                           scale.numerator)]
 
