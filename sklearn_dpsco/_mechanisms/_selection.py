@@ -41,7 +41,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._fast._discrete import bernoulli_exp, bernoulli_exp_table, bernoulli_exp_table_u64
+from .._fast._discrete import bernoulli_exp, bernoulli_exp_table, bernoulli_exp_table_u64, select_rows_u64
 from ..accounting import PureDPEvent
 
 __all__ = [
@@ -171,12 +171,19 @@ def select_exact_u64(rng, nums, dens, multiplier=1):
     """One permute-and-flip selection (the secure path) from gaps ``multiplier * nums / dens``.
 
     ``nums`` and ``dens`` are uint64 arrays, ``multiplier`` a Python int. The
-    same coins from the same generator as :func:`select_exact` with the tuples
-    ``(multiplier * nums[j], dens[j])`` (``bernoulli_exp_table_u64``'s
-    contract), so the same index: speed only, for many candidates.
+    law of :func:`select_exact` with the tuples ``(multiplier * nums[j], dens[j])``.
+    With a numpy Generator (every estimator's release) the visiting algorithm
+    (``select_rows_u64``): a uniform order first, then a coin for each visited
+    candidate only, until the first heads (the same law as flipping every coin
+    first, other draws; doc/privacy/quantiles.rst, "Exact sampling on the secure
+    path"); otherwise every coin up front (``bernoulli_exp_table_u64``), then the order.
     """
-    if not np.any(np.asarray(nums) == 0):
+    nums = np.asarray(nums)
+    if not np.any(nums == 0):
         raise ValueError("gaps must contain a zero (the best candidate's).")
+    if isinstance(rng, np.random.Generator) and nums.ndim == 1:
+        # the visiting order and the visited candidates' coins in one compiled call (select_rows_u64)
+        return int(select_rows_u64(rng, nums[None, :], np.asarray(dens)[None, :], multiplier)[0])
     coins = bernoulli_exp_table_u64(rng, nums, dens, 1, multiplier).T.astype(bool)
     return _finish(_first_heads_in_random_order(rng, coins), None)
 

@@ -448,15 +448,21 @@ def test_unbounded_rows_are_handled_by_the_extension():
 
 # ------------------------------------------------------------------ utility smoke test (fixed seeds)
 def test_adaptive_solver_beats_the_non_adaptive_baseline_on_sharp_growth():
+    # medians over five seeds: about one fit in six of the adaptive solver lands at 1e-2..1e-1 (the private
+    # scale releases' draws; main before the lazy permute-and-flip had 2 of 12 seeds there, after it 2 of 12,
+    # seeds 0 and 2 among them), so one fixed seed tested the draws more than the solver
     X, y, w = _growth_instance(6000, 5, 0)
-    kw = dict(epsilon=1.0, radius=2.0, fit_intercept=False, random_state=0)
-    # the paper's kappa_lower covers this sharp growth (kappa = 1 + its margin): many halving epochs
-    adaptive = DPGrowthAdaptiveRegressor(solver="ald_growth", kappa_lower=1.25, **kw).fit(X, y)
-    default = DPGrowthAdaptiveRegressor(solver="ald_growth", **kw).fit(X, y)  # kappa_lower=3: fewer epochs
-    baseline = DPGrowthAdaptiveRegressor(solver="ald_localization", **kw).fit(X, y)
-    err_a, err_d, err_b = (np.linalg.norm(m.coef_ - w) for m in (adaptive, default, baseline))
-    assert err_a < 1e-3 and err_a < 0.3 * err_b, (err_a, err_b)
-    assert err_d < 0.1 * err_b, (err_d, err_b)
+    errors = []
+    for seed in range(5):
+        kw = dict(epsilon=1.0, radius=2.0, fit_intercept=False, random_state=seed)
+        # the paper's kappa_lower covers this sharp growth (kappa = 1 + its margin): many halving epochs
+        adaptive = DPGrowthAdaptiveRegressor(solver="ald_growth", kappa_lower=1.25, **kw).fit(X, y)
+        default = DPGrowthAdaptiveRegressor(solver="ald_growth", **kw).fit(X, y)  # kappa_lower=3: fewer epochs
+        baseline = DPGrowthAdaptiveRegressor(solver="ald_localization", **kw).fit(X, y)
+        errors.append([np.linalg.norm(m.coef_ - w) for m in (adaptive, default, baseline)])
+    err_a, err_d, err_b = np.median(errors, axis=0)
+    assert err_a < 1e-3 and err_a < 0.3 * err_b, errors
+    assert err_d < 0.1 * err_b, errors
 
 
 @pytest.mark.parametrize("name, power", [("absolute", None), ("squared", None), ("power", 1.5), ("power", 3.0)])

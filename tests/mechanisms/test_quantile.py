@@ -468,9 +468,17 @@ def test_gaps_are_the_reduced_products_of_every_utility(eps):
 
 @pytest.mark.parametrize("epsilon", [1.0, 0.37, 1 / 40])
 def test_release_counts_array_gaps_are_the_tuple_selection(epsilon):
-    # the secure permute-and-flip release from uint64 gap arrays draws the same coins as select_exact
-    # on _gaps's tuples: the same released points, the generator left in the same state
-    from sklearn_dpsco._mechanisms._selection import select_exact
+    # the secure permute-and-flip release from uint64 gap arrays flips, in its visiting order, the coins of
+    # _gaps's tuples (McKenna and Sheldon's algorithm: a uniform order, one coin per visited candidate, each
+    # from a fresh bit buffer, until the first heads): the same released points, the generator left in the
+    # same state
+    from sklearn_dpsco._fast._discrete import bernoulli_exp_table
+
+    def visiting(rng, gaps):
+        for j in rng.permutation(len(gaps)):
+            if gaps[j][0] == 0 or bernoulli_exp_table(rng, [gaps[j]], 1)[0, 0]:
+                return int(j)
+        raise AssertionError("no heads")
 
     mech = QuantileMechanism(0.25, epsilon, ScaleGrid(-20, 20, 4), noise="secure")
     values = np.abs(np.random.default_rng(1).standard_cauchy(5000))
@@ -478,8 +486,7 @@ def test_release_counts_array_gaps_are_the_tuple_selection(epsilon):
     rng, ref_rng = np.random.default_rng(4), np.random.default_rng(4)
     for _ in range(20):
         got = mech.release_counts(counts, n, rng)
-        ref = float(mech.grid.points[select_exact(ref_rng, mech._gaps(mech.utility_from_counts(counts, n)),
-                                                  "permute_and_flip")])
+        ref = float(mech.grid.points[visiting(ref_rng, mech._gaps(mech.utility_from_counts(counts, n)))])
         assert got == ref
     assert rng.integers(2**62) == ref_rng.integers(2**62)
 

@@ -130,7 +130,8 @@ class _Block:
 
 def _solve_pos(A, b):
     """``A^{-1} b`` for a symmetric positive definite ``A`` (LAPACK posv, without scipy.linalg.solve's checks)."""
-    if not (np.isfinite(A).all() and np.isfinite(b).all()):
+    # a finite sum has no NaN or infinite term: the elementwise test only when it is not finite
+    if not math.isfinite(float(A.sum()) + float(b.sum())) and not (np.isfinite(A).all() and np.isfinite(b).all()):
         raise ValueError("non-finite Newton system")
     _, x, info = _POSV(A, b, lower=True)
     if info != 0:
@@ -248,11 +249,24 @@ def dual_start(data, loss_name, lam, w0, clip, target_distance, start=0, stop=No
 
 #: Widths of the smoothed absolute loss solved in turn for a kinked start (continuation: each solve
 #: starts at the previous one's minimizer), in units of the block's mean absolute residual at the centre.
-SMOOTH_WIDTHS = (0.5, 0.05, 0.005)
-#: The wider widths are solved on a prefix of the block's rows (1 / SUBSAMPLE_RATIO^j of them, at
-#: least SMOOTH_MIN_ROWS, at most SMOOTH_PREFIXES levels), the narrowest on each larger prefix in turn.
+#: Speed only (the screen's start; the certificate decides). Growth regressor 2e5 x 20, one thread, CPU,
+#: best of 9-11 in one process with SMOOTH_TOL and the block-only narrowest solve below (2026-11-27,
+#: seventh session): (0.5, 0.05, 0.005) 76.6 ms, (0.05, 0.005) 72.9, (0.05, 0.01) 71.8, (0.1, 0.01) 71.2,
+#: (0.05, 0.02) 71.3 (all within the noise of each other); at 2e6 (0.05, 0.01) 544 ms, (0.05, 0.02) 578.
+#: A narrower last width screens tighter but takes more Newton steps on the whole block.
+SMOOTH_WIDTHS = (0.05, 0.01)
+#: The wider widths are solved on a prefix of the block's rows (1 / SUBSAMPLE_RATIO^j of them: the
+#: smallest of at most SMOOTH_PREFIXES levels with at least SMOOTH_MIN_ROWS rows), the narrowest on the
+#: whole block, started at the prefix's minimizer. (It was solved on every larger prefix in turn too:
+#: 2e5, 1.9k-row prefix and 15k-row block, about 1 ms more a phase for no fewer steps on the block.)
 SMOOTH_MIN_ROWS = 1000
 SMOOTH_PREFIXES = 2
+#: The Newton solves stop when a step moves the point by at most this fraction of the certified
+#: target distance (or when a full step changes no piece after one that changed none). The screen only
+#: needs the point within a small fraction of the distance its gap implies (``mu / 4`` per row near
+#: the kink dominates that gap): 1e-3 took one or two more passes over the block per phase (2e5: 1e-3
+#: 75.2 -> 1e-1 72.9 ms a fit; 3e-2 77.6; 3e-1 82.2 and 1.0 90.8, where the looser point screens worse).
+SMOOTH_TOL = 1e-1
 
 
 def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
@@ -278,23 +292,36 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
     # weights none of which is 1: no subset of them is all ones (gram_system's check would say False)
     never_one = sw is not None and not np.any(sw == 1.0)
 
+    dense = isinstance(X, np.ndarray) and X.ndim == 2 and X.shape[1] + (1 if s > 0 else 0) == d
+    p = X.shape[1]
+
     def gram(idx):
+        # idx None: every row of the block
+        Xi = X if idx is None else X[idx]
         if sw is None:  # unit weights: a slice of one array of ones (the same gemv for the intercept column)
-            return gram_system(X[idx], ones[: idx.size], s, unit=True) / n
-        return gram_system(X[idx], sw[idx], s, unit=False if never_one else None) / n
+            hi = ones if idx is None else ones[: idx.size]
+            return _dense_gram(Xi, hi, s, p, d, n, True) if dense else gram_system(Xi, hi, s, unit=True) / n
+        hi = sw if idx is None else sw[idx]
+        if dense:
+            return _dense_gram(Xi, hi, s, p, d, n, False if never_one else bool(np.all(hi == 1.0)))
+        return gram_system(Xi, hi, s, unit=False if never_one else None) / n
 
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
     z, z_new = z_new, z
     active = np.flatnonzero(h)
-    G = gram(active) if active.size else np.zeros((d, d))
+    # every row in the quadratic piece: the block itself (a C-contiguous block is the rows' copy X[idx] would
+    # make, the same product call), no copy
+    every = active.size == n and isinstance(X, np.ndarray) and X.flags.c_contiguous
+    G = gram(None if every else active) if active.size else np.zeros((d, d))
     eye = lam * np.eye(d)
     changed_prev = None
     dw = w - w0
+    f = f_loss / n + 0.5 * lam * float(dw @ dw)
     for _ in range(MAX_NEWTON):
-        f = f_loss / n + 0.5 * lam * float(dw @ dw)
         grad = grad_loss / n + lam * dw
-        step = -_solve_pos(G + eye, grad)
+        step = _solve_pos(G + eye, grad)
+        np.negative(step, out=step)  # posv's solution is a fresh array: negated in place, the same floats
         slope = float(grad @ step)
         t = 1.0
         # the full step's pass: dz = X step, the pieces, loss and gradient at z + dz
@@ -314,12 +341,16 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
             fl, ne, nl = huber_step(rows, start, stop, y, k, sw, None, z, t, dz, z_new, h, h_new, grad_new, enter,
                                     leave)
         w, dw, f_loss = w_t, dw_t, fl  # the next step's w - w0 is this trial's
+        # a full step's objective is the trial's fn: the same expression of the same floats (a backtracked
+        # step's loss was recomputed by its pass: evaluated again)
+        f = fn if t == 1.0 else f_loss / n + 0.5 * lam * float(dw @ dw)
         z, z_new, h, h_new, grad_loss, grad_new = z_new, z, h_new, h, grad_new, grad_loss
         # the curvature changes only on rows entering or leaving the quadratic part
+        # (G is this function's own array: updated in place, the same sums)
         if ne:
-            G = G + gram(enter[:ne])
+            G += gram(enter[:ne])
         if nl:
-            G = G - gram(leave[:nl])
+            G -= gram(leave[:nl])
         # a full step after a step that changed no piece: it solved the minimizer's own piece
         if t == 1.0 and changed_prev is not None and not changed_prev:
             break
@@ -328,6 +359,23 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         if t * math.sqrt(float(step @ step)) <= tol:
             break
     return w, z
+
+
+def _dense_gram(Xi, h, s, p, d, n, ones):
+    """``gram_system(Xi, h, s, unit=...) / n`` for dense rows ``Xi`` (``p`` columns, ``d`` with the intercept's),
+    ``ones`` telling whether every weight is 1: the same products (``Xi.T @ Xi`` or ``Xi.T @ (Xi * h)``,
+    ``Xi.T @ h``) and roundings, without its checks and copies (speed only)."""
+    A = np.empty((d, d))
+    A[:p, :p] = Xi.T @ (Xi if ones else Xi * h[:, None])
+    if s > 0:
+        v = Xi.T @ h
+        v *= s
+        A[p, :p] = v
+        A[:p, p] = v
+        # a sum of ones is exact: the row count itself
+        A[p, p] = s * s * (float(h.shape[0]) if ones else float(h.sum()))
+    A /= n
+    return A
 
 
 def _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw):
@@ -361,7 +409,7 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
     cap : ndarray of shape (stop - start,)
         The rows' slopes ``c_i`` (the kernel's ``min(1, k_i)``).
     target_distance : float
-        The certified solver's target (the Newton steps stop below a thousandth of it).
+        The certified solver's target (the Newton steps stop below :data:`SMOOTH_TOL` of it).
     start, stop : int
     rows : RowData, optional
         The compiled rows of ``data`` (built when not given).
@@ -383,19 +431,18 @@ def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=N
         return None
     # equal slopes and unit weights (the common case): the loss's 1/mu moves to the regulariser
     unit = base_sw is None and bool(np.all(cap == cap[0]))
-    # nested prefixes of the block (n / 8 and n / 64 rows, at least SMOOTH_MIN_ROWS), smallest first
-    sizes = _subsample_sizes(n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES) + [n]
-    tol, w = 1e-3 * target_distance, None
+    # the smallest of the nested prefixes of the block (n / 8 or n / 64 rows, at least SMOOTH_MIN_ROWS), if any
+    prefix = (_subsample_sizes(n, SMOOTH_MIN_ROWS, SMOOTH_PREFIXES) + [n])[0]
+    tol, w = SMOOTH_TOL * target_distance, None
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            # the wider widths on the smallest prefix, then the narrowest on every level up to the block
+            # the wider widths on the smallest prefix, then the narrowest on the block
             for share in SMOOTH_WIDTHS[:-1]:
-                w, _ = _smoothed_newton(rows, X, start, sizes[0], y, cap, share * scale, unit, lam, w0, tol, w,
+                w, _ = _smoothed_newton(rows, X, start, prefix, y, cap, share * scale, unit, lam, w0, tol, w,
                                         base_sw)
             mu = SMOOTH_WIDTHS[-1] * scale
-            for m in sizes:
-                w, z = _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw)
+            w, z = _smoothed_newton(rows, X, start, n, y, cap, mu, unit, lam, w0, tol, w, base_sw)
             beta = INSIDE * cap * np.clip((y - z) / mu, -1.0, 1.0)
     except (np.linalg.LinAlgError, ValueError):
         return None

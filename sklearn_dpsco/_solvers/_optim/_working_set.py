@@ -93,8 +93,13 @@ SMOOTHED_MIN_ROWS = 2**12
 #: smoothed minimizer screens far better, at about the cost of a 35k-row nested solve (2e6 x 20, one
 #: thread: the phases at lam = 0.005 and 0.01 left 65k and 48k of 133k rows in the start's working set,
 #: whose nested solves took 190 and 150 ms; smoothed, about 100 ms each with 200-2000 rows left; a
-#: 35k-row set (lam = 0.02) is cheaper nested. Phases in all 1.31 s -> 1.20 s; 1/16: 1.44 s).
-SMOOTHED_MAX_FRACTION = 0.3
+#: 35k-row set (lam = 0.02) is cheaper nested. Phases in all 1.31 s -> 1.20 s; 1/16: 1.44 s). With the
+#: cheaper smoothed start (``_warm_start.SMOOTH_WIDTHS``, 2026-11-27, seventh session) 0.3 -> 0.15: at 2e5
+#: the 15k-row phases at lam = 0.02-0.08 left 19-25 % of their rows at the start, whose nested solves then
+#: grew past 0.3 in a check round (about 0.9 ms each, wasted) before the smoothed screen ran anyway (one
+#: thread, CPU, best of 9, with the new start: 2e5 75.5 / 75.2 / 76.4 ms at 0.2 / 0.15 / 0.1; 2e6, best of 3,
+#: 544 ms against 616 before the new start and fraction).
+SMOOTHED_MAX_FRACTION = 0.15
 #: Blocks of rows above this many bytes (a last-level cache) are visited in a blocked random order
 #: (``certified_erm(blocked_order=True)``): a shuffled pass over a phase of 133k rows x 21 misses the
 #: cache at every step (47 ms a pass), a blocked one reads each block of rows from cache (about
