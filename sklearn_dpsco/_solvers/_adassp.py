@@ -57,8 +57,7 @@ from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, m
 from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
-from ._adassp_selection import (LOSS_FRACTION, QUANT, RECENTRED_LOSS_FRACTION, SELECTION_SHARE,
-                                 RidgeSelection, label_sum_terms, mean_share, ridge_candidates,
+from ._adassp_selection import (LOSS_FRACTION, QUANT, RECENTRED_LOSS_FRACTION, RidgeSelection, label_sum_terms, mean_share, ridge_candidates,
                                  selection_share)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
 
