@@ -18,6 +18,7 @@ from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, 
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._centering import CenteringPlan, centering_applies, feature_bound
+from ._column_magnitudes import MagnitudePlan, magnitudes_apply
 from ._column_scaling import ColumnScalingPlan
 from ._user_logistic_rules import (
     DEFAULT_DATA_NORM,
@@ -532,13 +533,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         public rule): replacing one user changes at most one of them, so the quartiles are user-level DP.
         For the centre, the rows and their user index (it averages each user's first rows itself)."""
         X_, _, _, users = inputs.data
-        if isinstance(columns, CenteringPlan):
+        if isinstance(columns, (CenteringPlan, MagnitudePlan)):
             return X_, users
         return X_[first_row_per_user(users)]
 
     def _centering_plan(self, inputs):
         """The :class:`CenteringPlan` of this fit, or None: :func:`centering_applies` on public facts (the
-        setting, the declared bound, the intercept, the rows' format, and the solver this fit runs)."""
+        setting, the declared bound, the intercept, the rows' format, and the solver this fit runs). With
+        nothing declared on dense rows, the :class:`MagnitudePlan` (column magnitudes, then that centre)."""
+        magnitudes = self._magnitude_plan(inputs)
+        if magnitudes is not None:
+            return magnitudes
         if self.centering is False:
             return None
         data_norm = self._data_norm(None)  # the quartiles do not run when the template asks for a centre
@@ -555,6 +560,29 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         if self.centering == AUTO and not dp_sgd:
             return None
         return plan
+
+    def _magnitude_plan(self, inputs):
+        """The :class:`MagnitudePlan` of this fit, or None (linear_model/_column_magnitudes.py): nothing declared,
+        ``column_scaling="auto"`` (the quartiles did not apply: this runs only when they return None), dense
+        rows, an intercept. The centre on the mapped rows by the centring rule. Public facts only."""
+        d = inputs.n_coef - (1 if self.fit_intercept else 0)
+        if not magnitudes_apply(declared=self._declares_scales(), column_setting=self.column_scaling,
+                                quartiles=False, dense=self._dense_rows(inputs), fit_intercept=self.fit_intercept,
+                                n_features=d):
+            return None
+        histogram, rest = MagnitudePlan.split(self._budget())
+        centring = None
+        if self.centering is not False and self.data_norm is None:  # "auto" estimates its bound: no centre
+            centre = CenteringPlan.build(rest, inputs.n_samples, d,
+                                         feature_bound(DEFAULT_DATA_NORM, self.intercept_scaling),
+                                         self.max_items_per_user)
+            dp_sgd = self.solver == "user_dp_sgd" or (
+                self.solver == "auto" and self._prefer(inputs.n_samples, inputs.n_coef, inputs.n_problems,
+                                                       centre.rest))
+            if self.centering is True or dp_sgd:
+                centring = centre
+        plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring)
+        return plan.with_rest(rest if centring is None else centring.rest)
 
     def _plan(self, n_users, n_coef, n_problems, columns=None):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
@@ -583,7 +611,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         else:
             data_norm = float(resolved)
         declared = scales is None
-        centred = isinstance(columns, CenteringPlan)
+        centred = isinstance(columns, CenteringPlan) or (isinstance(columns, MagnitudePlan) and columns.centred)
 
         def build(budget):
             plan = choose_plan(

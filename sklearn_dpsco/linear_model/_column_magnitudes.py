@@ -1,0 +1,158 @@
+"""Private per-column magnitudes at user level, for raw panels with a few hundred users (issues 16 and 17).
+
+UserLevelDPLogistic with nothing declared on raw columns in mixed units (a year next to 0/1 indicators,
+counts in the hundreds) clipped every row to the declared default bound: the row's direction is the year's,
+and the other columns shrink to noise (the majority class on four real panels,
+benchmarks/results/panels.md). The column quartiles (linear_model/_column_scaling.py) fix it from about
+``400 d / epsilon`` users; below that ``2 d`` pure quantile selections get a few ranks each and land
+orders of magnitude off. This release is cheaper: one octave per column, read off a noisy histogram.
+
+For every user ``u`` and column ``j``, ``v_uj = max |x_rj|`` over the user's rows, and its octave
+``k_uj = min(max(ceil(log2 v_uj), 0), K - 1)`` (``v <= 1`` in octave 0, ``K = MAGNITUDE_OCTAVES``).
+The ``d x K`` histogram ``H[j, k] = #{u : k_uj = k}`` is released with the Gaussian mechanism (discrete on
+the secure path) on :data:`MAGNITUDE_SHARE` of the fit's budget (of zCDP rho, or of mu^2 on the float path).
+Replacing one user (any rows, any identifier) moves, in each column, at most one unit from one bin to
+another: the l2-sensitivity is ``sqrt(2 d)`` exactly (integers; attained when every column's octave
+changes). The number of users is public under replace-one-user. Everything after is post-processing::
+
+    b_j     = 2^(argmax_k noisy H[j, k])            (the most common octave of the users' magnitudes, >= 1)
+    scale_j = b_j sqrt(d)   if some b_j > 1, else 1 (rows already within [-1, 1]: left as they are)
+
+every row is mapped by ``x -> x / scale`` (the columns within about [-1, 1], the row within about norm 1,
+the declared default's units), the fit's private centre (linear_model/_centering.py) runs on the mapped
+rows when its rule applies, and the map is folded into ``coef_`` (``ColumnScaling.fold``).
+
+Only public facts decide whether it runs and with what share (:func:`magnitudes_apply`): nothing declared
+(``data_norm=None``), ``column_scaling="auto"`` with the quartiles off, dense rows, an intercept.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._budget import Budget
+from .._mechanisms._calibrate import mechanism_for
+from ..accounting import ComposedEvent
+from ._column_scaling import ColumnScaling
+
+__all__ = ["MAGNITUDE_OCTAVES", "MAGNITUDE_SHARE", "MagnitudePlan", "magnitudes_apply", "user_octave_histogram"]
+
+#: Share of the fit's budget (zCDP rho on the secure path, mu^2 on the float path) spent on the histogram.
+#: Simulated on four raw panels (benchmarks/results/column_magnitudes.md): 0.15.
+MAGNITUDE_SHARE = 0.15
+#: Octaves ``0 .. K - 1``: ``v <= 1``, ``(1, 2]``, ..., ``(2^(K-2), 2^(K-1)]`` and above (clipped to the last).
+MAGNITUDE_OCTAVES = 32
+
+
+def magnitudes_apply(*, declared, column_setting, quartiles, dense, fit_intercept, n_features):
+    """Whether a user-level fit releases its column magnitudes (public facts only).
+
+    ``declared``: ``data_norm`` was given (a number or "auto"): the user chose the units, nothing changes.
+    ``column_setting``: ``column_scaling``; only ``"auto"``. ``quartiles``: the column quartiles run
+    (they map the columns themselves). ``dense``, ``fit_intercept``, ``n_features``: as for the centre.
+    """
+    return (not declared and column_setting == "auto" and not quartiles and dense and fit_intercept
+            and n_features > 0)
+
+
+def user_octave_histogram(X, users, octaves=MAGNITUDE_OCTAVES):
+    """``(d, octaves)`` integer counts: for every column, the users per octave of ``max |x_rj|`` over their rows.
+
+    Each user's octave vector is a function of that user's rows only (any number of them, in any order)."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    counts = np.asarray(users.counts, dtype=np.intp)
+    H = np.zeros((d, int(octaves)), dtype=np.int64)
+    if counts.size == 0:
+        return H
+    A = np.abs(X if users.order is None else X[np.asarray(users.order)])
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
+    V = np.maximum.reduceat(A, starts, axis=0)  # (n_users, d): each user's largest magnitude per column
+    with np.errstate(divide="ignore"):
+        k = np.ceil(np.log2(np.maximum(V, 1.0)))  # 0 for v <= 1; log2 of a float is exact at powers of two
+    k = np.clip(k, 0, int(octaves) - 1).astype(np.intp)
+    for j in range(d):
+        H[j] = np.bincount(k[:, j], minlength=int(octaves))
+    return H
+
+
+@dataclass(frozen=True)
+class MagnitudePlan:
+    """The magnitudes' release, and the centre's after it, in one fit: mechanisms and budgets fixed before data.
+
+    Attributes
+    ----------
+    n_users, n_features : int
+    share : float
+    mechanism : GaussianMechanism
+        Releases the ``d x K`` histogram (l2-sensitivity ``sqrt(2 d)``).
+    centring : CenteringPlan or None
+        The private centre on the mapped rows (its own share of what the histogram leaves), or None.
+    rest : Budget
+        What the solver gets (the budget fill then raises it until the fit certifies its epsilon).
+    """
+
+    n_users: int
+    n_features: int
+    share: float
+    mechanism: object
+    centring: object
+    rest: Budget
+
+    #: The solver's row clip follows the centred rule when the centre runs (linear_model/_user_logistic.py).
+    @property
+    def centred(self):
+        return self.centring is not None
+
+    @staticmethod
+    def split(budget, share=MAGNITUDE_SHARE):
+        """``(histogram budget, rest)``: ``share`` of ``budget`` in its Gaussian units (``delta > 0``)."""
+        return budget.split([share, 1.0 - share])
+
+    @classmethod
+    def build(cls, budget, n_users, n_features, centring=None, share=MAGNITUDE_SHARE):
+        """``budget``: the histogram's part (:meth:`split`); ``centring``: the CenteringPlan built on the rest."""
+        d = int(n_features)
+        # why: replacing one user moves one count per column from one bin to another (integers, no rounding):
+        # ||H - H'||_2 <= sqrt(2 d) (doc/privacy/user_level.rst, "Column magnitudes")
+        mechanism = mechanism_for(math.sqrt(2.0 * d), budget, d * MAGNITUDE_OCTAVES)
+        return cls(int(n_users), d, float(share), mechanism, centring, None)
+
+    def with_rest(self, rest):
+        return MagnitudePlan(self.n_users, self.n_features, self.share, self.mechanism, self.centring, rest)
+
+    @property
+    def event(self):
+        return self.mechanism.event if self.centring is None else ComposedEvent(
+            (self.mechanism.event, self.centring.event))
+
+    def scales(self, noisy):
+        """The column scales from the released histogram (post-processing of the release only)."""
+        noisy = np.asarray(noisy, dtype=float).reshape(self.n_features, MAGNITUDE_OCTAVES)
+        b = np.ldexp(1.0, np.argmax(noisy, axis=1))
+        if not np.any(b > 1.0):
+            return np.ones(self.n_features), b
+        return b * math.sqrt(self.n_features), b
+
+    def release(self, rows, rng, n_jobs=None):
+        """``(ColumnScaling, event)``: ``rows = (X, users)``; the histogram, then the centre of ``X / scale``."""
+        X, users = rows
+        H = user_octave_histogram(X, users)
+        noisy = self.mechanism.release(H.ravel().astype(np.float64), rng)
+        scale, octave = self.scales(noisy)
+        d = self.n_features
+        centre = np.zeros(d)
+        if self.centring is not None:
+            shifted, _ = self.centring.release((np.asarray(X, dtype=np.float64) / scale, users), rng, n_jobs)
+            centre = shifted.centre * scale  # (x / s - c') = (x - c' s) / s
+        out = ColumnScaling(np.array([np.zeros(d), octave]), centre, scale, np.zeros(d, dtype=bool))
+        return out, self.event
+
+    def info(self, columns):
+        """Public facts for ``fit_info_``."""
+        out = {"column_magnitudes": {"share": self.share, "octaves": np.log2(columns.quartiles[1]).astype(int).tolist(),
+                                     "sigma": float(getattr(self.mechanism, "sigma", float("nan")))}}
+        if self.centring is not None:
+            out.update(self.centring.info(columns))
+        return out
