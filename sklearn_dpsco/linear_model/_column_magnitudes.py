@@ -15,7 +15,9 @@ Replacing one user (any rows, any identifier) moves, in each column, at most one
 another: the l2-sensitivity is ``sqrt(2 d)`` exactly (integers; attained when every column's octave
 changes). The number of users is public under replace-one-user. Everything after is post-processing::
 
-    b_j     = 2^(argmax_k noisy H[j, k])            (the most common octave of the users' magnitudes, >= 1)
+    k_j     = argmax_k noisy H[j, k]                 (the most common octave of the users' magnitudes)
+    k_j    += 1 while noisy H[j, k_j + 1] >= 2 sigma  (the run of clearly occupied octaves above it)
+    b_j     = 2^k_j                                   (>= 1)
     scale_j = b_j sqrt(d)   if some b_j > 1, else 1 (rows already within [-1, 1]: left as they are)
 
 every row is mapped by ``x -> x / scale`` (the columns within about [-1, 1], the row within about norm 1,
@@ -42,7 +44,15 @@ __all__ = ["MAGNITUDE_OCTAVES", "MAGNITUDE_SHARE", "MagnitudePlan", "magnitudes_
 #: Simulated on four raw panels (benchmarks/results/column_magnitudes.md): 0.15.
 MAGNITUDE_SHARE = 0.15
 #: Octaves ``0 .. K - 1``: ``v <= 1``, ``(1, 2]``, ..., ``(2^(K-2), 2^(K-1)]`` and above (clipped to the last).
-MAGNITUDE_OCTAVES = 32
+MAGNITUDE_OCTAVES = 16
+#: Octaves per bin: bin 0 holds ``v <= 1``, bin ``k >= 1`` holds ``(2^(w (k - 1)), 2^(w k)]``. Two: a spread
+#: column (counts 0..200) puts twice the users in each bin, so its mode stands out of the noise (scales within
+#: a factor 4 of the column's magnitude, which the fit's row clip absorbs).
+MAGNITUDE_BIN_OCTAVES = 2
+#: The released octave is the top of the run of octaves above the histogram's (noisy) mode whose noisy counts
+#: are at least this many noise standard deviations: a spread column (counts of home runs, 0..73, with many
+#: users at 0) is not scaled at its mode's octave, which would leave its large values dominating the rows.
+MAGNITUDE_RUN_SIGMAS = 2.0
 
 
 def magnitudes_apply(*, declared, column_setting, quartiles, dense, fit_intercept, n_features):
@@ -70,7 +80,8 @@ def user_octave_histogram(X, users, octaves=MAGNITUDE_OCTAVES):
     starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.intp)
     V = np.maximum.reduceat(A, starts, axis=0)  # (n_users, d): each user's largest magnitude per column
     with np.errstate(divide="ignore"):
-        k = np.ceil(np.log2(np.maximum(V, 1.0)))  # 0 for v <= 1; log2 of a float is exact at powers of two
+        # 0 for v <= 1; log2 of a float is exact at powers of two, and the division by a power of two exact
+        k = np.ceil(np.log2(np.maximum(V, 1.0)) / MAGNITUDE_BIN_OCTAVES)
     k = np.clip(k, 0, int(octaves) - 1).astype(np.intp)
     for j in range(d):
         H[j] = np.bincount(k[:, j], minlength=int(octaves))
@@ -130,10 +141,20 @@ class MagnitudePlan:
     def scales(self, noisy):
         """The column scales from the released histogram (post-processing of the release only)."""
         noisy = np.asarray(noisy, dtype=float).reshape(self.n_features, MAGNITUDE_OCTAVES)
-        b = np.ldexp(1.0, np.argmax(noisy, axis=1))
+        tau = MAGNITUDE_RUN_SIGMAS * self.noise_std
+        top = np.argmax(noisy, axis=1)
+        for j in range(self.n_features):  # the run of clearly occupied octaves above the mode
+            while top[j] + 1 < MAGNITUDE_OCTAVES and noisy[j, top[j] + 1] >= tau:
+                top[j] += 1
+        b = np.ldexp(1.0, top * MAGNITUDE_BIN_OCTAVES)
         if not np.any(b > 1.0):
             return np.ones(self.n_features), b
         return b * math.sqrt(self.n_features), b
+
+    @property
+    def noise_std(self):
+        """The noise's standard deviation per count (public: the plan's calibration)."""
+        return float(self.mechanism.sigma)
 
     def release(self, rows, rng, n_jobs=None):
         """``(ColumnScaling, event)``: ``rows = (X, users)``; the histogram, then the centre of ``X / scale``."""
