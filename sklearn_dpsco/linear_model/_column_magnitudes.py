@@ -7,17 +7,17 @@ benchmarks/results/panels.md). The column quartiles (linear_model/_column_scalin
 ``400 d / epsilon`` users; below that ``2 d`` pure quantile selections get a few ranks each and land
 orders of magnitude off. This release is cheaper: one octave per column, read off a noisy histogram.
 
-For every user ``u`` and column ``j``, ``v_uj = max |x_rj|`` over the user's rows, and its octave
-``k_uj = min(max(ceil(log2 v_uj), 0), K - 1)`` (``v <= 1`` in octave 0, ``K = MAGNITUDE_OCTAVES``).
+For every user ``u`` and column ``j``, ``v_uj = max |x_rj|`` over the user's rows, and its bin of two octaves
+``k_uj = min(ceil(log2(max(v_uj, 1)) / 2), K - 1)`` (``v <= 1`` in bin 0, ``K = MAGNITUDE_OCTAVES``).
 The ``d x K`` histogram ``H[j, k] = #{u : k_uj = k}`` is released with the Gaussian mechanism (discrete on
 the secure path) on :data:`MAGNITUDE_SHARE` of the fit's budget (of zCDP rho, or of mu^2 on the float path).
 Replacing one user (any rows, any identifier) moves, in each column, at most one unit from one bin to
 another: the l2-sensitivity is ``sqrt(2 d)`` exactly (integers; attained when every column's octave
 changes). The number of users is public under replace-one-user. Everything after is post-processing::
 
-    k_j     = argmax_k noisy H[j, k]                 (the most common octave of the users' magnitudes)
-    k_j    += 1 while noisy H[j, k_j + 1] >= 2 sigma  (the run of clearly occupied octaves above it)
-    b_j     = 2^k_j                                   (>= 1)
+    k_j     = argmax_k noisy H[j, k]                 (the most common bin of the users' magnitudes)
+    k_j    += 1 while noisy H[j, k_j + 1] >= 2 sigma  (the run of clearly occupied bins above it)
+    b_j     = 2^(2 k_j - 1), 1 for k_j = 0           (within a factor 2 of the bin's values either way)
     scale_j = b_j sqrt(d)   if some b_j > 1, else 1 (rows already within [-1, 1]: left as they are)
 
 every row is mapped by ``x -> x / scale`` (the columns within about [-1, 1], the row within about norm 1,
@@ -25,7 +25,8 @@ the declared default's units), the fit's private centre (linear_model/_centering
 rows when its rule applies, and the map is folded into ``coef_`` (``ColumnScaling.fold``).
 
 Only public facts decide whether it runs and with what share (:func:`magnitudes_apply`): nothing declared
-(``data_norm=None``), ``column_scaling="auto"`` with the quartiles off, dense rows, an intercept.
+(``data_norm`` None or ``"auto"``), ``column_scaling="auto"`` with the quartiles off, dense rows, an
+intercept. benchmarks/results/column_magnitudes.md has the measurements behind the constants.
 """
 
 import math
@@ -41,15 +42,15 @@ from ._column_scaling import ColumnScaling
 __all__ = ["MAGNITUDE_OCTAVES", "MAGNITUDE_SHARE", "MagnitudePlan", "magnitudes_apply", "user_octave_histogram"]
 
 #: Share of the fit's budget (zCDP rho on the secure path, mu^2 on the float path) spent on the histogram.
-#: Simulated on four raw panels (benchmarks/results/column_magnitudes.md): 0.15.
+#: Chosen in a simulation on four raw panels (the centre's 0.1 was too noisy at 400 users, d = 13); not swept.
 MAGNITUDE_SHARE = 0.15
-#: Octaves ``0 .. K - 1``: ``v <= 1``, ``(1, 2]``, ..., ``(2^(K-2), 2^(K-1)]`` and above (clipped to the last).
+#: Bins ``0 .. K - 1``: ``v <= 1``, ``(1, 4]``, ..., ``(4^(K-2), 4^(K-1)]`` and above (clipped to the last).
 MAGNITUDE_OCTAVES = 16
 #: Octaves per bin: bin 0 holds ``v <= 1``, bin ``k >= 1`` holds ``(2^(w (k - 1)), 2^(w k)]``. Two: a spread
 #: column (counts 0..200) puts twice the users in each bin, so its mode stands out of the noise (scales within
-#: a factor 4 of the column's magnitude, which the fit's row clip absorbs).
+#: a factor 2 of the column's magnitude, which the fit's row clip absorbs; benchmarks/results/column_magnitudes.md).
 MAGNITUDE_BIN_OCTAVES = 2
-#: The released octave is the top of the run of octaves above the histogram's (noisy) mode whose noisy counts
+#: The released bin is the top of the run of bins above the histogram's (noisy) mode whose noisy counts
 #: are at least this many noise standard deviations: a spread column (counts of home runs, 0..73, with many
 #: users at 0) is not scaled at its mode's octave, which would leave its large values dominating the rows.
 MAGNITUDE_RUN_SIGMAS = 2.0
@@ -67,7 +68,7 @@ def magnitudes_apply(*, declared, column_setting, quartiles, dense, fit_intercep
 
 
 def user_octave_histogram(X, users, octaves=MAGNITUDE_OCTAVES):
-    """``(d, octaves)`` integer counts: for every column, the users per octave of ``max |x_rj|`` over their rows.
+    """``(d, octaves)`` integer counts: for every column, the users per bin of ``max |x_rj|`` over their rows.
 
     Each user's octave vector is a function of that user's rows only (any number of them, in any order)."""
     X = np.asarray(X, dtype=np.float64)
@@ -146,7 +147,8 @@ class MagnitudePlan:
         for j in range(self.n_features):  # the run of clearly occupied octaves above the mode
             while top[j] + 1 < MAGNITUDE_OCTAVES and noisy[j, top[j] + 1] >= tau:
                 top[j] += 1
-        b = np.ldexp(1.0, top * MAGNITUDE_BIN_OCTAVES)
+        # the bin's upper octave but one (2^(2k - 1) for (4^(k-1), 4^k]): within a factor 2 of its values either way
+        b = np.where(top > 0, np.ldexp(1.0, top * MAGNITUDE_BIN_OCTAVES - 1), 1.0)
         if not np.any(b > 1.0):
             return np.ones(self.n_features), b
         return b * math.sqrt(self.n_features), b

@@ -137,7 +137,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``n_users epsilon_i >= 50``; public facts only); a declared
         ``data_norm`` leaves the fit exactly as before. ``True``: always
         (dense rows; with a few hundred users the quartiles are mostly noise).
-        ``False``: never. With it on, ``alpha``, ``radius``, ``user_clip``,
+        ``False``: never. Where the quartiles do not run and nothing is declared
+        (``data_norm`` None or ``"auto"``, dense rows, an intercept), ``"auto"``
+        releases one magnitude per column instead (a noisy histogram of the
+        users' largest ``|x_j|`` in bins of two octaves, l2-sensitivity ``sqrt(2
+        d)``, on 0.15 of the budget; doc/privacy/user_level.rst, "Column
+        magnitudes") and maps ``x_j -> x_j / (b_j sqrt(d))``, followed by the
+        private centre when ``data_norm`` is None. With it on, ``alpha``, ``radius``, ``user_clip``,
         ``sgd_clip`` and ``sgd_step`` are read, and ``data_norm_``,
         ``row_bound_`` and ``alpha_`` reported, in the units of the rescaled
         columns (``coef_`` and ``intercept_`` are in the data's units).

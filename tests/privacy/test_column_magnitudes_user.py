@@ -47,7 +47,7 @@ def _naive_histogram(X, g):
     for u in ids:
         v = np.abs(X[g == u]).max(axis=0)
         for j, x in enumerate(v):
-            k = 0 if x <= 1 else int(math.ceil(math.log2(x)))
+            k = 0 if x <= 1 else int(math.ceil(math.log2(x) / 2))
             H[j, min(k, MAGNITUDE_OCTAVES - 1)] += 1
     return H
 
@@ -55,7 +55,7 @@ def _naive_histogram(X, g):
 def test_histogram_matches_the_reference_and_ignores_order_and_identifiers():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((300, 4)) * 10.0 ** rng.uniform(-3, 12, (1, 4))
-    X[::7, 0] = 2.0 ** 5  # exactly a power of two: its own octave, not the next
+    X[::7, 0] = 2.0 ** 6  # exactly a power of four: its own bin, not the next
     g = rng.integers(0, 40, 300)
     H = user_octave_histogram(X, index_users(g))
     assert np.array_equal(H, _naive_histogram(X, g))
