@@ -16,8 +16,9 @@ another: the l2-sensitivity is ``sqrt(2 d)`` exactly (integers; attained when ev
 changes). The number of users is public under replace-one-user. Everything after is post-processing::
 
     k_j     = argmax_k noisy H[j, k]                 (the most common bin of the users' magnitudes)
-    k_j    += 1 while noisy H[j, k_j + 1] >= 2 sigma  (the run of clearly occupied bins above it)
-    b_j     = 2^(2 k_j - 1), 1 for k_j = 0           (within a factor 2 of the bin's values either way)
+    k_j    += 1 while noisy H[j, k_j + 1] >= 3 sigma  (the run of clearly occupied bins above it)
+    b_j     = 2^(2 k_j - 1) for k_j >= 2             (within a factor 2 of the bin's values either way)
+    b_j     = 1             for k_j <= 1             (values within 4: the units the default bound expects)
     scale_j = b_j sqrt(d)   if some b_j > 1, else 1 (rows already within [-1, 1]: left as they are)
 
 every row is mapped by ``x -> x / scale`` (the columns within about [-1, 1], the row within about norm 1,
@@ -53,7 +54,7 @@ MAGNITUDE_BIN_OCTAVES = 2
 #: The released bin is the top of the run of bins above the histogram's (noisy) mode whose noisy counts
 #: are at least this many noise standard deviations: a spread column (counts of home runs, 0..73, with many
 #: users at 0) is not scaled at its mode's octave, which would leave its large values dominating the rows.
-MAGNITUDE_RUN_SIGMAS = 2.0
+MAGNITUDE_RUN_SIGMAS = 3.0
 
 
 def magnitudes_apply(*, declared, column_setting, quartiles, dense, fit_intercept, n_features):
@@ -148,7 +149,8 @@ class MagnitudePlan:
             while top[j] + 1 < MAGNITUDE_OCTAVES and noisy[j, top[j] + 1] >= tau:
                 top[j] += 1
         # the bin's upper octave but one (2^(2k - 1) for (4^(k-1), 4^k]): within a factor 2 of its values either way
-        b = np.where(top > 0, np.ldexp(1.0, top * MAGNITUDE_BIN_OCTAVES - 1), 1.0)
+        # bins 0 and 1 (values within 4): 1, the units the default bound expects; rows in those units stay as they are
+        b = np.where(top > 1, np.ldexp(1.0, top * MAGNITUDE_BIN_OCTAVES - 1), 1.0)
         if not np.any(b > 1.0):
             return np.ones(self.n_features), b
         return b * math.sqrt(self.n_features), b
