@@ -19,6 +19,9 @@ from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._centering import CenteringPlan, centering_applies, feature_bound
 from ._column_magnitudes import MagnitudePlan, magnitudes_apply
+
+#: Solvers the column magnitudes may precede (Gaussian / zCDP events).
+MAGNITUDE_SOLVERS = ("user_clip", "user_dp_sgd")
 from ._column_scaling import ColumnScalingPlan
 from ._user_logistic_rules import (
     DEFAULT_DATA_NORM,
@@ -588,7 +591,14 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             if self.centering is True or dp_sgd:
                 centring = centre
         plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring)
-        return plan.with_rest(rest if centring is None else centring.rest)
+        plan = plan.with_rest(rest if centring is None else centring.rest)
+        # only before solvers whose events are Gaussian / zCDP (they compose with the histogram's exactly; an
+        # approximate-DP solver event would leave no delta for it): the solver this plan would run, public facts
+        try:
+            chosen = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, plan).solver
+        except ValueError:
+            return None
+        return plan if chosen in MAGNITUDE_SOLVERS else None
 
     def _plan(self, n_users, n_coef, n_problems, columns=None):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
