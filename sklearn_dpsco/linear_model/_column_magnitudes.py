@@ -27,7 +27,8 @@ rows when its rule applies, and the map is folded into ``coef_`` (``ColumnScalin
 
 Only public facts decide whether it runs and with what share (:func:`magnitudes_apply`): nothing declared
 (``data_norm`` None or ``"auto"``), ``column_scaling="auto"`` with the quartiles off, dense rows, an
-intercept. benchmarks/results/column_magnitudes.md has the measurements behind the constants.
+intercept, and a solver with a Gaussian / zCDP event (UserLevelDPLogistic checks the one it plans).
+benchmarks/results/column_magnitudes.md has the measurements behind the constants.
 """
 
 import math
