@@ -594,6 +594,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         plan = plan.with_rest(rest if centring is None else centring.rest)
         # only before solvers whose events are Gaussian / zCDP (they compose with the histogram's exactly; an
         # approximate-DP solver event would leave no delta for it): the solver this plan would run, public facts
+        if self.solver != "auto":
+            return plan if self.solver in MAGNITUDE_SOLVERS else None
         try:
             chosen = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, plan).solver
         except ValueError:
