@@ -18,6 +18,10 @@ from ._auto_scales import AUTO, DATA_NORM_LEVEL, DATA_NORM_MARGIN, ScaleTarget, 
 from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._centering import CenteringPlan, centering_applies, feature_bound
+from ._column_magnitudes import MagnitudePlan, magnitudes_apply
+
+#: Solvers the column magnitudes may precede (Gaussian / zCDP events).
+MAGNITUDE_SOLVERS = ("user_clip", "user_dp_sgd")
 from ._column_scaling import ColumnScalingPlan
 from ._user_logistic_rules import (
     DEFAULT_DATA_NORM,
@@ -136,7 +140,13 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``n_users epsilon_i >= 50``; public facts only); a declared
         ``data_norm`` leaves the fit exactly as before. ``True``: always
         (dense rows; with a few hundred users the quartiles are mostly noise).
-        ``False``: never. With it on, ``alpha``, ``radius``, ``user_clip``,
+        ``False``: never. Where the quartiles do not run and nothing is declared
+        (``data_norm`` None or ``"auto"``, dense rows, an intercept), ``"auto"``
+        releases one magnitude per column instead (a noisy histogram of the
+        users' largest ``|x_j|`` in bins of two octaves, l2-sensitivity ``sqrt(2
+        d)``, on 0.15 of the budget; doc/privacy/user_level.rst, "Column
+        magnitudes") and maps ``x_j -> x_j / (b_j sqrt(d))``, followed by the
+        private centre when ``data_norm`` is None. With it on, ``alpha``, ``radius``, ``user_clip``,
         ``sgd_clip`` and ``sgd_step`` are read, and ``data_norm_``,
         ``row_bound_`` and ``alpha_`` reported, in the units of the rescaled
         columns (``coef_`` and ``intercept_`` are in the data's units).
@@ -532,13 +542,17 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         public rule): replacing one user changes at most one of them, so the quartiles are user-level DP.
         For the centre, the rows and their user index (it averages each user's first rows itself)."""
         X_, _, _, users = inputs.data
-        if isinstance(columns, CenteringPlan):
+        if isinstance(columns, (CenteringPlan, MagnitudePlan)):
             return X_, users
         return X_[first_row_per_user(users)]
 
     def _centering_plan(self, inputs):
         """The :class:`CenteringPlan` of this fit, or None: :func:`centering_applies` on public facts (the
-        setting, the declared bound, the intercept, the rows' format, and the solver this fit runs)."""
+        setting, the declared bound, the intercept, the rows' format, and the solver this fit runs). With
+        nothing declared on dense rows, the :class:`MagnitudePlan` (column magnitudes, then that centre)."""
+        magnitudes = self._magnitude_plan(inputs)
+        if magnitudes is not None:
+            return magnitudes
         if self.centering is False:
             return None
         data_norm = self._data_norm(None)  # the quartiles do not run when the template asks for a centre
@@ -555,6 +569,38 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         if self.centering == AUTO and not dp_sgd:
             return None
         return plan
+
+    def _magnitude_plan(self, inputs):
+        """The :class:`MagnitudePlan` of this fit, or None (linear_model/_column_magnitudes.py): nothing declared,
+        ``column_scaling="auto"`` (the quartiles did not apply: this runs only when they return None), dense
+        rows, an intercept. The centre on the mapped rows by the centring rule. Public facts only."""
+        d = inputs.n_coef - (1 if self.fit_intercept else 0)
+        if not magnitudes_apply(declared=self._declares_scales(), column_setting=self.column_scaling,
+                                quartiles=False, dense=self._dense_rows(inputs), fit_intercept=self.fit_intercept,
+                                n_features=d):
+            return None
+        histogram, rest = MagnitudePlan.split(self._budget())
+        centring = None
+        if self.centering is not False and self.data_norm is None:  # "auto" estimates its bound: no centre
+            centre = CenteringPlan.build(rest, inputs.n_samples, d,
+                                         feature_bound(DEFAULT_DATA_NORM, self.intercept_scaling),
+                                         self.max_items_per_user)
+            dp_sgd = self.solver == "user_dp_sgd" or (
+                self.solver == "auto" and self._prefer(inputs.n_samples, inputs.n_coef, inputs.n_problems,
+                                                       centre.rest))
+            if self.centering is True or dp_sgd:
+                centring = centre
+        plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring)
+        plan = plan.with_rest(rest if centring is None else centring.rest)
+        # only before solvers whose events are Gaussian / zCDP (they compose with the histogram's exactly; an
+        # approximate-DP solver event would leave no delta for it): the solver this plan would run, public facts
+        if self.solver != "auto":
+            return plan if self.solver in MAGNITUDE_SOLVERS else None
+        try:
+            chosen = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, plan).solver
+        except ValueError:
+            return None
+        return plan if chosen in MAGNITUDE_SOLVERS else None
 
     def _plan(self, n_users, n_coef, n_problems, columns=None):
         """The solver's plan from (users, coefficients, problems); may refuse on public facts only.
@@ -583,7 +629,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         else:
             data_norm = float(resolved)
         declared = scales is None
-        centred = isinstance(columns, CenteringPlan)
+        centred = isinstance(columns, CenteringPlan) or (isinstance(columns, MagnitudePlan) and columns.centred)
 
         def build(budget):
             plan = choose_plan(

@@ -142,7 +142,8 @@ def test_user_level_resolves_its_ledger_through_the_template(monkeypatch):
 @pytest.mark.parametrize("noise, allowance_type", [("secure", ZCDPEvent), ("float", GaussianEvent)])
 def test_user_level_in_a_pipeline_charges_the_ledger_once(noise, allowance_type):
     acc = BudgetAccountant(5.0, 1e-5)
-    est, X, y, kw = _make("user", noise=noise, solver="user_clip")
+    # column_scaling=False: the solver's events alone (nothing declared would release the column magnitudes first)
+    est, X, y, kw = _make("user", noise=noise, solver="user_clip", column_scaling=False)
     pipe = DPPipeline([("clip", RowNormClipper()), ("clf", est)], epsilon=EPS, delta=1e-6, accountant=acc)
     pipe.fit(X, y, clf__groups=kw["groups"])
     assert _ledger_len(acc) == 1

@@ -92,8 +92,10 @@ def test_user_estimator_uses_the_rule():
     X = rng.standard_normal((2000, 3)) / 3
     y = (X[:, 0] > 0).astype(int)
     g = np.repeat(np.arange(400), 5)
+    # column_scaling=False: the whole budget on the solver (with nothing declared the column magnitudes would
+    # take their share first; linear_model/_column_magnitudes.py)
     est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, solver="user_clip",
-                              accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
+                              column_scaling=False, accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(X, y, g)
     # planned at the row bound the fit clipped to: a quarter of the declared data_norm = 1 (declared_row_scale)
     assert est.data_norm_ == 1.0 and est.row_bound_ == pytest.approx(0.25 * math.sqrt(2.0))
     assert est.alpha_ == pytest.approx(user.default_user_alpha(400, 5, 4, est.row_bound_, 1.0, 1e-6))
@@ -162,8 +164,9 @@ def test_user_default_dp_sgd_event_and_spend():
     acc = BudgetAccountant(epsilon=10, delta=1e-3)
     # centering=False: the solver on the whole budget (a centred fit's rules read the budget the centre
     # leaves, its event composes the centre's: tests/privacy/test_centering_user.py)
+    # column_scaling=False likewise: nothing declared would release the column magnitudes first
     est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=0, accountant=acc,
-                              centering=False)
+                              centering=False, column_scaling=False)
     est.fit(X, y, g)
     steps = user.default_sgd_iterations(400, 5, 4, 1.0, 1e-6)
     assert est.solver_ == "user_dp_sgd" and est.sgd_iterations_ == steps
@@ -179,6 +182,7 @@ def test_user_default_dp_sgd_event_and_spend():
     assert len(acc.ledger) == 1
     # the same public facts with other data: the same event
     est2 = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=1, centering=False,
+                               column_scaling=False,
                                accountant=BudgetAccountant(epsilon=10, delta=1e-3)).fit(-X, 1 - y, g)
     assert est2.privacy_event_ == event
     centred = [UserLevelDPLogistic(epsilon=1.0, delta=1e-6, max_items_per_user=5, random_state=s,

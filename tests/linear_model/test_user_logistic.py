@@ -247,7 +247,7 @@ def test_dp_sgd_on_the_secure_path_spends_a_zcdp_event_within_budget():
     X, y, g = _grouped(60, 3)
     acc = _fresh_accountant()
     est = UserLevelDPLogistic(epsilon=1.0, delta=1e-6, solver="user_dp_sgd", accountant=acc, random_state=0,
-                              centering=False)  # the solver's event alone (centred: tests/privacy/test_centering_user.py)
+                              centering=False, column_scaling=False)  # the solver's event alone (centred: tests/privacy/test_centering_user.py)
     est.fit(X, y, g)
     event = est.privacy_event_
     assert isinstance(event, SelfComposedEvent) and isinstance(event.event, ZCDPEvent)

@@ -43,7 +43,10 @@ def test_auto_event_is_the_planned_composition_spent_once(name, params, k):
         y = np.digitize(X[:, 1], [-0.4, 0.4])
     n_users = np.unique(groups).size
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    est = UserLevelDPLogistic(epsilon=1.0, data_norm="auto", accountant=acc, random_state=0, **params)
+    # column_scaling=False: the estimate alone (with nothing declared and few users the column magnitudes would
+    # run first and compose their event: tests/privacy/test_column_magnitudes_user.py)
+    est = UserLevelDPLogistic(epsilon=1.0, data_norm="auto", accountant=acc, random_state=0, column_scaling=False,
+                              **params)
     n_coef = X.shape[1] + (1 if est.fit_intercept else 0)
     plan = est._plan(n_users, n_coef, k)  # public facts only: no data
     solver_event = plan.event if k == 1 else ComposedEvent(tuple([plan.event] * k))
@@ -85,8 +88,9 @@ def test_estimate_reads_one_value_per_user(monkeypatch):
 
 def test_planned_event_does_not_depend_on_the_data():
     a, b = _panel(seed=1), _panel(seed=2, scale=1e4)
-    ea = UserLevelDPLogistic(data_norm="auto", random_state=0).fit(*a)
-    eb = UserLevelDPLogistic(data_norm="auto", random_state=0).fit(*b)
+    # column_scaling=False: the column magnitudes would map both to the same units first
+    ea = UserLevelDPLogistic(data_norm="auto", random_state=0, column_scaling=False).fit(*a)
+    eb = UserLevelDPLogistic(data_norm="auto", random_state=0, column_scaling=False).fit(*b)
     assert ea.privacy_event_ == eb.privacy_event_ and ea.solver_ == eb.solver_
     assert eb.data_norm_ > 100 * ea.data_norm_  # the scale follows the data, the event does not
 
@@ -108,16 +112,18 @@ def test_declared_data_norm_spends_nothing_on_estimation(monkeypatch):
 def test_declared_default_unchanged():
     # data_norm=None (the default) is the declared 1.0 where the columns are not rescaled (too few users for
     # the quartiles), and runs exactly the former plan (bound 1, whole budget) when the fit does not centre
-    # its features (centred fits: tests/privacy/test_centering_user.py)
+    # its features (centred fits: tests/privacy/test_centering_user.py) nor its column magnitudes
+    # (column_scaling=False; tests/privacy/test_column_magnitudes_user.py)
     X, y, groups = _panel()
-    est = UserLevelDPLogistic(random_state=0, centering=False)
+    est = UserLevelDPLogistic(random_state=0, centering=False, column_scaling=False)
     assert est.data_norm is None
     est.fit(X, y, groups)
     assert est.column_scale_ is None
     plan = est._plan(300, X.shape[1] + 1, 1)
     assert plan.scales is None and plan.attributes["data_norm_"] == 1.0
     assert est.data_norm_ == 1.0 and est.privacy_event_ == plan.event  # the solver alone, whole budget
-    declared = UserLevelDPLogistic(random_state=0, centering=False, data_norm=1.0).fit(X, y, groups)
+    declared = UserLevelDPLogistic(random_state=0, centering=False, column_scaling=False,
+                                   data_norm=1.0).fit(X, y, groups)
     np.testing.assert_array_equal(declared.coef_, est.coef_)
     assert declared.privacy_event_ == est.privacy_event_
 

@@ -1,0 +1,175 @@
+"""User-level column magnitudes of UserLevelDPLogistic (linear_model/_column_magnitudes.py).
+
+doc/privacy/user_level.rst, "Column magnitudes": the d x K histogram of the users' octaves (each user's
+largest |x_j| per column) is released by the Gaussian mechanism with l2-sensitivity sqrt(2 d) under
+replace-one-user; everything after it is post-processing.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpsco import UserLevelDPLogistic
+from sklearn_dpsco._budget import Budget
+from sklearn_dpsco._mechanisms._calibrate import gaussian_mechanism_for
+from sklearn_dpsco._solvers._core._user_data import index_users
+from sklearn_dpsco.accounting import BudgetAccountant, epsilon_delta
+from sklearn_dpsco.linear_model._column_magnitudes import (
+    MAGNITUDE_OCTAVES,
+    MagnitudePlan,
+    user_octave_histogram,
+)
+from sklearn_dpsco.testing import audit_release_with_mutants
+
+
+def _ledger():
+    return BudgetAccountant(epsilon=float("inf"), delta=1.0)
+
+
+def _raw_panel(n_users=400, rows=6, seed=0):
+    """A raw panel: a survey year (1980-1987), a count in the hundreds and six 0/1 indicators."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(n_users), rows)
+    n = g.size
+    year = rng.integers(1980, 1988, n).astype(float)
+    count = rng.integers(50, 700, n).astype(float)
+    ind = (rng.random((n, 6)) < 0.4).astype(float)
+    X = np.column_stack([year, count, ind])
+    z = 0.25 * (year - 1983.5) + 0.004 * (count - 375) + ind @ np.array([1.2, -1.0, 0.8, -0.6, 0.5, 0.0])
+    y = (z + rng.logistic(size=n) > 0.3).astype(int)
+    return X, y, g
+
+
+def _naive_histogram(X, g):
+    ids = np.unique(g)
+    H = np.zeros((X.shape[1], MAGNITUDE_OCTAVES), dtype=np.int64)
+    for u in ids:
+        v = np.abs(X[g == u]).max(axis=0)
+        for j, x in enumerate(v):
+            k = 0 if x <= 1 else int(math.ceil(math.log2(x) / 2))
+            H[j, min(k, MAGNITUDE_OCTAVES - 1)] += 1
+    return H
+
+
+def test_histogram_matches_the_reference_and_ignores_order_and_identifiers():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 4)) * 10.0 ** rng.uniform(-3, 12, (1, 4))
+    X[::7, 0] = 2.0 ** 6  # exactly a power of four: its own bin, not the next
+    g = rng.integers(0, 40, 300)
+    H = user_octave_histogram(X, index_users(g))
+    assert np.array_equal(H, _naive_histogram(X, g))
+    assert H.sum() == 4 * np.unique(g).size
+    perm = rng.permutation(300)
+    assert np.array_equal(user_octave_histogram(X[perm], index_users(g[perm] * 7 + 3)), H)
+
+
+def test_replacing_one_user_moves_the_histogram_by_at_most_sqrt_2d_attained():
+    d, rows = 5, 4
+    sens = MagnitudePlan.build(Budget(1.0, 1e-6, "secure"), 30, d).mechanism.sensitivity
+    assert sens == math.sqrt(2 * d)
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for trial in range(400):
+        n = int(rng.integers(2, 30))
+        g = np.repeat(np.arange(n), rows)
+        X = rng.standard_normal((n * rows, d)) * 10.0 ** rng.uniform(-2, 15, (n * rows, 1))
+        H = user_octave_histogram(X, index_users(g))
+        # user 0 replaced by any block, of any size, under a fresh identifier
+        k = int(rng.integers(1, 9))
+        block = rng.standard_normal((k, d)) * 10.0 ** rng.uniform(-2, 15, (k, 1))
+        if trial % 4 == 0:  # worst case: every column's octave changes
+            block = np.full((k, d), 2.0 ** 20)
+            X[:rows] = 0.5
+        Xp = np.vstack([X[rows:], block])
+        gp = np.concatenate([g[rows:], np.full(k, 10_000)])
+        Hp = user_octave_histogram(Xp, index_users(gp))
+        if trial % 4 == 0:
+            H = user_octave_histogram(X, index_users(g))
+        dist = float(np.linalg.norm((H - Hp).astype(float)))
+        assert dist <= sens + 1e-12
+        worst = max(worst, dist)
+    assert worst == pytest.approx(sens)  # attained: a plan at half of it would be wrong
+
+
+def test_event_is_fixed_before_data_and_the_fit_spends_exactly_epsilon():
+    X, y, g = _raw_panel()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = UserLevelDPLogistic(random_state=0, accountant=acc).fit(X, y, g)
+    assert "column_magnitudes" in est.fit_info_[0]
+    event = est.privacy_event_
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == event and acc.ledger[0].privacy_unit == "user"
+    eps, spent_delta = epsilon_delta(event, delta=1e-6)
+    assert eps <= 1.0 + 1e-12 and eps == pytest.approx(1.0, rel=1e-6)
+    assert spent_delta <= 1e-6 * (1 + 1e-9)
+    events = [UserLevelDPLogistic(random_state=1, accountant=_ledger()).fit(X * s, y, g).privacy_event_
+              for s in (1.0, 1e-3, 1e6)]
+    assert events[0] == events[1] == events[2] == UserLevelDPLogistic(random_state=2, accountant=_ledger()).fit(
+        np.random.default_rng(5).standard_normal(X.shape), y, g).privacy_event_
+
+
+@pytest.mark.parametrize("params", [{"data_norm": 1.0}, {"column_scaling": False}, {"fit_intercept": False}])
+def test_declared_settings_leave_the_fit_as_before(params):
+    X, y, g = _raw_panel()
+    est = UserLevelDPLogistic(random_state=0, accountant=_ledger(), **params).fit(X, y, g)
+    assert "column_magnitudes" not in est.fit_info_[0]
+
+
+def test_raw_panel_defaults_are_not_the_majority_class():
+    X, y, g = _raw_panel(n_users=400, seed=2)
+    Xt, yt, _ = _raw_panel(n_users=1000, seed=102)
+    majority = max(np.mean(yt), 1 - np.mean(yt))
+    on = [UserLevelDPLogistic(random_state=s, accountant=_ledger()).fit(X, y, g).score(Xt, yt) for s in range(3)]
+    off = [UserLevelDPLogistic(column_scaling=False, random_state=s, accountant=_ledger()).fit(X, y, g).score(Xt, yt)
+           for s in range(3)]
+    assert np.mean(on) > majority + 0.05
+    assert np.mean(on) > np.mean(off) + 0.03
+
+
+# -- the statistical audit (T1) -----------------------------------------------------------------------
+class _HistogramRelease:
+    """``release(centre, rng, size)``: ``size`` releases of the histogram of D (centre) or D'."""
+
+    def __init__(self, mechanism, X, Xp, g, centre, per_user=True):
+        self.mechanism, self.X, self.Xp, self.g, self.centre, self.per_user = mechanism, X, Xp, g, centre, per_user
+
+    def release(self, value, rng, size):
+        X = self.X if np.array_equal(value, self.centre) else self.Xp
+        if self.per_user:
+            H = user_octave_histogram(X, index_users(self.g))
+        else:  # mutant: every row counted (a row-level histogram; one user moves it by sqrt(2 d) m)
+            H = user_octave_histogram(X, index_users(np.arange(X.shape[0])))
+        return self.mechanism.release(H.ravel().astype(float), rng, size)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_histogram_release_audit_with_half_noise_and_row_level_mutants(noise):
+    n, m, d = 20, 4, 1
+    g = np.repeat(np.arange(n), m)
+    X = np.full((n * m, d), 0.5)
+    Xp = X.copy()
+    Xp[:m] = 2.0 ** 10  # user 0 moves from octave 0 to octave 10: distance sqrt(2 d), the sensitivity
+    plan = MagnitudePlan.build(Budget(4.0, 1e-5, noise), n, d)
+    mech = plan.mechanism
+    eps_c = mech.epsilon
+    centre = user_octave_histogram(X, index_users(g)).ravel().astype(float)
+    centre_p = user_octave_histogram(Xp, index_users(g)).ravel().astype(float)
+    assert float(np.linalg.norm(centre - centre_p)) == pytest.approx(mech.sensitivity)
+
+    def make(f):
+        return _HistogramRelease(
+            gaussian_mechanism_for(f * mech.sensitivity, Budget(eps_c, 1e-5, noise), d * MAGNITUDE_OCTAVES),
+            X, Xp, g, centre)
+
+    ok, mutants = audit_release_with_mutants(make, centre, centre_p, eps_c, 1e-5, statistic="mu", n_draws=40_000,
+                                             rng=np.random.default_rng(41), factors=(0.5,))
+    assert not ok.violation, ok
+    assert mutants["x0.5"].violation, mutants["x0.5"]
+    rows = _HistogramRelease(mech, X, Xp, g, centre, per_user=False)
+    c_rows = user_octave_histogram(X, index_users(np.arange(n * m))).ravel().astype(float)
+    rows.centre = c_rows
+    cp_rows = user_octave_histogram(Xp, index_users(np.arange(n * m))).ravel().astype(float)
+    rows_ok, _ = audit_release_with_mutants(lambda f: rows, c_rows, cp_rows, eps_c, 1e-5, statistic="mu",
+                                            n_draws=40_000, rng=np.random.default_rng(42), factors=())
+    assert rows_ok.violation, rows_ok
