@@ -19,9 +19,6 @@ from ._cluster_inputs import is_cluster_input
 from ._base import DPClassifierMixin, DPLinearModelMixin, FitInputs, FitPlan
 from ._centering import CenteringPlan, centering_applies, feature_bound
 from ._column_magnitudes import MagnitudePlan, magnitudes_apply
-
-#: Solvers the column magnitudes may precede (Gaussian / zCDP events).
-MAGNITUDE_SOLVERS = ("user_clip", "user_dp_sgd")
 from ._column_scaling import ColumnScalingPlan
 from ._user_logistic_rules import (
     DEFAULT_DATA_NORM,
@@ -37,6 +34,9 @@ from ._user_logistic_rules import (
     first_row_per_user,
     prefers_dp_sgd,
 )
+
+#: Solvers the column magnitudes may precede (Gaussian / zCDP events).
+MAGNITUDE_SOLVERS = ("user_clip", "user_dp_sgd")
 
 __all__ = ["UserLevelDPLogistic"]
 

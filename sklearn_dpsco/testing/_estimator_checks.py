@@ -76,6 +76,12 @@ _SEARCH_ON_TEN_ROWS = (
     "with its whole epsilon, passes)"
 )
 
+_SEARCH_TRAIN_ACCURACY = (
+    "the check asks for training accuracy > 0.83 on 200-300 rows in 2 features at epsilon 1: the search fits every "
+    "candidate on a share of epsilon, selects privately and refits on another share, so the noise decides the "
+    "accuracy (0.25-0.97 over 10 seeds on the check's 3-class data; the estimator alone 0.78-0.92)"
+)
+
 _EXPECTED_FAILED = {
     DPHingeClassifier: _SAMPLE_WEIGHT_CHECKS,
     DPLinearRegressor: _SAMPLE_WEIGHT_CHECKS,
@@ -175,7 +181,8 @@ def expected_failed_checks(estimator):
             return dict(failed)
     if isinstance(estimator, (DPGridSearchCV, DPRandomizedSearchCV)) and isinstance(estimator.estimator,
                                                                                     DPHingeClassifier):
-        return {"check_classifiers_one_label_sample_weights": _SEARCH_ON_TEN_ROWS}
+        return {"check_classifiers_one_label_sample_weights": _SEARCH_ON_TEN_ROWS,
+                "check_classifiers_train": _SEARCH_TRAIN_ACCURACY}
     return {}
 
 
