@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-__all__ = ["DATASETS", "EXTRA_REGRESSION", "RealSet", "baseball_panel", "encode", "extra_split", "first_m_rows",
-           "load", "train_test"]
+__all__ = ["DATASETS", "EXTRA_REGRESSION", "REGRESSION_STUDY_SETS", "RealSet", "baseball_panel", "encode",
+           "extra_split", "first_m_rows", "load", "regression_study_split", "train_test"]
 
 
 class RealSet:
@@ -334,3 +334,17 @@ def extra_split(name):
     Xtr, Xte, ytr, yte = train_test_split(X[keep].to_numpy(float), y[keep].to_numpy(float), test_size=0.3,
                                           random_state=0)
     return Xtr, ytr, Xte, yte
+
+
+#: The regression sets of the share studies (study_centre_share.py, study_choice_share.py): bench_defaults'
+#: regression sets as ``"name/encoding"``, then the :data:`EXTRA_REGRESSION` sets (raw columns).
+REGRESSION_STUDY_SETS = [f"{k}/{e}" for k in ("BudgetFood", "Vocab", "Computers", "Wages", "diabetes")
+                         for e in ("raw", "scaled")] + list(EXTRA_REGRESSION)
+
+
+def regression_study_split(name):
+    """``(X_train, y_train, X_test, y_test)`` of a :data:`REGRESSION_STUDY_SETS` entry."""
+    if name in EXTRA_REGRESSION:
+        return extra_split(name)
+    key, enc = name.rsplit("/", 1)
+    return split(key, enc)

@@ -71,14 +71,8 @@ def set_rule(rule):
         _AS.default_scale_share, _AS.ScalePlan.mechanisms = dss, mechs
 
 
-def load(name):
-    if name in R.EXTRA_REGRESSION:
-        return R.extra_split(name)
-    key, enc = name.rsplit("/", 1)
-    return R.split(key, enc)
-
-
-ALL = [f"{k}/{e}" for k in ("BudgetFood", "Vocab", "Computers", "Wages", "diabetes") for e in ("raw", "scaled")] + list(R.EXTRA_REGRESSION)
+ALL = R.REGRESSION_STUDY_SETS
+load = R.regression_study_split
 
 
 def fit(mode, eps, seed, Xtr, ytr):

