@@ -4,7 +4,6 @@ import math
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from sklearn.base import RegressorMixin
 from sklearn.utils.extmath import row_norms
@@ -526,14 +525,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         scores = np.asarray(X @ self.coef_).ravel()
         bound = self._clipped_row_bound()
         if bound is not None:
-            centre, scale = self.column_center_, self.column_scale_
-            if centre is None:  # no column map (sparse rows too: column scaling needs dense ones)
-                norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else row_norms(X)
-                scores = scores * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+            if self.column_center_ is None:  # no column map (sparse rows too: column scaling needs dense ones)
+                at_centre, norms = 0.0, row_norms(X)
             else:
-                at_centre = float(centre @ self.coef_)
-                norms = row_norms((X - centre) / scale)
-                scores = at_centre + (scores - at_centre) * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+                at_centre = float(self.column_center_ @ self.coef_)
+                norms = row_norms((X - self.column_center_) / self.column_scale_)
+            scores = at_centre + (scores - at_centre) * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
         return scores + self.intercept_
 
     def _clipped_row_bound(self):
