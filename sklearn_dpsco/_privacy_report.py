@@ -258,8 +258,8 @@ def _steps_estimators(steps, prefix=""):
     """``[(label, step)]`` of every private step, nested pipelines and searches' selected estimators included."""
     out = []
     for name, step in steps:
-        if _children(step) is not None:
-            out += _steps_estimators(_children(step), prefix=f"{prefix}{name}/")
+        if (children := _children(step)) is not None:
+            out += _steps_estimators(children, prefix=f"{prefix}{name}/")
         elif isinstance(step, Pipeline):
             out += _steps_estimators(step.steps, prefix=f"{prefix}{name}/")
         elif isinstance(step, _BaseDPSearchCV):
@@ -285,8 +285,8 @@ def _steps_parameters(steps, prefix=""):
         if kind == "passthrough":
             continue
         label = f"{prefix}{name} ({type(step).__name__})"
-        if _children(step) is not None:
-            out.update(_steps_parameters(_children(step), prefix=f"{prefix}{name}/"))
+        if (children := _children(step)) is not None:
+            out.update(_steps_parameters(children, prefix=f"{prefix}{name}/"))
         elif isinstance(step, (str, type(None))):  # a ColumnTransformer's "drop"
             continue
         elif isinstance(step, Pipeline):

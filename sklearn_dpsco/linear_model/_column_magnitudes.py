@@ -58,15 +58,15 @@ MAGNITUDE_BIN_OCTAVES = 2
 MAGNITUDE_RUN_SIGMAS = 3.0
 
 
-def magnitudes_apply(*, declared, column_setting, quartiles, dense, fit_intercept, n_features):
-    """Whether a user-level fit releases its column magnitudes (public facts only).
+def magnitudes_apply(*, declared, column_setting, dense, fit_intercept, n_features):
+    """Whether a user-level fit releases its column magnitudes (public facts only; asked only where the
+    column quartiles do not run: they map the columns themselves).
 
     ``declared``: ``data_norm`` was given (a number or "auto"): the user chose the units, nothing changes.
-    ``column_setting``: ``column_scaling``; only ``"auto"``. ``quartiles``: the column quartiles run
-    (they map the columns themselves). ``dense``, ``fit_intercept``, ``n_features``: as for the centre.
+    ``column_setting``: ``column_scaling``; only ``"auto"``. ``dense``, ``fit_intercept``, ``n_features``:
+    as for the centre.
     """
-    return (not declared and column_setting == "auto" and not quartiles and dense and fit_intercept
-            and n_features > 0)
+    return not declared and column_setting == "auto" and dense and fit_intercept and n_features > 0
 
 
 def user_octave_histogram(X, users, octaves=MAGNITUDE_OCTAVES):
@@ -125,16 +125,14 @@ class MagnitudePlan:
         return budget.split([share, 1.0 - share])
 
     @classmethod
-    def build(cls, budget, n_users, n_features, centring=None, share=MAGNITUDE_SHARE):
-        """``budget``: the histogram's part (:meth:`split`); ``centring``: the CenteringPlan built on the rest."""
+    def build(cls, budget, n_users, n_features, centring=None, rest=None, share=MAGNITUDE_SHARE):
+        """``budget``: the histogram's part (:meth:`split`); ``centring``: the CenteringPlan built on the rest,
+        or None; ``rest``: what the solver gets (the centre's rest when it runs)."""
         d = int(n_features)
         # why: replacing one user moves one count per column from one bin to another (integers, no rounding):
         # ||H - H'||_2 <= sqrt(2 d) (doc/privacy/user_level.rst, "Column magnitudes")
         mechanism = mechanism_for(math.sqrt(2.0 * d), budget, d * MAGNITUDE_OCTAVES)
-        return cls(int(n_users), d, float(share), mechanism, centring, None)
-
-    def with_rest(self, rest):
-        return MagnitudePlan(self.n_users, self.n_features, self.share, self.mechanism, self.centring, rest)
+        return cls(int(n_users), d, float(share), mechanism, centring, rest)
 
     @property
     def event(self):

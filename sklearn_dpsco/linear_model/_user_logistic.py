@@ -576,7 +576,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         rows, an intercept. The centre on the mapped rows by the centring rule. Public facts only."""
         d = inputs.n_coef - (1 if self.fit_intercept else 0)
         if not magnitudes_apply(declared=self._declares_scales(), column_setting=self.column_scaling,
-                                quartiles=False, dense=self._dense_rows(inputs), fit_intercept=self.fit_intercept,
+                                dense=self._dense_rows(inputs), fit_intercept=self.fit_intercept,
                                 n_features=d):
             return None
         histogram, rest = MagnitudePlan.split(self._budget())
@@ -590,8 +590,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                                                        centre.rest))
             if self.centering is True or dp_sgd:
                 centring = centre
-        plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring)
-        plan = plan.with_rest(rest if centring is None else centring.rest)
+        plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring, rest if centring is None else centring.rest)
         # only before solvers whose events are Gaussian / zCDP (they compose with the histogram's exactly; an
         # approximate-DP solver event would leave no delta for it): the solver this plan would run, public facts
         if self.solver != "auto":
