@@ -246,6 +246,15 @@ cdef inline int big_mul_u64(big_t *x, uint64_t v) noexcept nogil:
     return big_mul(x, x, &y)
 
 
+cdef inline int big_scaled_in_range(big_t *x, const big_t *base, uint64_t v) noexcept nogil:
+    """``x = base * v``; ST_OK when it is below ``2^(64 NLIMBS - 2)`` (the tuple form's range check,
+    ``_to_big``), else ST_OVERFLOW (``x`` then undefined)."""
+    x[0] = base[0]
+    if big_mul_u64(x, v) != ST_OK or (x.w[NLIMBS - 1] >> 62) != 0:
+        return ST_OVERFLOW
+    return ST_OK
+
+
 cdef inline int bern_frac_big(bits_t *s, const big_t *a, const big_t *b) noexcept nogil:
     """Bernoulli(a / b) for big a, b; b < 2^(64 NLIMBS - 1). Same scheme as bern_frac64."""
     cdef big_t r
@@ -581,7 +590,7 @@ def bernoulli_exp_table_u64(rng, nums, dens, count, multiplier=1):
     if np.any(dens == 0):
         raise ValueError("gamma must be a non-negative rational with a positive denominator.")
     cdef Py_ssize_t m = nums.size, j
-    cdef int k, status = ST_OK
+    cdef int k
     cdef big_t base, x
     limbs = _to_big(multiplier, "multiplier")
     for k in range(NLIMBS):
@@ -591,10 +600,7 @@ def bernoulli_exp_table_u64(rng, nums, dens, count, multiplier=1):
     cdef uint64_t[:, ::1] av = a_arr
     cdef const uint64_t[::1] nv = nums
     for j in range(m):
-        x = base
-        status = big_mul_u64(&x, nv[j])
-        # the tuple form's range check (_to_big): below 2^(64 NLIMBS - 2)
-        if status != ST_OK or (x.w[NLIMBS - 1] >> 62) != 0:
+        if big_scaled_in_range(&x, &base, nv[j]) != ST_OK:
             raise ValueError(f"numerator must be in [0, 2^{64 * NLIMBS - 2}).")
         for k in range(NLIMBS):
             av[j, k] = x.w[k]
@@ -626,7 +632,7 @@ def select_rows_u64(rng, nums, dens, multiplier=1):
     if nums.shape[0] and not np.all(np.any(nums == 0, axis=1)):
         raise ValueError("gaps must contain a zero (the best candidate's).")
     cdef Py_ssize_t rows = nums.shape[0], m = nums.shape[1], r, j, t
-    cdef int k, status = ST_OK
+    cdef int k
     cdef big_t base, a, b
     cdef bits_t bits
     cdef const uint64_t[:, ::1] nv = nums
@@ -638,9 +644,7 @@ def select_rows_u64(rng, nums, dens, multiplier=1):
     maxima = np.ascontiguousarray(nums.max(axis=1) if m else np.zeros(rows, dtype=np.uint64), dtype=np.uint64)
     cdef const uint64_t[::1] mv = maxima
     for r in range(rows):
-        a = base
-        status = big_mul_u64(&a, mv[r])
-        if status != ST_OK or (a.w[NLIMBS - 1] >> 62) != 0:
+        if big_scaled_in_range(&a, &base, mv[r]) != ST_OK:
             raise ValueError(f"numerator must be in [0, 2^{64 * NLIMBS - 2}).")
     out = np.empty(rows, dtype=np.int64)
     cdef int64_t[::1] ov = out
