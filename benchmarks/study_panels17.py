@@ -14,7 +14,6 @@ study's epsilon, so it measures the bias of the pipeline (clipping, steps, ridge
 import argparse
 import contextlib
 import json
-import math
 import os
 import sys
 import time

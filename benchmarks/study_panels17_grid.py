@@ -10,7 +10,6 @@ like a year or an age). Test accuracy on bench_user_level.synthetic_test() under
 """
 
 import argparse
-import contextlib
 import json
 import os
 import sys
