@@ -46,12 +46,18 @@ def _rules_at(eps_true):
                       ("prefers_dp_sgd", 2)):
         orig = getattr(UL, name)
 
-        def wrap(*a, _orig=orig, _pos=pos):
+        def wrap(*a, _orig=orig, _pos=pos, **kw):
             a = list(a)
             a[_pos] = a[_pos] * ratio
-            return _orig(*a)
+            return _orig(*a, **kw)
 
         stack.enter_context(patched(UL, name, wrap))
+    # which column map runs (quartiles / magnitudes) is read at the study's epsilon too
+    import sklearn_dpsco.linear_model._base as LB
+
+    mode = LB.column_scaling_mode
+    stack.enter_context(patched(LB, "column_scaling_mode",
+                                lambda setting, n, d, epsilon, **kw: mode(setting, n, d, epsilon * ratio, **kw)))
     return stack
 
 
@@ -95,6 +101,15 @@ def _horizon(k):
     return patched(RR, "sgd_horizon", lambda *a: k * orig(*a))
 
 
+def _centre_share(share):
+    from sklearn_dpsco.linear_model._centering import CenteringPlan
+
+    build = CenteringPlan.build.__func__
+    return patched(CenteringPlan, "build", classmethod(
+        lambda cls, budget, n_users, n_features, bound, max_items, share=share: build(
+            cls, budget, n_users, n_features, bound, max_items, share=share)))
+
+
 #: name -> (context factory or None, extra params, epsilon override)
 VARIANTS = {
     "default": (None, {}, None),
@@ -116,6 +131,8 @@ VARIANTS = {
     "user_clip": (None, {"solver": "user_clip"}, None),
     "user_dp_sgd": (None, {"solver": "user_dp_sgd"}, None),
     # the magnitudes' DP-GD threshold (MAGNITUDE_SGD_MIN_STEPS; 20 = the threshold of every other fit)
+    "centre0.05": (lambda: _centre_share(0.05), {}, None),
+    "centre0.2": (lambda: _centre_share(0.2), {}, None),
     "thr20": (lambda: _rules("MAGNITUDE_SGD_MIN_STEPS", 20), {}, None),
     "thr10": (lambda: _rules("MAGNITUDE_SGD_MIN_STEPS", 10), {}, None),
 }
