@@ -77,7 +77,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``"auto"``: ``user_dp_sgd`` when ``n_users / u >= 20`` (``u`` the
         expected noise norm per unit of sensitivity, about ``sqrt(d) /
         mu(epsilon, delta)``; about 300 users at d = 10, epsilon = 1), the
-        rule of the panel benchmark (benchmarks/results/panels.md); otherwise,
+        rule of the panel benchmark (benchmarks/results/panels.md), and at
+        any ``n_users / u`` when the fit releases the column magnitudes and
+        the centre (nothing declared, quartiles off); otherwise,
         among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
         objective, on either noise path), the feasible one whose planned
