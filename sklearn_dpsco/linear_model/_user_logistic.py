@@ -77,7 +77,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         ``"auto"``: ``user_dp_sgd`` when ``n_users / u >= 20`` (``u`` the
         expected noise norm per unit of sensitivity, about ``sqrt(d) /
         mu(epsilon, delta)``; about 300 users at d = 10, epsilon = 1), the
-        rule of the panel benchmark (benchmarks/results/panels.md); otherwise,
+        rule of the panel benchmark (benchmarks/results/panels.md), and at
+        any ``n_users / u`` when the fit releases the column magnitudes and
+        the centre (nothing declared, quartiles off); otherwise,
         among ``user_clip``, ``sc_output_pert``, ``item_group`` and
         ``user_dp_sgd`` (the solvers of the same ``alpha``-regularised
         objective, on either noise path), the feasible one whose planned
@@ -517,10 +519,12 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
             out[name] = None if value is None else value * scale**power
         return out
 
-    def _prefer(self, n_users, n_coef, n_problems, solver_budget):
-        """``"user_dp_sgd"`` when the public rule of ``solver="auto"`` takes it on its budget share."""
+    def _prefer(self, n_users, n_coef, n_problems, solver_budget, magnitudes=False):
+        """``"user_dp_sgd"`` when the public rule of ``solver="auto"`` takes it on its budget share
+        (``magnitudes``: the fit maps its columns by the released column magnitudes, a public fact)."""
         budget = solver_budget.split_equal(n_problems, kind=get_solver("user_logistic", "user_dp_sgd").split)
-        return "user_dp_sgd" if prefers_dp_sgd(n_users, n_coef, budget.epsilon, budget.delta) else None
+        return "user_dp_sgd" if prefers_dp_sgd(n_users, n_coef, budget.epsilon, budget.delta,
+                                               magnitudes=magnitudes) else None
 
     def _declares_scales(self):
         """True when ``data_norm`` is declared (``column_scaling="auto"`` then stays off); public."""
@@ -587,7 +591,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                                          self.max_items_per_user)
             dp_sgd = self.solver == "user_dp_sgd" or (
                 self.solver == "auto" and self._prefer(inputs.n_samples, inputs.n_coef, inputs.n_problems,
-                                                       centre.rest))
+                                                       centre.rest, magnitudes=True))
             if self.centering is True or dp_sgd:
                 centring = centre
         plan = MagnitudePlan.build(histogram, inputs.n_samples, d, centring, rest if centring is None else centring.rest)
@@ -628,14 +632,16 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         else:
             data_norm = float(resolved)
         declared = scales is None
-        centred = isinstance(columns, CenteringPlan) or (isinstance(columns, MagnitudePlan) and columns.centred)
+        centred_magnitudes = isinstance(columns, MagnitudePlan) and columns.centred
+        centred = isinstance(columns, CenteringPlan) or centred_magnitudes
 
         def build(budget):
             plan = choose_plan(
                 self.solver,
                 lambda name: self._plan_solver(name, n_users, n_coef, n_problems, budget, data_norm, declared,
                                                centred, declared_norm=None if scales is not None else float(resolved)),
-                self.noise, self.delta, prefer=self._prefer(n_users, n_coef, n_problems, budget),
+                self.noise, self.delta,
+                prefer=self._prefer(n_users, n_coef, n_problems, budget, magnitudes=centred_magnitudes),
             )
             return replace(plan, scales=scales, columns=columns)
 

@@ -16,7 +16,7 @@ from .._solvers._user_level._deletion import deletion_plan
 from ._centering import CENTRED_ROW_SHARE
 
 __all__ = ["AUTO_CANDIDATES", "DECLARED_ROW_SHARE", "DEFAULT_DATA_NORM", "SGD_ALPHA_SHARE", "SGD_AUTO_MIN_STEPS", "SGD_CLIP_SHARE",
-           "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
+           "MAGNITUDE_SGD_MIN_STEPS", "SGD_HORIZON_POWER", "SGD_MAX_HORIZON", "SGD_MAX_STEPS",
            "SGD_MIN_STEPS", "SGD_ROW_PASSES", "SOLVERS",
            "SC_OUTPUT_PERT_ALPHA_FACTOR", "USER_ALPHA_CAP", "USER_ALPHA_FACTOR", "candidates", "choose_plan", "declared_row_scale", "default_sgd_clip", "default_sgd_iterations",
            "first_row_per_user",
@@ -241,9 +241,23 @@ def default_sgd_clip(row_bound):
     return SGD_CLIP_SHARE * float(row_bound)
 
 
-def prefers_dp_sgd(n_users, d, epsilon, delta):
-    """Whether ``solver="auto"`` takes ``user_dp_sgd`` (public facts only; see SGD_AUTO_MIN_STEPS)."""
-    return users_per_noise(n_users, d, epsilon, delta) >= SGD_AUTO_MIN_STEPS
+#: With the column magnitudes (nothing declared, linear_model/_column_magnitudes.py) ``solver="auto"`` takes
+#: ``user_dp_sgd`` from ``n_users / u >= MAGNITUDE_SGD_MIN_STEPS`` instead of SGD_AUTO_MIN_STEPS. The
+#: magnitudes map raw columns onto about [0, 1], one-sided (counts, years, ages), where the public-range
+#: encoding maps them onto [-1, 1]: ``user_clip`` (no centre) then fits an intercept against columns that all
+#: carry a large mean. DP-GD runs with the private centre. On the raw panels (10 seeds, bench_panels' split;
+#: benchmarks/results/panels.md, "Raw columns: DP-GD under the magnitudes") the switch gained where r < 20:
+#: Males / Wages / VerbAgg at eps 0.5 (r = 12 / 14 / 8) and VerbAgg at eps 1 (r = 15).
+MAGNITUDE_SGD_MIN_STEPS = 0
+
+
+def prefers_dp_sgd(n_users, d, epsilon, delta, magnitudes=False):
+    """Whether ``solver="auto"`` takes ``user_dp_sgd`` (public facts only; see SGD_AUTO_MIN_STEPS).
+
+    ``magnitudes``: the fit maps its columns by the released column magnitudes (a public fact: nothing
+    declared, the quartiles off); the threshold is then MAGNITUDE_SGD_MIN_STEPS."""
+    threshold = MAGNITUDE_SGD_MIN_STEPS if magnitudes else SGD_AUTO_MIN_STEPS
+    return users_per_noise(n_users, d, epsilon, delta) >= threshold
 
 
 #: A declared ``data_norm`` R: the fit runs on the rows ``(x, intercept_scaling)`` mapped to

@@ -10,7 +10,8 @@ from sklearn_dpsco._mechanisms._calibrate import expected_noise_norm
 from sklearn_dpsco.linear_model import _hinge_rules as hinge
 
 PUBLIC_NAMES = {"n", "d", "clip", "epsilon", "delta", "factor", "n_users", "m", "data_norm", "n_coef",
-                "row_bound", "noise", "n_features", "iterations", "bounds_declared", "centred"}
+                "row_bound", "noise", "n_features", "iterations", "bounds_declared", "centred",
+                "magnitudes"}  # magnitudes: whether the column magnitudes and the centre run (public facts)
 
 
 @pytest.mark.parametrize("rule", [hinge.default_alpha, hinge.declared_clip_level])
@@ -149,6 +150,9 @@ def test_user_sgd_rules_public_monotone_and_bounded():
     assert user.prefers_dp_sgd(4288, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(200, 11, 1.0, 1e-6)
     n_star = math.ceil(user.SGD_AUTO_MIN_STEPS * u)  # the first user count the rule prefers DP-GD at
     assert user.prefers_dp_sgd(n_star, 11, 1.0, 1e-6) and not user.prefers_dp_sgd(n_star - 1, 11, 1.0, 1e-6)
+    # under the column magnitudes with the centre the threshold is MAGNITUDE_SGD_MIN_STEPS (0: DP-GD at any r)
+    assert user.MAGNITUDE_SGD_MIN_STEPS <= user.SGD_AUTO_MIN_STEPS
+    assert all(user.prefers_dp_sgd(n, 11, e, 1e-6, magnitudes=True) for n in (2, 50, n_star - 1) for e in (0.5, 1.0))
 
 
 def test_user_default_dp_sgd_event_and_spend():

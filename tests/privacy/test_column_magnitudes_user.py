@@ -126,6 +126,28 @@ def test_raw_panel_defaults_are_not_the_majority_class():
     assert np.mean(on) > np.mean(off) + 0.03
 
 
+def test_auto_takes_dp_gd_with_the_centre_under_the_magnitudes_at_any_user_count():
+    """With the magnitudes and the centre (nothing declared), ``solver="auto"`` takes ``user_dp_sgd`` where
+    r = n_users / u < SGD_AUTO_MIN_STEPS too (MAGNITUDE_SGD_MIN_STEPS, public facts): 150 users at eps 1.
+    A declared bound, ``data_norm="auto"`` (no centre) and ``centering=False`` keep the threshold of every
+    other fit (user_clip here); the event is still fixed before the data is read."""
+    from sklearn_dpsco.linear_model import _user_logistic_rules as rules
+
+    assert rules.users_per_noise(150, 9, 1.0, 1e-6) < rules.SGD_AUTO_MIN_STEPS
+    assert rules.prefers_dp_sgd(150, 9, 1.0, 1e-6, magnitudes=True)
+    assert not rules.prefers_dp_sgd(150, 9, 1.0, 1e-6)
+    X, y, g = _raw_panel(n_users=150)
+    est = UserLevelDPLogistic(random_state=0, accountant=_ledger()).fit(X, y, g)
+    assert "column_magnitudes" in est.fit_info_[0]
+    assert est.solver_ == "user_dp_sgd" and est.column_center_ is not None
+    for params in ({"data_norm": 1.0}, {"data_norm": "auto"}, {"centering": False}):
+        other = UserLevelDPLogistic(random_state=0, accountant=_ledger(), **params).fit(X, y, g)
+        assert other.solver_ == "user_clip", params
+    events = [UserLevelDPLogistic(random_state=s, accountant=_ledger()).fit(Z, y, g).privacy_event_
+              for s, Z in ((1, X), (2, X * 1e-3), (3, np.random.default_rng(5).standard_normal(X.shape)))]
+    assert events[0] == events[1] == events[2]
+
+
 # -- the statistical audit (T1) -----------------------------------------------------------------------
 class _HistogramRelease:
     """``release(centre, rng, size)``: ``size`` releases of the histogram of D (centre) or D'."""
