@@ -216,3 +216,20 @@ def test_users_listed_in_any_order_with_any_identifiers_give_the_same_fit():
     b = UserLevelDPLogistic(random_state=0, accountant=_ledger()).fit(X[perm], y[perm], relabel[perm])
     assert a.privacy_event_ == b.privacy_event_ and a.fit_info_[0]["column_magnitudes"]["sigma"] == \
         b.fit_info_[0]["column_magnitudes"]["sigma"]
+
+
+def test_an_auto_data_norm_follows_the_histogram_and_the_fit_spends_exactly_epsilon():
+    """``data_norm="auto"`` is not a declared unit: the histogram runs, then the private data_norm (one value per
+    user, pure DP) on the mapped rows, then the solver; the ledger holds the composed event, within epsilon."""
+    X, y, g = _raw_panel()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = UserLevelDPLogistic(data_norm="auto", random_state=0, accountant=acc).fit(X, y, g)
+    assert "column_magnitudes" in est.fit_info_[0] and "data_norm" in est.fit_info_[0]
+    histogram, rest = est.privacy_event_.events
+    # the discrete Gaussian's rho covers (sqrt(2 d))^2 / (2 sigma^2) plus the grid's rounding slack
+    sigma = est.fit_info_[0]["column_magnitudes"]["sigma"]
+    assert X.shape[1] / sigma**2 <= histogram.rho <= X.shape[1] / sigma**2 * (1 + 1e-5)
+    assert type(rest.events[0]).__name__ == "PureDPEvent"
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
+    eps, _ = epsilon_delta(est.privacy_event_, delta=1e-6)
+    assert eps <= 1.0 + 1e-12 and eps == pytest.approx(1.0, rel=1e-6)
