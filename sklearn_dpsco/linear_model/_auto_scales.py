@@ -197,6 +197,10 @@ class ScaleTarget:
     signed : bool, default=False
         Signed grid (a location such as the label median); the release is then
         used as is (no floor, no margin).
+    positional : bool, default=False
+        The values read each row's position among the rows read (:func:`label_deviations`): called as
+        ``values(data, released, first=i)``, ``i`` the position of ``data``'s first row among them (0 in
+        memory; a Dask chunk's own offset on a cluster, :func:`cluster_grid_counts`).
     """
 
     name: str
@@ -204,6 +208,7 @@ class ScaleTarget:
     margin: float
     values: Callable
     signed: bool = False
+    positional: bool = False
 
 
 def scales_supported(n, epsilon, k):
@@ -250,9 +255,10 @@ def _labels(data, _):
 LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True)
 
 
-def label_deviations(data, released):
+def label_deviations(data, released, first=0):
     """``|y - c|`` (``c`` the released label centre, 0 without one), with the labels AT ``c`` split evenly
-    between the two ends of the grid by position: even-numbered ones read 0, odd-numbered ones +inf.
+    between the two ends of the grid by position: those at even positions among the rows read (``first`` the
+    position of ``data``'s first row) read 0, those at odd positions +inf.
 
     Why: with more than half of the labels exactly at the centre (a 0/1 label with 63 % zeros, a count
     with an atom at 0: the centre lands on the atom, 0 and 1 are grid points) the median of ``|y - c|``
@@ -261,21 +267,22 @@ def label_deviations(data, released):
     of these values at the median of the deviations of the labels NOT at the centre (the atom adds as
     many values below it as above it), and change nothing when no label equals ``c``. Privacy: each
     value is a function of one row and its position (public under replace-one neighbours; the
-    estimates read rows ``0, k, 2k, ...`` and a cluster's chunks start at even positions of them), so
-    replacing a row moves one value: the quantile release's argument is unchanged
-    (doc/privacy/quantiles.rst, "Use in the estimators").
+    estimates read rows ``0, k, 2k, ...``), so replacing a row moves one value: the quantile release's
+    argument is unchanged (doc/privacy/quantiles.rst, "Use in the estimators"). ``first``: a Dask
+    chunk's rows are numbered from its own offset among the rows read (:func:`cluster_grid_counts`): a
+    chunk need not start at an even one (with ``k`` the block size each chunk holds one row read).
     """
     deviations = np.abs(data[1][0] - released.get("label_center", 0.0))
     ties = deviations == 0.0
     if ties.any():
-        ties[::2] = False  # even positions keep 0
+        ties[int(first) % 2::2] = False  # even positions keep 0
         deviations[ties] = np.inf  # the grid's top point (``finite`` reads inf as the largest float)
     return deviations
 
 
 #: The spread ``B`` of the labels around the centre (the "auto" label bound): ``LABEL_MARGIN`` times a
 #: private median of :func:`label_deviations`.
-LABEL_SPREAD = ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN, label_deviations)
+LABEL_SPREAD = ScaleTarget("label_bound", LABEL_LEVEL, LABEL_MARGIN, label_deviations, positional=True)
 
 
 def trivial_scale_plan(fit_intercept, budget, n, usage=None):
@@ -388,10 +395,15 @@ class ScalePlan:
 
 def _chunk_counts(target, released, grid, k, X, *rest, step=1):
     """``(grid.counts(values), number of values)`` of one row-chunk's rows ``0, step, 2 step, ...``
-    (runs on its worker)."""
+    (runs on its worker). For a positional target ``rest[k + 1]`` holds the chunk's row indices."""
     chunk = (np.ascontiguousarray(X[::step], dtype=np.float64), [t[::step] for t in rest[:k]],
              None if rest[k] is None else rest[k][::step])
-    values = finite(target.values(chunk, released))
+    if target.positional:
+        # the chunk starts on a row read (step divides the block size): it is the (start / step)-th of them
+        first = int(rest[k + 1][0]) // step if len(rest[k + 1]) else 0
+        values = finite(target.values(chunk, released, first=first))
+    else:
+        values = finite(target.values(chunk, released))
     values = values if target.signed else np.abs(values)
     return grid.counts(values), values.size
 
@@ -401,11 +413,17 @@ def cluster_grid_counts(data, target, released, grid, step=1):
 
     ``data`` is ``(X, targets, sample_weight)`` of dask arrays; each chunk's
     counts are computed on its worker and only the grid-sized count vectors
-    reach the client.
+    reach the client. A positional target (:func:`label_deviations`) also reads the chunk's row indices
+    (public), so each value sees the position of its row among all the rows read, as in memory.
     """
     X, targets, w = data
+    arrays = (X, *targets, w)
+    if target.positional:
+        import dask.array as da
+
+        arrays = (*arrays, da.arange(X.shape[0], chunks=(X.chunks[0],)))
     # chunks start at multiples of DEFAULT_BLOCK_ROWS, which the step divides: chunk[::step] are X[::step]'s rows
-    parts = map_chunks(partial(_chunk_counts, target, released, grid, len(targets), step=step), (X, *targets, w))
+    parts = map_chunks(partial(_chunk_counts, target, released, grid, len(targets), step=step), arrays)
     counts = np.zeros(len(grid.points), dtype=np.int64)
     for c, _ in parts:
         counts = counts + c

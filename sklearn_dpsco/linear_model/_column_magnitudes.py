@@ -62,7 +62,8 @@ def magnitudes_apply(*, declared, column_setting, dense, fit_intercept, n_featur
     """Whether a user-level fit releases its column magnitudes (public facts only; asked only where the
     column quartiles do not run: they map the columns themselves).
 
-    ``declared``: ``data_norm`` was given (a number or "auto"): the user chose the units, nothing changes.
+    ``declared``: ``data_norm`` was given as a number (``_declares_scales``; "auto" is not declared: the
+    histogram then precedes the private ``data_norm`` estimate): the user chose the units, nothing changes.
     ``column_setting``: ``column_scaling``; only ``"auto"``. ``dense``, ``fit_intercept``, ``n_features``:
     as for the centre.
     """

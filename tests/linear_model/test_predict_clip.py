@@ -56,3 +56,23 @@ def test_score_uses_the_clipped_prediction():
     est = DPLinearRegressor(epsilon=2.0, solver="adassp", random_state=0).fit(X, y)
     from sklearn.metrics import r2_score
     assert est.score(X, y) == pytest.approx(r2_score(y, est.predict(X)))
+
+
+#: What predict may read: the released model, the released scales and column map, and public facts.
+RELEASED = ("coef_", "intercept_", "row_bound_", "column_center_", "column_scale_", "solver_", "n_features_in_")
+
+
+@pytest.mark.parametrize("params,n", [(dict(), 4000), (dict(), 1000), (dict(solver="adassp", column_scaling=False), 4000),
+                                      (dict(solver="snowball", noise="float", delta=1e-6), 4000),
+                                      (dict(row_bound=60.0, label_bound=80.0, solver="phased_sgd"), 4000),
+                                      (dict(solver="phased_erm"), 4000)])
+def test_predict_reads_only_the_releases(params, n):
+    """Post-processing: an estimator holding only the released attributes predicts the same values (no
+    statistic of the training rows is read at prediction time)."""
+    X, y = _data(n=n)
+    est = DPLinearRegressor(epsilon=2.0, random_state=0, **params).fit(X, y)
+    bare = DPLinearRegressor(**est.get_params())
+    for name in RELEASED:
+        setattr(bare, name, getattr(est, name))
+    Xt = np.vstack([X[:50], X[:50] * 40.0])
+    np.testing.assert_array_equal(bare.predict(Xt), est.predict(Xt))

@@ -195,3 +195,63 @@ def test_histogram_release_audit_with_half_noise_and_row_level_mutants(noise):
     rows_ok, _ = audit_release_with_mutants(lambda f: rows, c_rows, cp_rows, eps_c, 1e-5, statistic="mu",
                                             n_draws=40_000, rng=np.random.default_rng(42), factors=())
     assert rows_ok.violation, rows_ok
+
+
+def test_a_failure_after_the_histogram_was_released_spends_nothing(monkeypatch):
+    """The histogram (and the centre after it) read the users before the solver: a failure after them leaves
+    the ledger and the previous fit as they were."""
+    X, y, g = _raw_panel()
+    acc = _ledger()
+    est = UserLevelDPLogistic(random_state=0, accountant=acc).fit(X, y, g)
+    assert "column_magnitudes" in est.fit_info_[0]
+    before = (est.coef_.copy(), est.column_scale_.copy(), len(acc.ledger))
+    released = []
+    real = MagnitudePlan.release
+
+    def spy(self, *a, **k):
+        released.append(True)
+        return real(self, *a, **k)
+
+    def broken(self, inputs, plan, rng):
+        raise RuntimeError("solver failed")
+
+    monkeypatch.setattr(MagnitudePlan, "release", spy)
+    monkeypatch.setattr(UserLevelDPLogistic, "_draw_problems", broken)
+    with pytest.raises(RuntimeError, match="solver failed"):
+        est.fit(X * 7.0, y, g)
+    assert released == [True]
+    np.testing.assert_array_equal(est.coef_, before[0])
+    np.testing.assert_array_equal(est.column_scale_, before[1])
+    assert len(acc.ledger) == before[2] == 1
+
+
+def test_users_listed_in_any_order_with_any_identifiers_give_the_same_fit():
+    """The histogram, the centre and the solver's event read the users as a set: relabelling the users and
+    shuffling the rows (a public permutation) releases a fit with the same event, and the histogram is equal."""
+    X, y, g = _raw_panel(n_users=300)
+    rng = np.random.default_rng(3)
+    perm = rng.permutation(X.shape[0])
+    relabel = rng.permutation(300)[g] * 7 + 1000
+    H = user_octave_histogram(X, index_users(g))
+    np.testing.assert_array_equal(H, user_octave_histogram(X[perm], index_users(relabel[perm])))
+    a = UserLevelDPLogistic(random_state=0, accountant=_ledger()).fit(X, y, g)
+    b = UserLevelDPLogistic(random_state=0, accountant=_ledger()).fit(X[perm], y[perm], relabel[perm])
+    assert a.privacy_event_ == b.privacy_event_ and a.fit_info_[0]["column_magnitudes"]["sigma"] == \
+        b.fit_info_[0]["column_magnitudes"]["sigma"]
+
+
+def test_an_auto_data_norm_follows_the_histogram_and_the_fit_spends_exactly_epsilon():
+    """``data_norm="auto"`` is not a declared unit: the histogram runs, then the private data_norm (one value per
+    user, pure DP) on the mapped rows, then the solver; the ledger holds the composed event, within epsilon."""
+    X, y, g = _raw_panel()
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    est = UserLevelDPLogistic(data_norm="auto", random_state=0, accountant=acc).fit(X, y, g)
+    assert "column_magnitudes" in est.fit_info_[0] and "data_norm" in est.fit_info_[0]
+    histogram, rest = est.privacy_event_.events
+    # the discrete Gaussian's rho covers (sqrt(2 d))^2 / (2 sigma^2) plus the grid's rounding slack
+    sigma = est.fit_info_[0]["column_magnitudes"]["sigma"]
+    assert X.shape[1] / sigma**2 <= histogram.rho <= X.shape[1] / sigma**2 * (1 + 1e-5)
+    assert type(rest.events[0]).__name__ == "PureDPEvent"
+    assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
+    eps, _ = epsilon_delta(est.privacy_event_, delta=1e-6)
+    assert eps <= 1.0 + 1e-12 and eps == pytest.approx(1.0, rel=1e-6)

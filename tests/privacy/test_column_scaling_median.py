@@ -194,3 +194,32 @@ def test_audit_of_median_mad_flags_a_spread_about_a_data_value(monkeypatch):
     monkeypatch.setattr(ColumnScalingPlan, "release", _spread_about_the_first_row)
     mutant = audit_epsilon(_scale_scores(plan, X, draws, 0), _scale_scores(plan, Xp, draws, 10_000), eps)
     assert mutant.violation, mutant
+
+
+@pytest.mark.parametrize("name,cls,args", CASES, ids=IDS)
+def test_a_failure_after_the_pair_was_released_spends_nothing(name, cls, args, monkeypatch):
+    """The median and spread read the rows before the solver: a failure after them (here the solver's problems)
+    leaves the ledger and the previous fit as they were (spent once, after success)."""
+    acc = _ledger()
+    est = cls(epsilon=1.0, random_state=0, accountant=acc).fit(*args)
+    info = est.fit_info_ if isinstance(est.fit_info_, dict) else est.fit_info_[0]
+    assert info["column_scaling"]["mode"] == "median_mad"
+    before = (est.coef_.copy(), est.column_center_.copy(), len(acc.ledger))
+    released = []
+    real = ColumnScalingPlan.release
+
+    def spy(self, *a, **k):
+        released.append(self.mode)
+        return real(self, *a, **k)
+
+    def broken(self, inputs, plan, rng):
+        raise RuntimeError("solver failed")
+
+    monkeypatch.setattr(ColumnScalingPlan, "release", spy)
+    monkeypatch.setattr(cls, "_draw_problems", broken)
+    with pytest.raises(RuntimeError, match="solver failed"):
+        est.fit(args[0] * 3.0, args[1])
+    assert released == ["median_mad"]  # the pair was released from the rows, then the fit failed
+    np.testing.assert_array_equal(est.coef_, before[0])
+    np.testing.assert_array_equal(est.column_center_, before[1])
+    assert len(acc.ledger) == before[2] == 1

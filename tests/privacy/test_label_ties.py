@@ -99,3 +99,55 @@ def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch):
     monkeypatch.setattr(_auto_scales, "LABEL_SPREAD", _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, _majority_rule))
     mutant = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
     assert mutant.violation, mutant
+
+
+@pytest.mark.parametrize("stride", [1, 4])
+def test_replacing_any_row_moves_the_strided_counts_by_at_most_one(stride):
+    """The estimates read rows 0, k, 2k, ... (every_kth_row): a replaced row, read or not, moves at most one
+    value (positions are public), so every cumulative count of the label spread moves by at most 1."""
+    rng = np.random.default_rng(7)
+    n = 120
+    y = np.where(rng.random(n) < 0.6, 0.0, rng.choice([1.0, 3.0], n))
+
+    def counts(labels):
+        rows = _auto_scales.every_kth_row((np.zeros((n, 1)), [labels], None), stride)
+        return ScaleGrid().counts(np.abs(finite(label_deviations(rows, {"label_center": 0.0}))))  # cumulative
+
+    base = counts(y)
+    worst = 0
+    for i in range(n):
+        for value in (0.0, 1.0, 1e9):
+            y2 = y.copy()
+            y2[i] = value
+            diff = counts(y2) - base
+            assert np.abs(diff).max() <= 1
+            worst = max(worst, int(np.abs(diff).max()))
+            if i % stride:
+                assert not diff.any()  # a row not read moves nothing
+    assert worst == 1
+
+
+@pytest.mark.parametrize("stride", [4096, 8192])
+def test_cluster_counts_number_ties_by_their_place_among_all_rows_read(stride):
+    """At a stride equal to the block size each row-chunk holds ONE row read: numbered from 0 in its chunk,
+    every tie read 0 (all ties at one end, the collapse the split exists to avoid) and the cluster's counts
+    differed from the in-memory ones. The chunk's offset among the rows read now numbers them as in memory."""
+    da = pytest.importorskip("dask.array")
+    from sklearn_dpsco._solvers._core._cluster import DEFAULT_BLOCK_ROWS
+    from sklearn_dpsco.linear_model._auto_scales import LABEL_SPREAD, cluster_grid_counts, every_kth_row
+
+    assert stride <= DEFAULT_BLOCK_ROWS == 8192
+    n = 7 * DEFAULT_BLOCK_ROWS
+    y = np.zeros(n)
+    y[1::3] = 2.0
+    X = np.ones((n, 2))
+    grid, released = ScaleGrid(), {"label_center": 0.0}
+    rows = every_kth_row((X, [y], None), stride)
+    memory = grid.counts(np.abs(finite(LABEL_SPREAD.values(rows, released))))
+    data = (da.from_array(X, chunks=(DEFAULT_BLOCK_ROWS, 2)), [da.from_array(y, chunks=DEFAULT_BLOCK_ROWS)], None)
+    cluster, m = cluster_grid_counts(data, LABEL_SPREAD, released, grid, step=stride)
+    assert m == rows[0].shape[0]
+    np.testing.assert_array_equal(cluster, memory)
+    values = LABEL_SPREAD.values(rows, released)
+    read = rows[1][0]
+    assert np.isinf(values).sum() == (read[1::2] == 0.0).sum() > 0 and (values == 0.0).sum() == (read[::2] == 0.0).sum()
