@@ -7,8 +7,9 @@ by a private quantile over the public grid (doc/privacy/quantiles.rst, "Use
 in the estimators") on the fit's own budget:
 
 1. plan (public facts only): ``split_scale_share(budget, scale_share)``
-   gives ``scale_budget`` (pure, ``scale_share * epsilon``), split equally
-   over the estimates, and the solver's ``rest``. The solver's plan is built
+   gives ``scale_budget`` (pure, ``scale_share * epsilon``), split over the
+   estimates by their public weights (equally, except the label centre's
+   double part, ``CENTRE_WEIGHT``), and the solver's ``rest``. The solver's plan is built
    at UNIT scale (clip, row bound, label bound or data norm 1), so its event
    is known before the data is touched; the fit's event is
    ``ComposedEvent((estimates' event, solver's event))``;
@@ -51,6 +52,7 @@ __all__ = [
     "CLIP_LEVEL",
     "ConstantPlan",
     "CLIP_MARGIN",
+    "CENTRE_WEIGHT",
     "LABEL_CENTRE",
     "DATA_NORM_LEVEL",
     "DATA_NORM_MARGIN",
@@ -146,7 +148,8 @@ def every_kth_row(data, k):
 
 
 def default_scale_share(n, epsilon, k):
-    """``min(SHARE_CAP, max(SHARE_FLOOR, k SCALE_RANKS / (n epsilon)))`` (public facts only)."""
+    """``min(SHARE_CAP, max(SHARE_FLOOR, k SCALE_RANKS / (n epsilon)))`` (public facts only); ``k`` is the
+    estimates' total :attr:`ScaleTarget.weight` (their number when every weight is 1)."""
     return min(SHARE_CAP, max(SHARE_FLOOR, k * SCALE_RANKS / (max(n, 1) * epsilon)))
 
 
@@ -197,6 +200,9 @@ class ScaleTarget:
     signed : bool, default=False
         Signed grid (a location such as the label median); the release is then
         used as is (no floor, no margin).
+    weight : float, default=1.0
+        Public: the estimate's part of the scale budget, in units of one
+        estimate's part (:attr:`ScalePlan.parts`; :data:`CENTRE_WEIGHT`).
     """
 
     name: str
@@ -204,6 +210,7 @@ class ScaleTarget:
     margin: float
     values: Callable
     signed: bool = False
+    weight: float = 1.0
 
 
 def scales_supported(n, epsilon, k):
@@ -245,9 +252,21 @@ def _labels(data, _):
     return data[1][0]
 
 
+#: The label centre's part of the scale budget, in estimates: twice the others', so ``n epsilon_i >= 2
+#: SCALE_RANKS = 100`` wherever the share is not capped. Why: its grid (643 signed points, 8 per octave)
+#: is eight times the others' (82 points), and a centre released far from the labels is catastrophic (the
+#: spread ``|y - c|`` then grows with the miss and the solver's noise with it: Vocab at epsilon 0.1 seed
+#: 61 released c ~ 470 for labels 0..10, R^2 -2771; synthetic n 2000, d 3, epsilon 1, seed 6, c -6889
+#: for labels near 60, R^2 -4e5). The exact permute-and-flip laws on the study sets' labels put the
+#: release beyond 10 standard deviations of the median with probability 2e-5 .. 1.2e-3 at ``n epsilon_i
+#: = 50``, 7e-8 .. 2e-6 at 75 and 2e-10 .. 4e-9 at 100, where the row bound and the label spread miss by
+#: a factor 8 with probability 2e-5 .. 1e-4 at 50 (benchmarks/study_centre_tail.py,
+#: benchmarks/results/centre_tail.md). Public constant.
+CENTRE_WEIGHT = 2.0
+
 #: The label median ``c`` (signed grid; a location, used as is): the centre of an "auto" label bound, and
 #: the intercept of the constant release (:func:`trivial_scale_plan`).
-LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True)
+LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True, weight=CENTRE_WEIGHT)
 
 
 def label_deviations(data, released):
@@ -311,7 +330,8 @@ class ScalePlan:
     targets : tuple of ScaleTarget
     budget : Budget
         The pure-DP part of the fit's budget for all targets
-        (``split_scale_share``); each target gets ``budget.split_equal(k)``.
+        (``split_scale_share``); each target gets its weight's part of it
+        (:attr:`parts`: ``budget.split_equal(k)`` when the weights are equal).
     share : float
         ``scale_share``: the fraction of the fit's epsilon in ``budget``.
     grid : ScaleGrid
@@ -333,13 +353,17 @@ class ScalePlan:
     stride: int = 1
 
     @property
-    def part(self):
-        """The budget of each estimate (basic composition of pure DP: equal epsilon parts)."""
-        return self.budget.split_equal(len(self.targets))
+    def parts(self):
+        """The budget of each estimate (basic composition of pure DP): epsilon parts proportional to the
+        targets' public weights (equal parts, ``split_equal``, when the weights are equal)."""
+        weights = [t.weight for t in self.targets]
+        if len(set(weights)) == 1:
+            return [self.budget.split_equal(len(self.targets))] * len(self.targets)
+        return self.budget.split(weights)
 
     def mechanisms(self):
-        return [quantile_mechanism_for(t.q, self.part, self.signed_grid if t.signed else self.grid, self.method)
-                for t in self.targets]
+        return [quantile_mechanism_for(t.q, part, self.signed_grid if t.signed else self.grid, self.method)
+                for t, part in zip(self.targets, self.parts)]
 
     @cached_property
     def event(self):
@@ -422,11 +446,15 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     """
     if not targets:
         return None, budget
+    weights = [t.weight for t in targets]
     if scale_share is None:
-        scale_share = default_scale_share(n, budget.epsilon, len(targets))
+        scale_share = default_scale_share(n, budget.epsilon, sum(weights))
     share = check_scale_share(scale_share)
     scale_budget, rest = split_scale_share(budget, share)
-    stride = scale_sample_stride(n, scale_budget.epsilon / len(targets)) if positional else 1
+    # the smallest estimate's epsilon (equal weights: scale_budget.epsilon / len(targets), as before)
+    smallest = scale_budget.epsilon / len(targets) if len(set(weights)) == 1 else \
+        scale_budget.epsilon * min(weights) / sum(weights)
+    stride = scale_sample_stride(n, smallest) if positional else 1
     return ScalePlan(tuple(targets), scale_budget, share, stride=stride), rest
 
 
