@@ -31,6 +31,7 @@ before. Only public quantities (n, the level ``q``, the grid, the share)
 decide what runs; the private values enter only the quantile releases.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -253,7 +254,8 @@ def _labels(data, _):
 
 
 #: The label centre's part of the scale budget, in estimates: twice the others', so ``n epsilon_i >= 2
-#: SCALE_RANKS = 100`` wherever the share is not capped. Why: its grid (643 signed points, 8 per octave)
+#: SCALE_RANKS = 100`` wherever the weighted share is not capped (``n epsilon >= 400`` with a row bound and
+#: a label bound; below, equal parts as before, see :func:`scale_plan`). Why: its grid (643 signed points, 8 per octave)
 #: is eight times the others' (82 points), and a centre released far from the labels is catastrophic (the
 #: spread ``|y - c|`` then grows with the miss and the solver's noise with it: Vocab at epsilon 0.1 seed
 #: 61 released c ~ 470 for labels 0..10, R^2 -2771; synthetic n 2000, d 3, epsilon 1, seed 6, c -6889
@@ -449,6 +451,15 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     weights = [t.weight for t in targets]
     if scale_share is None:
         scale_share = default_scale_share(n, budget.epsilon, sum(weights))
+        if sum(weights) != len(targets) and not scales_supported(n, budget.epsilon, sum(weights)):
+            # the weighted share meets the cap (n epsilon < 400 for a row bound, centre and label bound): the
+            # equal parts and share as before. Why: splitting a capped share by the weights leaves the other
+            # estimates below 50 ranks (a label bound at 37.5 released 5.6e5 for labels 5..7, R^2 -8e8 on
+            # Schooling), and a larger share leaves the solver too little for the label mean (Schooling, epsilon
+            # 0.25: R^2 -0.06 -> -0.83); benchmarks/results/centre_tail.md
+            targets = [dataclasses.replace(t, weight=1.0) for t in targets]
+            weights = [1.0] * len(targets)
+            scale_share = default_scale_share(n, budget.epsilon, len(targets))
     share = check_scale_share(scale_share)
     scale_budget, rest = split_scale_share(budget, share)
     # the smallest estimate's epsilon (equal weights: scale_budget.epsilon / len(targets), as before)
