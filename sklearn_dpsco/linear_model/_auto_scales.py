@@ -266,6 +266,29 @@ def _labels(data, _):
 #: benchmarks/results/centre_tail.md). Public constant.
 CENTRE_WEIGHT = 2.0
 
+#: The label centre's grids (signed; a location: one grid step offsets every prediction). 8 points per octave
+#: (steps of 9 %) below ``FINE_CENTRE_RANKS`` ranks, 32 (2.2 %) from them. Why: the release is the right end
+#: of the cell holding the median, so a 9 % step misses narrow labels by up to 0.09 |median| (Schooling, log
+#: wages 6.36 +- 0.41: c = 6.727, 0.9 sd; a synthetic set 45.5 +- 1.1: c = 49.35, 3.6 sd, R^2 -14 for the
+#: intercept-only release); four times the points add ``4 log 4 = 5.5`` ranks to the far tail's exponent
+#: (beyond 10 sd: 1.7e-8 instead of 4e-9 at 100 ranks), so the fine grid waits for 100 ranks
+#: (benchmarks/results/centre_tail.md). Public: n, the centre's epsilon and the constants.
+CENTRE_GRID = ScaleGrid(per_octave=8, signed=True)
+FINE_CENTRE_GRID = ScaleGrid(per_octave=32, signed=True)
+FINE_CENTRE_RANKS = 100.0
+
+
+def centre_grid(n, epsilon):
+    """The label centre's grid for ``n`` values at ``epsilon`` (public facts only)."""
+    return FINE_CENTRE_GRID if max(n, 1) * epsilon >= FINE_CENTRE_RANKS * (1.0 - 1e-9) else CENTRE_GRID
+
+
+def with_centre_grid(plan, n):
+    """``plan`` with the signed grid :func:`centre_grid` gives its signed (centre) estimate, if any."""
+    signed = [part.epsilon for t, part in zip(plan.targets, plan.parts) if t.signed]
+    return plan if not signed else dataclasses.replace(plan, signed_grid=centre_grid(n, min(signed)))
+
+
 #: The label median ``c`` (signed grid; a location, used as is): the centre of an "auto" label bound, and
 #: the intercept of the constant release (:func:`trivial_scale_plan`).
 LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True, weight=CENTRE_WEIGHT)
@@ -320,7 +343,7 @@ def trivial_scale_plan(fit_intercept, budget, n, usage=None):
                 break
             eps *= min(0.999, 1.0 / math.sqrt(u))
             plan = ScalePlan(centre, Budget(eps, 0.0, budget.noise), 1.0)
-    return plan
+    return with_centre_grid(plan, n)
 
 
 @dataclass(frozen=True)
@@ -347,8 +370,9 @@ class ScalePlan:
     #: Signed targets are locations (the label centre), not scales: an error of one grid step is
     #: an offset of every prediction. 8 points per octave (steps of 9 %) rather than 2 (41 %):
     #: on diabetes (labels 25-346, mean 152, sd 77) the 2-per-octave centre landed on 181 or
-    #: 256 and R^2 fell to -0.8 (benchmarks/results/defaults.md).
-    signed_grid: ScaleGrid = ScaleGrid(per_octave=8, signed=True)
+    #: 256 and R^2 fell to -0.8 (benchmarks/results/defaults.md); 32 from 100 ranks
+    #: (:func:`centre_grid`, set by :func:`scale_plan` and :func:`trivial_scale_plan`).
+    signed_grid: ScaleGrid = CENTRE_GRID
     method: str = DEFAULT_SELECTION
     #: Every ``stride``-th row is read (:func:`scale_sample_stride`; 1 where rows do not keep their
     #: positions under the privacy unit's neighbours, e.g. user level).
@@ -466,7 +490,7 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     smallest = scale_budget.epsilon / len(targets) if len(set(weights)) == 1 else \
         scale_budget.epsilon * min(weights) / sum(weights)
     stride = scale_sample_stride(n, smallest) if positional else 1
-    return ScalePlan(tuple(targets), scale_budget, share, stride=stride), rest
+    return with_centre_grid(ScalePlan(tuple(targets), scale_budget, share, stride=stride), n), rest
 
 
 def fit_event(scales, solver_event, n_problems=1, columns=None):

@@ -1,5 +1,5 @@
-"""The label centre's double part of the scale budget (linear_model/_auto_scales.py, ``CENTRE_WEIGHT``;
-doc/privacy/quantiles.rst, "The label centre's double part").
+"""The label centre's double part of the scale budget and its fine grid (linear_model/_auto_scales.py,
+``CENTRE_WEIGHT``, ``centre_grid``; doc/privacy/quantiles.rst, "The label centre's double part").
 
 The estimates' epsilon parts are proportional to public weights (the centre 2, the others 1): the parts and
 the fit's event are functions of n, epsilon and the constants only; each release is the quantile mechanism
@@ -13,8 +13,11 @@ from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, PureDPEvent
 from sklearn_dpsco.linear_model._auto_scales import (
+    CENTRE_GRID,
     CENTRE_WEIGHT,
     CLIP_LEVEL,
+    FINE_CENTRE_GRID,
+    FINE_CENTRE_RANKS,
     LABEL_CENTRE,
     LABEL_SPREAD,
     ROW_LEVEL,
@@ -22,8 +25,10 @@ from sklearn_dpsco.linear_model._auto_scales import (
     SCALE_RANKS,
     ScalePlan,
     ScaleTarget,
+    centre_grid,
     default_scale_share,
     scale_plan,
+    trivial_scale_plan,
 )
 from sklearn_dpsco.testing import audit_epsilon
 
@@ -72,17 +77,35 @@ def test_fit_event_depends_on_public_facts_only(make):
         2.0 * scales.events[0].epsilon, rel=1e-12)
 
 
-def test_centre_utility_sensitivity_is_exactly_one_at_its_part():
-    """Exact sensitivity of the centre's release as the plan builds it: replace one label by values across the
-    grid (inside, beyond both ends, at the median); every utility moves by at most 1, and 1 is attained."""
-    plan, _ = scale_plan(REGRESSION, Budget(1.0, 0.0, "secure"), 60)
+def test_centre_grid_is_fine_from_100_ranks():
+    """The centre's grid: 32 points per octave from ``n epsilon_c >= 100`` (public: n, the centre's part)."""
+    assert centre_grid(1000, 0.1) is FINE_CENTRE_GRID and centre_grid(1000, 0.0999) is CENTRE_GRID
+    assert FINE_CENTRE_GRID.per_octave == 32 and CENTRE_GRID.per_octave == 8 and FINE_CENTRE_RANKS == 100.0
+    for n, eps in ((400, 1.0), (1000, 0.5), (10**5, 1.0), (15146, 0.1)):
+        plan, _ = scale_plan(REGRESSION, Budget(eps, 0.0, "secure"), n)
+        assert plan.signed_grid is centre_grid(n, plan.parts[1].epsilon)
+        assert plan.mechanisms()[1].grid is plan.signed_grid
+    assert scale_plan(REGRESSION, Budget(1.0, 0.0, "secure"), 399)[0].signed_grid is CENTRE_GRID  # capped
+    assert scale_plan(REGRESSION, Budget(1.0, 0.0, "secure"), 400)[0].signed_grid is FINE_CENTRE_GRID
+    for n, grid in ((49, None), (60, CENTRE_GRID), (99, CENTRE_GRID), (100, FINE_CENTRE_GRID), (250, FINE_CENTRE_GRID)):
+        plan = trivial_scale_plan(True, Budget(1.0, 0.0, "secure"), n)
+        assert (plan is None) if grid is None else plan.signed_grid is grid
+
+
+@pytest.mark.parametrize("n", [60, 1000])
+def test_centre_utility_sensitivity_is_exactly_one_at_its_part(n):
+    """Exact sensitivity of the centre's release as the plan builds it (the coarse grid at 60 rows, the fine
+    one at 1000): replace one label by values across the grid (inside, beyond both ends, at the median, at a
+    grid point); every utility moves by at most 1, and 1 is attained."""
+    plan, _ = scale_plan(REGRESSION, Budget(1.0, 0.0, "secure"), n)
     centre = plan.mechanisms()[1]
+    assert centre.grid is (CENTRE_GRID if n == 60 else FINE_CENTRE_GRID)
     assert centre.grid == plan.signed_grid and centre.epsilon == plan.parts[1].epsilon
     rng = np.random.default_rng(0)
-    y = np.round(rng.normal(50.0, 5.0, 60), 1)
+    y = np.round(rng.normal(50.0, 5.0, n), 1)
     base = np.array(centre.utility(y))
     worst = 0
-    for i in range(0, 60, 7):
+    for i in range(0, n, 7 * n // 60):
         for v in (-1e9, -3.0, 0.0, float(np.median(y)), 49.35, 1e9):
             y2 = y.copy()
             y2[i] = v
