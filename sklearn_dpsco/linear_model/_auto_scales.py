@@ -7,8 +7,9 @@ by a private quantile over the public grid (doc/privacy/quantiles.rst, "Use
 in the estimators") on the fit's own budget:
 
 1. plan (public facts only): ``split_scale_share(budget, scale_share)``
-   gives ``scale_budget`` (pure, ``scale_share * epsilon``), split equally
-   over the estimates, and the solver's ``rest``. The solver's plan is built
+   gives ``scale_budget`` (pure, ``scale_share * epsilon``), split over the
+   estimates by their public weights (equally, except the label centre's
+   double part, ``CENTRE_WEIGHT``), and the solver's ``rest``. The solver's plan is built
    at UNIT scale (clip, row bound, label bound or data norm 1), so its event
    is known before the data is touched; the fit's event is
    ``ComposedEvent((estimates' event, solver's event))``;
@@ -30,6 +31,7 @@ before. Only public quantities (n, the level ``q``, the grid, the share)
 decide what runs; the private values enter only the quantile releases.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -51,6 +53,7 @@ __all__ = [
     "CLIP_LEVEL",
     "ConstantPlan",
     "CLIP_MARGIN",
+    "CENTRE_WEIGHT",
     "LABEL_CENTRE",
     "DATA_NORM_LEVEL",
     "DATA_NORM_MARGIN",
@@ -146,7 +149,8 @@ def every_kth_row(data, k):
 
 
 def default_scale_share(n, epsilon, k):
-    """``min(SHARE_CAP, max(SHARE_FLOOR, k SCALE_RANKS / (n epsilon)))`` (public facts only)."""
+    """``min(SHARE_CAP, max(SHARE_FLOOR, k SCALE_RANKS / (n epsilon)))`` (public facts only); ``k`` is the
+    estimates' total :attr:`ScaleTarget.weight` (their number when every weight is 1)."""
     return min(SHARE_CAP, max(SHARE_FLOOR, k * SCALE_RANKS / (max(n, 1) * epsilon)))
 
 
@@ -201,6 +205,9 @@ class ScaleTarget:
         The values read each row's position among the rows read (:func:`label_deviations`): called as
         ``values(data, released, first=i)``, ``i`` the position of ``data``'s first row among them (0 in
         memory; a Dask chunk's own offset on a cluster, :func:`cluster_grid_counts`).
+    weight : float, default=1.0
+        Public: the estimate's part of the scale budget, in units of one
+        estimate's part (:attr:`ScalePlan.parts`; :data:`CENTRE_WEIGHT`).
     """
 
     name: str
@@ -209,6 +216,7 @@ class ScaleTarget:
     values: Callable
     signed: bool = False
     positional: bool = False
+    weight: float = 1.0
 
 
 def scales_supported(n, epsilon, k):
@@ -250,9 +258,45 @@ def _labels(data, _):
     return data[1][0]
 
 
+#: The label centre's part of the scale budget, in estimates: twice the others', so ``n epsilon_i >= 2
+#: SCALE_RANKS = 100`` wherever the weighted share is not capped (``n epsilon >= 400`` with a row bound and
+#: a label bound; below, equal parts as before, see :func:`scale_plan`). Why: its grid (643 signed points, 8 per octave)
+#: is eight times the others' (82 points), and a centre released far from the labels is catastrophic (the
+#: spread ``|y - c|`` then grows with the miss and the solver's noise with it: Vocab at epsilon 0.1 seed
+#: 61 released c ~ 470 for labels 0..10, R^2 -2771; synthetic n 2000, d 3, epsilon 1, seed 6, c -6889
+#: for labels near 60, R^2 -4e5). The exact permute-and-flip laws on the study sets' labels put the
+#: release beyond 10 standard deviations of the median with probability 2e-5 .. 1.2e-3 at ``n epsilon_i
+#: = 50``, 7e-8 .. 2e-6 at 75 and 2e-10 .. 4e-9 at 100, where the row bound and the label spread miss by
+#: a factor 8 with probability 2e-5 .. 1e-4 at 50 (benchmarks/study_centre_tail.py,
+#: benchmarks/results/centre_tail.md). Public constant.
+CENTRE_WEIGHT = 2.0
+
+#: The label centre's grids (signed; a location: one grid step offsets every prediction). 8 points per octave
+#: (steps of 9 %) below ``FINE_CENTRE_RANKS`` ranks, 32 (2.2 %) from them. Why: the release is the right end
+#: of the cell holding the median, so a 9 % step misses narrow labels by up to 0.09 |median| (Schooling, log
+#: wages 6.36 +- 0.41: c = 6.727, 0.9 sd; a synthetic set 45.5 +- 1.1: c = 49.35, 3.6 sd, R^2 -14 for the
+#: intercept-only release); four times the points add ``4 log 4 = 5.5`` ranks to the far tail's exponent
+#: (beyond 10 sd: 1.7e-8 instead of 4e-9 at 100 ranks), so the fine grid waits for 100 ranks
+#: (benchmarks/results/centre_tail.md). Public: n, the centre's epsilon and the constants.
+CENTRE_GRID = ScaleGrid(per_octave=8, signed=True)
+FINE_CENTRE_GRID = ScaleGrid(per_octave=32, signed=True)
+FINE_CENTRE_RANKS = 100.0
+
+
+def centre_grid(n, epsilon):
+    """The label centre's grid for ``n`` values at ``epsilon`` (public facts only)."""
+    return FINE_CENTRE_GRID if max(n, 1) * epsilon >= FINE_CENTRE_RANKS * (1.0 - 1e-9) else CENTRE_GRID
+
+
+def with_centre_grid(plan, n):
+    """``plan`` with the signed grid :func:`centre_grid` gives its signed (centre) estimate, if any."""
+    signed = [part.epsilon for t, part in zip(plan.targets, plan.parts) if t.signed]
+    return plan if not signed else dataclasses.replace(plan, signed_grid=centre_grid(n, min(signed)))
+
+
 #: The label median ``c`` (signed grid; a location, used as is): the centre of an "auto" label bound, and
 #: the intercept of the constant release (:func:`trivial_scale_plan`).
-LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True)
+LABEL_CENTRE = ScaleTarget("label_center", 0.5, 1.0, _labels, signed=True, weight=CENTRE_WEIGHT)
 
 
 def label_deviations(data, released, first=0):
@@ -306,7 +350,7 @@ def trivial_scale_plan(fit_intercept, budget, n, usage=None):
                 break
             eps *= min(0.999, 1.0 / math.sqrt(u))
             plan = ScalePlan(centre, Budget(eps, 0.0, budget.noise), 1.0)
-    return plan
+    return with_centre_grid(plan, n)
 
 
 @dataclass(frozen=True)
@@ -318,7 +362,8 @@ class ScalePlan:
     targets : tuple of ScaleTarget
     budget : Budget
         The pure-DP part of the fit's budget for all targets
-        (``split_scale_share``); each target gets ``budget.split_equal(k)``.
+        (``split_scale_share``); each target gets its weight's part of it
+        (:attr:`parts`: ``budget.split_equal(k)`` when the weights are equal).
     share : float
         ``scale_share``: the fraction of the fit's epsilon in ``budget``.
     grid : ScaleGrid
@@ -332,21 +377,26 @@ class ScalePlan:
     #: Signed targets are locations (the label centre), not scales: an error of one grid step is
     #: an offset of every prediction. 8 points per octave (steps of 9 %) rather than 2 (41 %):
     #: on diabetes (labels 25-346, mean 152, sd 77) the 2-per-octave centre landed on 181 or
-    #: 256 and R^2 fell to -0.8 (benchmarks/results/defaults.md).
-    signed_grid: ScaleGrid = ScaleGrid(per_octave=8, signed=True)
+    #: 256 and R^2 fell to -0.8 (benchmarks/results/defaults.md); 32 from 100 ranks
+    #: (:func:`centre_grid`, set by :func:`scale_plan` and :func:`trivial_scale_plan`).
+    signed_grid: ScaleGrid = CENTRE_GRID
     method: str = DEFAULT_SELECTION
     #: Every ``stride``-th row is read (:func:`scale_sample_stride`; 1 where rows do not keep their
     #: positions under the privacy unit's neighbours, e.g. user level).
     stride: int = 1
 
     @property
-    def part(self):
-        """The budget of each estimate (basic composition of pure DP: equal epsilon parts)."""
-        return self.budget.split_equal(len(self.targets))
+    def parts(self):
+        """The budget of each estimate (basic composition of pure DP): epsilon parts proportional to the
+        targets' public weights (equal parts, ``split_equal``, when the weights are equal)."""
+        weights = [t.weight for t in self.targets]
+        if len(set(weights)) == 1:
+            return [self.budget.split_equal(len(self.targets))] * len(self.targets)
+        return self.budget.split(weights)
 
     def mechanisms(self):
-        return [quantile_mechanism_for(t.q, self.part, self.signed_grid if t.signed else self.grid, self.method)
-                for t in self.targets]
+        return [quantile_mechanism_for(t.q, part, self.signed_grid if t.signed else self.grid, self.method)
+                for t, part in zip(self.targets, self.parts)]
 
     @cached_property
     def event(self):
@@ -440,12 +490,25 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     """
     if not targets:
         return None, budget
+    weights = [t.weight for t in targets]
     if scale_share is None:
-        scale_share = default_scale_share(n, budget.epsilon, len(targets))
+        scale_share = default_scale_share(n, budget.epsilon, sum(weights))
+        if sum(weights) != len(targets) and not scales_supported(n, budget.epsilon, sum(weights)):
+            # the weighted share meets the cap (n epsilon < 400 for a row bound, centre and label bound): the
+            # equal parts and share as before. Why: splitting a capped share by the weights leaves the other
+            # estimates below 50 ranks (a label bound at 37.5 released 5.6e5 for labels 5..7, R^2 -8e8 on
+            # Schooling), and a larger share leaves the solver too little for the label mean (Schooling, epsilon
+            # 0.25: R^2 -0.06 -> -0.83); benchmarks/results/centre_tail.md
+            targets = [dataclasses.replace(t, weight=1.0) for t in targets]
+            weights = [1.0] * len(targets)
+            scale_share = default_scale_share(n, budget.epsilon, len(targets))
     share = check_scale_share(scale_share)
     scale_budget, rest = split_scale_share(budget, share)
-    stride = scale_sample_stride(n, scale_budget.epsilon / len(targets)) if positional else 1
-    return ScalePlan(tuple(targets), scale_budget, share, stride=stride), rest
+    # the smallest estimate's epsilon (equal weights: scale_budget.epsilon / len(targets), as before)
+    smallest = scale_budget.epsilon / len(targets) if len(set(weights)) == 1 else \
+        scale_budget.epsilon * min(weights) / sum(weights)
+    stride = scale_sample_stride(n, smallest) if positional else 1
+    return with_centre_grid(ScalePlan(tuple(targets), scale_budget, share, stride=stride), n), rest
 
 
 def fit_event(scales, solver_event, n_problems=1, columns=None):

@@ -52,10 +52,14 @@ def test_auto_event_is_the_planned_composition_spent_once(name, est, args, k, n_
     plan = est._plan(X.shape[0], X.shape[1] + 1, k)  # public facts only: no data
     solver_event = plan.event if k == 1 else ComposedEvent(tuple([plan.event] * k))
     assert plan.scales is not None and len(plan.scales.targets) == n_estimates
-    share = default_scale_share(X.shape[0], 1.0, n_estimates)
+    # the parts follow the targets' public weights (the label centre's is 2: CENTRE_WEIGHT), the share their total
+    weights = [t.weight for t in plan.scales.targets]
+    share = default_scale_share(X.shape[0], 1.0, sum(weights))
     assert plan.scales.budget.epsilon == pytest.approx(share)
-    per = PureDPEvent(plan.scales.budget.epsilon / n_estimates)
-    assert plan.scales.event == (per if n_estimates == 1 else ComposedEvent(tuple([per] * n_estimates)))
+    per = [PureDPEvent(plan.scales.budget.epsilon * w / sum(weights)) for w in weights]
+    assert [e.epsilon for e in per] == pytest.approx([p.epsilon for p in plan.scales.parts], rel=1e-12)
+    assert plan.scales.event == (PureDPEvent(plan.scales.parts[0].epsilon) if n_estimates == 1
+                                 else ComposedEvent(tuple(PureDPEvent(p.epsilon) for p in plan.scales.parts)))
     est.fit(*args)
     assert est.privacy_event_ == ComposedEvent((plan.scales.event, solver_event))
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_

@@ -40,10 +40,13 @@ def test_event_is_the_planned_composition_spent_once(delta, fit_intercept, n_est
     plan = est._plan(X.shape[0], X.shape[1] + int(fit_intercept), 1)  # public facts only: no data
     names = [t.name for t in plan.scales.targets]
     assert names == (["row_bound", "label_center", "label_bound"] if fit_intercept else ["row_bound", "label_bound"])
-    share = default_scale_share(X.shape[0], 1.0, n_estimates)
-    per = PureDPEvent(share / n_estimates)
+    # parts by the targets' public weights (the label centre's is 2, CENTRE_WEIGHT), the share from their total
+    weights = [1.0, 2.0, 1.0] if fit_intercept else [1.0, 1.0]
+    assert [t.weight for t in plan.scales.targets] == weights
+    share = default_scale_share(X.shape[0], 1.0, sum(weights))
     assert plan.scales.budget.epsilon == pytest.approx(share)
-    assert plan.scales.event == ComposedEvent(tuple([per] * n_estimates))
+    assert [p.epsilon for p in plan.scales.parts] == pytest.approx([share * w / sum(weights) for w in weights])
+    assert plan.scales.event == ComposedEvent(tuple(PureDPEvent(p.epsilon) for p in plan.scales.parts))
     est.fit(X, y)
     assert est.privacy_event_ == ComposedEvent((plan.scales.event, plan.event))
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
