@@ -599,22 +599,30 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
         # shrinking the radius.
         ball.R_safe = (ball.R - 2.0 ** -52 * (cnorm + ball.R)) / (1.0 + (d + 10) * 2.0 ** -53)
 
-    beta = np.zeros(n_sub)
+    # a dual start fills every entry of beta (_feasible_dual below)
+    beta = np.zeros(n_sub) if dual_start is None else np.empty(n_sub)
     dterm = np.zeros(n_sub)
     pterm = np.zeros(n_sub)
     stuck = np.zeros(n_sub, dtype=np.intc)
     kk = obj.k_values()
-    sq = rows.row_norms(squared=True)[pb.start:pb.stop]
-    sw = np.ones(n_sub) if pb.sw == NULL else np.asarray(obj._keep[2])[pb.start:pb.stop]
-    qq = np.ascontiguousarray(sw * sq / (lam * n_sub)) if n_sub > 0 else np.zeros(0)
-    order = np.ascontiguousarray(np.flatnonzero(sw > 0.0), dtype=np.intp)
+    # the cached squared norms of the range (a view: RowData.row_norms would copy every row's)
+    sq = rows._sq_array[pb.start:pb.stop]
+    if pb.sw == NULL:
+        # unit weights: 1 * sq is sq exactly, and every row is active
+        qq = sq / (lam * n_sub) if n_sub > 0 else np.zeros(0)
+        order = np.arange(n_sub, dtype=np.intp)
+    else:
+        sw = np.asarray(obj._keep[2])[pb.start:pb.stop]
+        qq = np.ascontiguousarray(sw * sq / (lam * n_sub)) if n_sub > 0 else np.zeros(0)
+        order = np.ascontiguousarray(np.flatnonzero(sw > 0.0), dtype=np.intp)
     w0_arr = np.asarray(obj._keep[1])
     u = w0_arr.copy()
     w = np.zeros(d)
     v = np.zeros(d)
     vcomp = np.zeros(d)
     vabs = np.zeros(d)
-    xc = np.zeros(n_sub)
+    # <x_i, c> is read with a ball only
+    xc = np.zeros(n_sub if ball.active else 1)
     if ball.active and n_sub > 0:
         xc = np.ascontiguousarray(rows.matvec(c_arr)[pb.start:pb.stop])
     if dual_start is not None:

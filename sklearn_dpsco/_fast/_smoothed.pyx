@@ -392,3 +392,35 @@ def absolute_gap_terms(const double[:] z, const double[:] y, const double[:] cap
             r = z[i] - y[i]
             out[i] = cap[i] * fabs(r) + beta[i] * r
     return out
+
+
+def gram_update(double[:, ::1] G, const double[:, ::1] M, v, double s, double corner, double n, bint subtract):
+    """``G += A`` (``G -= A`` when ``subtract``) for the Newton's dense Gram matrix ``A`` of a set of rows, in
+    one call: ``A[:p, :p] = M / n`` (``M = Xi^T (h Xi)``, BLAS), with the intercept column (``v = Xi^T h``,
+    BLAS; ``s > 0``) ``A[p, :p] = A[:p, p] = (v s) / n`` and ``A[p, p] = corner / n``.
+
+    Entry by entry the roundings of ``_warm_start._dense_gram``'s ``v *= s``, ``A /= n`` and then ``G += A``
+    (a product, a division, an addition or subtraction), so the same floats, without its temporary matrix
+    and the five NumPy calls around the products (speed only: the Newton picks a screening point).
+    """
+    cdef Py_ssize_t p = M.shape[0], d = G.shape[0], i, j
+    cdef const double[::1] vv
+    cdef double a
+    if M.shape[1] != p or G.shape[1] != d or d != p + (1 if s > 0 else 0):
+        raise ValueError("matrices of the wrong shape")
+    if s > 0:
+        vv = v
+        if vv.shape[0] != p:
+            raise ValueError("vector of the wrong length")
+    with nogil:
+        for i in range(p):
+            for j in range(p):
+                a = M[i, j] / n
+                G[i, j] = G[i, j] - a if subtract else G[i, j] + a
+        if s > 0:
+            for j in range(p):
+                a = (vv[j] * s) / n
+                G[p, j] = G[p, j] - a if subtract else G[p, j] + a
+                G[j, p] = G[j, p] - a if subtract else G[j, p] + a
+            a = corner / n
+            G[p, p] = G[p, p] - a if subtract else G[p, p] + a

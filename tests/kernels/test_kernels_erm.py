@@ -488,3 +488,21 @@ def test_the_compensated_dual_sum_is_neumaiers_to_the_bit(sparse):
     res = certified_erm(rows, y, Absolute(), lam, w0, target_distance=0.0, max_epochs=0, dual_start=beta)
     s, c = _neumaier_branch_form(beta[:, None] * (1.0 / n) * X)
     np.testing.assert_array_equal(res.w, w0 + (s + c) / lam)
+
+
+@pytest.mark.parametrize("loss", [Absolute(), Hinge(), Squared()], ids=repr)
+@pytest.mark.parametrize("start_dual", [False, True])
+def test_unit_weights_are_weights_of_one_to_the_bit(loss, start_dual):
+    # no weights (the set-up's shortcut: every row active, 1 * ||x||^2 as is) against explicit weights of one,
+    # on a row range, with and without a dual start: the same path, the same floats
+    X, y, sw, clip, lam, w0, s = make_instance("random", loss, seed=11)
+    w0 = np.append(w0, 0.05)
+    rng = np.random.default_rng(2)
+    start, stop = 7, X.shape[0] - 5
+    beta = rng.uniform(-0.5, 0.5, size=stop - start) if start_dual else None
+    kw = dict(clip=clip, start=start, stop=stop, target_distance=1e-7, max_epochs=40, dual_start=beta)
+    a = certified_erm(RowData(X, 1.0), y, loss, lam, w0, **kw)
+    b = certified_erm(RowData(X, 1.0), y, loss, lam, w0, sample_weight=np.ones(X.shape[0]), **kw)
+    np.testing.assert_array_equal(a.w, b.w)
+    np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
+    assert a.n_epochs == b.n_epochs and a.distance_bound == b.distance_bound

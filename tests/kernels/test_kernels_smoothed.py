@@ -202,3 +202,24 @@ def test_the_certificate_of_dense_rows_is_that_of_csr_rows(intercept, weights, n
     csr = certified_erm(RowData(sp.csr_matrix(X), intercept), data.y, Absolute(), 0.05, w0, **fit)
     for name in ("w", "distance_bound", "gap", "primal", "dual", "float_margin"):
         assert np.array_equal(getattr(dense, name), getattr(csr, name)), name
+
+
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("ones", [True, False])
+@pytest.mark.parametrize("subtract", [False, True])
+def test_gram_update_is_the_dense_gram_sum(intercept, ones, subtract):
+    # the Newton's in-place update G +-= _dense_gram(...) in one compiled call: the same floats, bit for bit
+    rng = np.random.default_rng(3)
+    n, p = 400, 6
+    d = p + (1 if intercept > 0 else 0)
+    X = rng.normal(size=(n, p)) * np.logspace(-3, 3, p)
+    idx = np.flatnonzero(rng.uniform(size=n) < 0.3)
+    h = np.ones(idx.size) if ones else rng.uniform(0.1, 2.0, size=idx.size)
+    G0 = rng.normal(size=(d, d))
+    ref = G0 - _warm_start._dense_gram(X[idx], h, intercept, p, d, n, ones) if subtract \
+        else G0 + _warm_start._dense_gram(X[idx], h, intercept, p, d, n, ones)
+    G = G0.copy()
+    _warm_start._dense_gram_update(G, X[idx], h, intercept, p, n, ones, subtract)
+    assert np.array_equal(G, ref)
+    with pytest.raises(ValueError, match="shape"):
+        _smoothed.gram_update(np.zeros((d + 1, d + 1)), np.zeros((p, p)), np.zeros(p), intercept, 0.0, n, subtract)

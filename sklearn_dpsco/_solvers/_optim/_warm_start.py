@@ -37,7 +37,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
-from ..._fast._smoothed import huber_step, huber_value
+from ..._fast._smoothed import gram_update, huber_step, huber_value
 from .._core._data import GLMData
 
 __all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system", "huber_newton", "smoothed_absolute_start"]
@@ -306,6 +306,22 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
             return _dense_gram(Xi, hi, s, p, d, n, False if never_one else bool(np.all(hi == 1.0)))
         return gram_system(Xi, hi, s, unit=False if never_one else None) / n
 
+    def update(idx, subtract):
+        # G += gram(idx) (G -= when subtract); dense rows: the same products and roundings in one compiled call
+        if not dense:
+            if subtract:
+                G[...] -= gram(idx)
+            else:
+                G[...] += gram(idx)
+            return
+        Xi = X[idx]
+        if sw is None:
+            hi, ones_i = ones[: idx.size], True
+        else:
+            hi = sw[idx]
+            ones_i = False if never_one else bool(np.all(hi == 1.0))
+        _dense_gram_update(G, Xi, hi, s, p, n, ones_i, subtract)
+
     # the pieces, loss and gradient at w: z = 0 + 1 X w
     f_loss = huber_step(rows, start, stop, y, k, sw, w, z, 1.0, dz, z_new, None, h, grad_loss, enter, leave)[0]
     z, z_new = z_new, z
@@ -348,9 +364,9 @@ def _fused_huber_newton(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
         # the curvature changes only on rows entering or leaving the quadratic part
         # (G is this function's own array: updated in place, the same sums)
         if ne:
-            G += gram(enter[:ne])
+            update(enter[:ne], False)
         if nl:
-            G -= gram(leave[:nl])
+            update(leave[:nl], True)
         # a full step after a step that changed no piece: it solved the minimizer's own piece
         if t == 1.0 and changed_prev is not None and not changed_prev:
             break
@@ -376,6 +392,18 @@ def _dense_gram(Xi, h, s, p, d, n, ones):
         A[p, p] = s * s * (float(h.shape[0]) if ones else float(h.sum()))
     A /= n
     return A
+
+
+def _dense_gram_update(G, Xi, h, s, p, n, ones, subtract):
+    """``G += _dense_gram(Xi, h, s, p, d, n, ones)`` (``-=`` when ``subtract``), ``G`` updated in place: the same
+    BLAS products (``Xi.T @ Xi`` or ``Xi.T @ (Xi * h)``, ``Xi.T @ h``) and, entry by entry, the same roundings
+    (``_fast._smoothed.gram_update``), without the temporary matrix (speed only)."""
+    M = Xi.T @ (Xi if ones else Xi * h[:, None])
+    if s > 0:
+        # a sum of ones is exact: the row count itself
+        gram_update(G, M, Xi.T @ h, s, s * s * (float(h.shape[0]) if ones else float(h.sum())), n, subtract)
+    else:
+        gram_update(G, M, None, 0.0, 0.0, n, subtract)
 
 
 def _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw):
