@@ -62,7 +62,7 @@ the declared settings, the input's format): see :func:`column_scaling_applies`
 and :func:`column_scaling_mode`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -77,7 +77,7 @@ from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cluster_column_quantiles
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
+__all__ = ["COLUMN_CLIP", "COLUMN_MAD_CLIP", "COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
            "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
            "column_scaling_mode", "default_column_share"]
@@ -136,6 +136,16 @@ MEDIAN_PART = 2.0 / 3.0
 #: The spreads' grid: unsigned, one point per octave (a factor-2 scale is enough for conditioning).
 MAD_GRID = ScaleGrid(per_octave=1)
 MEDIAN_LEVELS = (0.5,)
+#: Winsorization of the mapped columns (issue 16, PSID; module docstring, "Clipped columns"): a quartile map clips
+#: every mapped column that is not passed through to ``[-COLUMN_CLIP, COLUMN_CLIP]`` (``k`` released spreads from the
+#: released centre), a public per-row map of the releases, in the fit and at prediction time alike.
+#: benchmarks/results/psid_spread.md (2026-11-27, 10-20 seeds paired): PSID (missing-value codes 98 / 99 at 20-40
+#: spreads) linear epsilon 2 +0.027, growth +0.27; BudgetFood +0.024..+0.026 at every epsilon; elsewhere within noise.
+COLUMN_CLIP = 3.0
+#: The same for the median and spread map, whose spread ``2 a`` is the released median of ``|x - m|`` on a grid of one
+#: point per octave (a factor 2 either way): 8 (Computers epsilon 0.5 linear loses 0.05 at 4, the tails of ``hd`` and
+#: ``ram`` carry the price; PSID growth epsilon 1 +0.77 at 8).
+COLUMN_MAD_CLIP = 8.0
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -306,14 +316,14 @@ class ColumnScalingPlan:
             return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
             first = self._quartiles(X, 0, self.stride, None, rng, n_jobs)
-            return ColumnScaling.from_quartiles(first.value, self.centre), first.event
+            return ColumnScaling.from_quartiles(first.value, self.centre).with_clip(COLUMN_CLIP), first.event
         period = 2 * self.stride
         first = self._quartiles(X, 0, period, None, rng, n_jobs)
         centre_1 = ColumnScaling.from_quartiles(first.value, True).centre
         # stage 2: the quartiles of x - centre_1 on the other half of the rows; centre_1 is a release (public),
         # a per-row map fixed before stage 2 reads its rows (doc/privacy/column_scaling.rst, "Two stages")
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
-        return (ColumnScaling.from_two_stages(centre_1, second.value, first.value),
+        return (ColumnScaling.from_two_stages(centre_1, second.value, first.value).with_clip(COLUMN_CLIP),
                 ParallelComposedEvent((first.event, second.event)))
 
     def _median_mad_budgets(self):
@@ -335,7 +345,7 @@ class ColumnScalingPlan:
         deviations = np.abs(rows - m)  # m is a release: the same public map of each row on D and D'
         second = column_quantiles_from_counts(MAD_GRID.column_counts(deviations, None, n_jobs), rows.shape[0],
                                               MEDIAN_LEVELS, spreads, grid=MAD_GRID, random_state=rng)
-        return (ColumnScaling.from_median_mad(m, second.value[0]),
+        return (ColumnScaling.from_median_mad(m, second.value[0]).with_clip(COLUMN_MAD_CLIP),
                 ComposedEvent((first.event, second.event)))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
@@ -380,6 +390,27 @@ class ColumnScaling:
     centre: np.ndarray
     scale: np.ndarray
     passthrough: np.ndarray
+    #: ``k``: the mapped columns not passed through are clipped to ``[-k, k]`` (None: no clip; "Clipped columns")
+    clip: object = None
+
+    def with_clip(self, k):
+        """The same map, its mapped columns clipped at ``k`` released spreads (a public constant; None: none)."""
+        return replace(self, clip=None if k is None else float(k))
+
+    def clip_bounds(self):
+        """``k`` for every column the clip reads (``inf`` for the columns passed through), or None: the mapped
+        units' bound, ``-b <= z <= b``."""
+        if self.clip is None:
+            return None
+        return np.where(self.passthrough, np.inf, self.clip).astype(np.float64)
+
+    def raw_bounds(self):
+        """``(lower, upper)`` in the data's units, ``centre -+ k scale`` (``-+inf`` for the columns passed through),
+        or None: what prediction clips the raw rows to (the same per-row map up to the roundings)."""
+        bound = self.clip_bounds()
+        if bound is None:
+            return None
+        return self.centre - bound * self.scale, self.centre + bound * self.scale
 
     @classmethod
     def from_quartiles(cls, quartiles, centre=True):
@@ -439,15 +470,18 @@ class ColumnScaling:
                 np.ascontiguousarray(1.0 / self.scale, dtype=np.float64))
 
     def transform(self, X):
-        """``(X - centre) / scale`` (a public per-row map)."""
+        """``(X - centre) / scale``, clipped to ``[-k, k]`` with a clip (a public per-row map)."""
+        bound = self.clip_bounds()
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64:
             # the same two roundings per entry as below, in one compiled pass into a fresh array
-            return column_affine(X, *self.affine())
+            out = column_affine(X, *self.affine())
+            return out if bound is None else np.clip(out, -bound, bound, out=out)
         out = X - self.centre
         if isinstance(out, np.ndarray):
             np.multiply(out, 1.0 / self.scale, out=out)
-            return out
-        return out * (1.0 / self.scale)
+            return out if bound is None else np.clip(out, -bound, bound, out=out)
+        out = out * (1.0 / self.scale)
+        return out if bound is None else out.clip(-bound, bound)
 
     def fold(self, coef, intercept):
         """``(coef, intercept)`` of the scaled rows' model in the data's units (post-processing).

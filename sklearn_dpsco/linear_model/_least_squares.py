@@ -521,7 +521,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._clip_columns(self._validate_X(X, reset=False))
         scores = np.asarray(X @ self.coef_).ravel()
         bound = self._clipped_row_bound()
         if bound is not None:
