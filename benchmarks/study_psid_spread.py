@@ -50,8 +50,8 @@ def load(name):
 
 def arm_setting(arm):
     """``(COLUMN_CLIP, COLUMN_MAD_CLIP)`` of an arm: ``base`` (no clip: main), ``lib`` (the library's), or
-    ``q<K>m<M>`` (``n``: no clip for that map), e.g. ``q3m8``, ``qnm4``."""
-    if arm == "base":
+    ``q<K>m<M>`` (``n``: no clip for that map), e.g. ``q3m8``, ``qnm4``; ``off``: ``column_scaling=False``."""
+    if arm in ("base", "off"):
         return None, None
     if arm == "lib":
         return LIB
@@ -87,8 +87,10 @@ def main():
             CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP = arm_setting(arm)
             v = []
             for s in range(seeds):
-                m = EST[est](epsilon=eps, random_state=s).fit(Xtr, ytr)
-                sc, mode = score(m, Xte, yte)
+                extra = {"column_scaling": False} if arm == "off" else {}
+                m = EST[est](epsilon=eps, random_state=s, **extra).fit(Xtr, ytr)
+                sc, arm_mode = score(m, Xte, yte)
+                mode = mode or arm_mode
                 v.append(sc)
             out[arm] = np.array(v)
         base = out[arms[0]]
