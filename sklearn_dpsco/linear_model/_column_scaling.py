@@ -57,6 +57,12 @@ the median ``m_j`` (fine signed grid, ``MEDIAN_PART`` of the share) and, given i
 
     centre_j = m_j,   scale_j = max(2 a_j, 1)       (2 a_j: the interquartile range of a symmetric column)
 
+Clipped columns (issue 16, PSID; doc/privacy/column_scaling.rst, "Clipped columns"): after the releases every mapped
+column not passed through is clipped to ``[-k, k]`` (``COLUMN_CLIP`` for the quartile maps, ``COLUMN_MAD_CLIP`` for the
+median and spread; public constants), so a missing-value code 98 / 99 in a column of spread 2 stays ``k`` spreads out
+instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
+columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`
 and :func:`column_scaling_mode`.
@@ -139,12 +145,14 @@ MEDIAN_LEVELS = (0.5,)
 #: Winsorization of the mapped columns (issue 16, PSID; module docstring, "Clipped columns"): a quartile map clips
 #: every mapped column that is not passed through to ``[-COLUMN_CLIP, COLUMN_CLIP]`` (``k`` released spreads from the
 #: released centre), a public per-row map of the releases, in the fit and at prediction time alike.
-#: benchmarks/results/psid_spread.md (2026-11-27, 10-20 seeds paired): PSID (missing-value codes 98 / 99 at 20-40
-#: spreads) linear epsilon 2 +0.027, growth +0.27; BudgetFood +0.024..+0.026 at every epsilon; elsewhere within noise.
+#: benchmarks/results/psid_spread.md (2026-11-27, 20 seeds paired, raw columns): PSID (missing-value codes 98 / 99 at
+#: 20-45 spreads) linear epsilon 2 R^2 +0.031, growth +0.21; BudgetFood +0.023..+0.024 at every epsilon; Computers
+#: epsilon 2 +0.010; elsewhere within +-0.001. 4 gains less everywhere (BudgetFood +0.017, PSID +0.026); 2 loses on
+#: Computers epsilon 1 (-0.010) and Vocab (-0.003) (10 seeds).
 COLUMN_CLIP = 3.0
 #: The same for the median and spread map, whose spread ``2 a`` is the released median of ``|x - m|`` on a grid of one
-#: point per octave (a factor 2 either way): 8 (Computers epsilon 0.5 linear loses 0.05 at 4, the tails of ``hd`` and
-#: ``ram`` carry the price; PSID growth epsilon 1 +0.77 at 8).
+#: point per octave (a factor 2 either way): 8. PSID growth epsilon 1 R^2 -1.04 -> 0.21 (20 seeds); at 2-4 Computers
+#: epsilon 0.5 linear lost 0.04-0.06 (10 seeds: the tails of ``hd`` and ``ram`` carry the price), at 8 +0.008 (0.016).
 COLUMN_MAD_CLIP = 8.0
 
 
