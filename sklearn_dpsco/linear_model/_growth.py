@@ -105,7 +105,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         memory, the private median and spread instead: doc/privacy/column_scaling.rst,
         "Median and spread"); public facts only. ``True``: always (dense rows only).
         ``False``: never. :class:`~sklearn_dpsco.preprocessing.DPPipeline`
-        turns ``"auto"`` off after a ``DPStandardScaler``.
+        turns ``"auto"`` off after a ``DPStandardScaler`` that releases.
     radius : float or None, default=None
         Radius of the public ball around 0 the coefficients (intercept
         included, scaled by ``intercept_scaling``) are searched in; in the

@@ -121,7 +121,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "Median and spread").
         ``True``: always (dense rows only). ``False``: never.
         :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
-        after a ``DPStandardScaler``.
+        after a ``DPStandardScaler`` that releases.
     centering : "auto" or bool, default="auto"
         With a declared ``clip``: centre the features privately inside the
         fit. The sum of the rows, each clipped to ``clip``, is released on

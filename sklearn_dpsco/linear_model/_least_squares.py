@@ -91,7 +91,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         memory, the private median and spread instead: doc/privacy/column_scaling.rst,
         "Median and spread"); public facts only. ``True``: always (dense rows only). ``False``:
         never. :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns
-        ``"auto"`` off after a ``DPStandardScaler``.
+        ``"auto"`` off after a ``DPStandardScaler`` that releases.
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
         the coefficients, the intercept column included). With both bounds

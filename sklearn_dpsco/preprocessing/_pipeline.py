@@ -67,17 +67,28 @@ def _mixed_units(units):
     )
 
 
-def _column_settings(step, earlier):
-    """``{"column_scaling": False, "centering": False}`` (those the model has at ``"auto"``) after a DPStandardScaler.
+def _column_settings(step, earlier, n_rows, widths, shares):
+    """``{"column_scaling": False, "centering": False}`` (those the model has at ``"auto"``) after a DPStandardScaler
+    that releases.
 
     The scaler already released the columns' location and spread; the model's own
     column quartiles or private centre would spend a second time on the same
     information (linear_model/_column_scaling.py, linear_model/_centering.py).
-    Public: the pipeline's configuration only.
+    A scaler that releases nothing at its share (``would_estimate_bounds`` False:
+    ``bounds="auto"`` on too few rows; it leaves the columns as they are) does not
+    count: the model keeps its own rules on the raw columns (benchmarks/results/fresh.md,
+    proposal A: flchain hinge at epsilon 0.5 0.699 single-class -> 0.774, Computers
+    epsilon 0.5 R^2 0.08 -> 0.31). Public: the pipeline's configuration, the number of
+    rows, each step's input width (``widths``, from the dry run) and its share.
     """
     from ._scaler import DPStandardScaler
 
-    if not any(isinstance(s, DPStandardScaler) for s in earlier):
+    def releases(name, scaler):
+        probe = getattr(scaler, "would_estimate_bounds", None)
+        return probe is None or probe(n_rows, widths[name], shares[name].epsilon)
+
+    if not any(isinstance(s, DPStandardScaler) and releases(name, s) for name, s, kind in earlier
+               if kind == "private"):
         return {}
     params = step.get_params(deep=False)
     return {name: False for name in ("column_scaling", "centering")
@@ -236,10 +247,12 @@ class DPPipeline(AccountantMixin, Pipeline):
         "auto")`` that would release nothing at its share (too few rows for
         its quartiles) gets ``IDLE_WEIGHT = 1e-3`` and the model the rest.
         A final model with ``column_scaling="auto"`` (``centering="auto"``)
-        after a ``DPStandardScaler`` is fitted with ``column_scaling=False``
-        (``centering=False``; restored afterwards): its input is already
-        scaled and centred per column, and its own column quartiles or
-        private centre would spend twice (doc/privacy/column_scaling.rst).
+        after a ``DPStandardScaler`` that releases is fitted with
+        ``column_scaling=False`` (``centering=False``; restored afterwards):
+        its input is already scaled and centred per column, and its own
+        column quartiles or private centre would spend twice
+        (doc/privacy/column_scaling.rst). After an idle scaler the model
+        keeps its own rules: its columns arrive as they are.
     accountant : BudgetAccountant, default=None
         The ledger charged by the steps. None: the budget block in force,
         else the session default.
@@ -507,16 +520,19 @@ class DPPipeline(AccountantMixin, Pipeline):
     def _dry_run(self, classified, shares, n_features, unit, sparse):
         """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence.
 
-        Returns the synthetic input of the final step (its width and format).
+        Returns the synthetic input of the final step (its width and format) and each private step's
+        input width (``{name: d}``).
         """
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
         if sparse:
             Z = sp.csr_matrix(Z)
         # user level: every synthetic row its own user
         probe_params = {"groups": np.arange(_PROBE_ROWS)} if unit == "user" else {}
+        widths = {}
         for name, step, kind in classified[:-1]:
             if kind == "passthrough":
                 continue
+            widths[name] = Z.shape[1]
             if kind == "stateless" and type(step).__name__ == "FunctionTransformer":
                 reason = probe_row_wise(step, Z.shape[1])
                 if reason is not None and not self.allow_non_private_steps:
@@ -533,7 +549,10 @@ class DPPipeline(AccountantMixin, Pipeline):
                 probe.set_params(epsilon=share.epsilon, delta=share.delta,
                                  accountant=mark_accounted(BudgetAccountant(math.inf, 1.0), EVERY_LEDGER))
             try:
-                out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
+                # warnings about the synthetic rows ("7 rows are too few ...") are not about the user's data
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
                 Z = out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float)
                 if Z.ndim != 2 or Z.shape[0] != _PROBE_ROWS:
                     raise ValueError(f"it returned shape {Z.shape} for {_PROBE_ROWS} rows")
@@ -544,7 +563,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
                     f"shape before any private data was used: {type(exc).__name__}: {reason}. Nothing was spent."
                 ) from exc
-        return Z
+        return Z, widths
 
     def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None):
         """The final private step's own pre-spend checks on a clone, with the real ``y`` and fit parameters.
@@ -608,7 +627,9 @@ class DPPipeline(AccountantMixin, Pipeline):
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
         if row_chunks is not None:
             _check_cluster_steps(classified, unit)
-        Z = self._dry_run(classified, shares, X_checked.shape[1], unit, sp.issparse(X_checked))
+        Z, widths = self._dry_run(classified, shares, X_checked.shape[1], unit, sp.issparse(X_checked))
+        # the final step's column settings (public: _column_settings), the same for its checks and its fit
+        settings = _column_settings(classified[-1][1], classified[:-1], X_checked.shape[0], widths, shares)
 
         accountant = self._get_accountant()
         accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)), privacy_unit=unit or "row")
@@ -617,10 +638,9 @@ class DPPipeline(AccountantMixin, Pipeline):
             # the allowance the final step will run under (checks only: nothing is spent through it)
             guard = FitAllowance(shares[name].allowance, parent=accountant,
                                  label_prefix=f"{type(self).__name__}[{name}] ", delta=self.delta)
-            settings = _column_settings(step, [s for _, s, _ in classified[:-1]])
             self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name],
                               row_chunks)
-        return classified, fit_params, transform_params, shares, unit, accountant
+        return classified, fit_params, transform_params, shares, unit, accountant, settings
 
     # -- fitting -------------------------------------------------------------------------------
     def _fit_private(self, X, y, groups, params, method):
@@ -629,7 +649,7 @@ class DPPipeline(AccountantMixin, Pipeline):
 
         restore = _snapshot(self)
         try:
-            classified, fit_params, transform_params, shares, unit, accountant = self._prepare(
+            classified, fit_params, transform_params, shares, unit, accountant, settings = self._prepare(
                 X, y, groups, params, method)
             private_names = [name for name, _, kind in classified if kind == "private"]
             if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
@@ -645,8 +665,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                     guard = FitAllowance(
                         shares[name].allowance, parent=accountant, label_prefix=f"{label}[{name}] ", delta=self.delta
                     )
-                settings = _column_settings(step, [s for _, s, _ in classified[:i]]) if is_last else {}
-                ctx = (_budgeted(step, shares[name], guard, **settings) if guard is not None
+                ctx = (_budgeted(step, shares[name], guard, **(settings if is_last else {})) if guard is not None
                        else contextlib.nullcontext(step))
                 with ctx:
                     if is_last and method == "fit":

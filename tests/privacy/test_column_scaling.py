@@ -283,6 +283,26 @@ def test_pipeline_after_a_scaler_turns_it_off_and_restores_it(name, cls, args, m
     assert alone[-1].column_scale_ is not None
 
 
+@pytest.mark.parametrize("name,cls,args", CASES, ids=IDS)
+def test_pipeline_after_an_idle_scaler_keeps_the_models_rules(name, cls, args):
+    """A scaler that releases nothing (2000 rows, d = 4, epsilon 0.5: too few for its quartiles at its default
+    share 0.15) leaves the columns raw; the model keeps its own column scaling and centring, decided from public
+    facts (n, the scaler's input width, its share), the same in the pipeline's checks and its fit."""
+    X, y = args[0][:2000], args[1][:2000]
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=0.5, accountant=_ledger())
+    with pytest.warns(UserWarning, match="too few"):
+        pipe.fit(X, y)
+    assert pipe[0].fit_info_["estimated"] is False and pipe[0].epsilon_spent_ == 0.0
+    assert pipe[-1].column_scale_ is not None and pipe[-1].get_params()["column_scaling"] == "auto"
+    # the model's fit is its fit alone on the model's share (the idle scaler's map is the identity)
+    alone = cls(random_state=0, epsilon=pipe.budget_shares_[pipe.steps[-1][0]][0], accountant=_ledger()).fit(X, y)
+    np.testing.assert_array_equal(pipe[-1].coef_, alone.coef_)
+    # a scaler that releases (epsilon 1: share 0.3) still turns the model's rules off
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, accountant=_ledger())
+    pipe.fit(X, y)
+    assert pipe[0].fit_info_["estimated"] is True and pipe[-1].column_scale_ is None
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_one_dominant_column_no_longer_collapses(seed):
     X, y_cls, y_reg = _mixed(n=8000, seed=seed)
