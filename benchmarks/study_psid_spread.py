@@ -3,8 +3,8 @@ COLUMN_MAD_CLIP for the median and spread; linear_model/_column_scaling.py, "Cli
 no clip (main's behaviour: same releases, the map differs only beyond k spreads).
 
     OMP_NUM_THREADS=1 python benchmarks/study_psid_spread.py PSID:lin:1,HI:hinge:0.5 10 base,lib,q4m8,qnm8
-    set: an extra_split name (PSID, Schooling, Workinghours), a bench_defaults set (raw encoding), or SYN (synthetic,
-    outlier codes 98 / 99); arms: see arm_setting; the first arm is the reference of the paired differences.
+    set: an extra_split name (PSID, Schooling, Workinghours), a bench_defaults set (raw encoding), SYN (synthetic,
+    outlier codes 98 / 99), or fresh-NAME (a bench_fresh set); arms: see arm_setting; the first arm is the reference of the paired differences.
     "modes" as first argument prints each cell's column map mode and quits.
 """
 import sys
@@ -43,6 +43,12 @@ def synthetic(seed=0):
 def load(name):
     if name == "SYN":
         return synthetic()
+    if name.startswith("fresh-"):  # bench_fresh's sets (nobody tuned on them), its fixed 70/30 split
+        import bench_fresh as F
+
+        rs = F.SETS[name[len("fresh-"):]]()
+        tr, te = F.split(rs)
+        return rs.X[tr], rs.y[tr], rs.X[te], rs.y[te]
     if name in R.EXTRA_REGRESSION:
         return R.extra_split(name)
     return R.split(name, "raw")
@@ -68,9 +74,7 @@ def main():
     if sys.argv[1] == "modes":
         for name in sys.argv[2].split(","):
             Xtr, ytr, _, _ = load(name)
-            for est in ("lin", "hinge") if name in ("HI", "Participation") else ("lin",):
-                if est == "lin" and name in ("HI", "Participation"):
-                    continue
+            for est in ("any",):
                 for eps in (0.5, 1, 2):
                     mode = CS.column_scaling_mode("auto", Xtr.shape[0], Xtr.shape[1], eps, declared=False,
                                                   dense=True)
