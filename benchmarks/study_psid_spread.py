@@ -20,7 +20,7 @@ from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinear
 from sklearn_dpsco.linear_model import _column_scaling as CS  # noqa: E402
 
 EST = {"hinge": DPHingeClassifier, "lin": DPLinearRegressor, "growth": DPGrowthAdaptiveRegressor}
-LIB = (CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP)
+LIB = (CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_CLIP_FAR_CENTRE)
 
 
 def synthetic(seed=0):
@@ -55,14 +55,18 @@ def load(name):
 
 
 def arm_setting(arm):
-    """``(COLUMN_CLIP, COLUMN_MAD_CLIP)`` of an arm: ``base`` (no clip: main), ``lib`` (the library's), or
-    ``q<K>m<M>`` (``n``: no clip for that map), e.g. ``q3m8``, ``qnm4``; ``off``: ``column_scaling=False``."""
+    """``(COLUMN_CLIP, COLUMN_MAD_CLIP, MAD_CLIP_FAR_CENTRE)`` of an arm: ``base`` (no clip: main), ``lib`` (the
+    library's), or ``q<K>m<M>[f|e]`` (``n``: no clip for that map; ``f``: the median and spread map clips every column,
+    ``e``: it leaves every column at the floor unclipped), e.g. ``q3m8f``, ``qnm4``; ``off``: ``column_scaling=False``."""
     if arm in ("base", "off"):
-        return None, None
+        return None, None, None
     if arm == "lib":
         return LIB
     q, m = arm[1:].split("m")
-    return (None if q == "n" else float(q)), (None if m == "n" else float(m))
+    far = LIB[2]
+    if m[-1] in "fe":  # f: every column clipped; e: every column at the floor left unclipped
+        m, far = m[:-1], (None if m[-1] == "f" else 0.0)
+    return (None if q == "n" else float(q)), (None if m == "n" else float(m)), far
 
 
 def score(model, Xte, yte):
@@ -88,7 +92,7 @@ def main():
         Xtr, ytr, Xte, yte = load(name)
         out, mode = {}, None
         for arm in arms:
-            CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP = arm_setting(arm)
+            CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_CLIP_FAR_CENTRE = arm_setting(arm)
             v = []
             for s in range(seeds):
                 extra = {"column_scaling": False} if arm == "off" else {}

@@ -59,8 +59,9 @@ the median ``m_j`` (fine signed grid, ``MEDIAN_PART`` of the share) and, given i
 
 Clipped columns (issue 16, PSID; doc/privacy/column_scaling.rst, "Clipped columns"): after the releases every mapped
 column not passed through is clipped to ``[-k, k]`` (``COLUMN_CLIP`` for the quartile maps, ``COLUMN_MAD_CLIP`` for the
-median and spread; public constants), so a missing-value code 98 / 99 in a column of spread 2 stays ``k`` spreads out
-instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
+median and spread; public constants; the median and spread map leaves a column unclipped whose released spread is below
+the floor at a centre far from it, ``MAD_CLIP_FAR_CENTRE``), so a missing-value code 98 / 99 in a column of spread 2
+stays ``k`` spreads out instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
 columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
 
 Only public facts decide whether it runs and with what share (n, d, epsilon,
@@ -84,7 +85,7 @@ from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cl
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
 __all__ = ["COLUMN_CLIP", "COLUMN_MAD_CLIP", "COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
-           "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
+           "MAD_CLIP_FAR_CENTRE", "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
            "column_scaling_mode", "default_column_share"]
 
@@ -152,8 +153,15 @@ MEDIAN_LEVELS = (0.5,)
 COLUMN_CLIP = 3.0
 #: The same for the median and spread map, whose spread ``2 a`` is the released median of ``|x - m|`` on a grid of one
 #: point per octave (a factor 2 either way): 8. PSID growth epsilon 1 R^2 -1.04 -> 0.21 (20 seeds); at 2-4 Computers
-#: epsilon 0.5 linear lost 0.04-0.06 (10 seeds: the tails of ``hd`` and ``ram`` carry the price), at 8 +0.008 (0.016).
+#: epsilon 0.5 linear lost 0.04-0.06 (10 seeds: the tails of ``hd`` and ``ram`` carry the price), at 8 +0.002 (0.014).
 COLUMN_MAD_CLIP = 8.0
+#: The median and spread map leaves a column unclipped when its released spread is below the floor (``2 a <
+#: MIN_COLUMN_SCALE``, scale 1) while its released centre is far from it (``|m| >= MAD_CLIP_FAR_CENTRE``): such a spread
+#: is a miss, not a spread to count in. bench_fresh's Treatment (earnings 1975, median 17k) released ``a = 0`` on one
+#: seed in 20 and the clip at ``m +- 8`` turned the column into its sign (R^2 0.435 -> 0.282; 20 seeds -0.014 (0.010)
+#: when every column is clipped). A count near 0 (PSID's children, median 2) keeps its clip: leaving every column at the
+#: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
+MAD_CLIP_FAR_CENTRE = 16.0
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -353,8 +361,12 @@ class ColumnScalingPlan:
         deviations = np.abs(rows - m)  # m is a release: the same public map of each row on D and D'
         second = column_quantiles_from_counts(MAD_GRID.column_counts(deviations, None, n_jobs), rows.shape[0],
                                               MEDIAN_LEVELS, spreads, grid=MAD_GRID, random_state=rng)
-        return (ColumnScaling.from_median_mad(m, second.value[0]).with_clip(COLUMN_MAD_CLIP),
-                ComposedEvent((first.event, second.event)))
+        a = second.value[0]
+        k = COLUMN_MAD_CLIP
+        if k is not None and MAD_CLIP_FAR_CENTRE is not None:
+            # a released spread below the floor at a centre far from it: a miss, no clip (released values only)
+            k = np.where((2.0 * a < MIN_COLUMN_SCALE) & (np.abs(m) >= MAD_CLIP_FAR_CENTRE), np.inf, k)
+        return ColumnScaling.from_median_mad(m, a).with_clip(k), ComposedEvent((first.event, second.event))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
         """One stage's ``2 d`` releases on ``budget``: the quartiles of ``X[offset::step] - shift``."""
@@ -398,12 +410,14 @@ class ColumnScaling:
     centre: np.ndarray
     scale: np.ndarray
     passthrough: np.ndarray
-    #: ``k``: the mapped columns not passed through are clipped to ``[-k, k]`` (None: no clip; "Clipped columns")
+    #: ``k`` (a float, or one per column): the mapped columns not passed through are clipped to ``[-k, k]`` (None: no
+    #: clip; "Clipped columns")
     clip: object = None
 
     def with_clip(self, k):
-        """The same map, its mapped columns clipped at ``k`` released spreads (a public constant; None: none)."""
-        return replace(self, clip=None if k is None else float(k))
+        """The same map, its mapped columns clipped at ``k`` released spreads (a public constant, or one per column
+        from the releases, ``inf``: that column unclipped; None: none)."""
+        return replace(self, clip=None if k is None else np.asarray(k, dtype=np.float64))
 
     def clip_bounds(self):
         """``k`` for every column the clip reads (``inf`` for the columns passed through), or None: the mapped

@@ -136,3 +136,23 @@ def test_without_a_column_map_nothing_is_clipped():
     assert est.column_bounds_ is None and est.column_center_ is None
     # user level keeps the plain affine map (not measured there)
     assert UserLevelDPLogistic._CLIPS_COLUMNS is False and DPLinearRegressor._CLIPS_COLUMNS is True
+
+
+def test_median_and_spread_leave_a_spread_below_the_floor_unclipped():
+    # a spread released below the floor (2 a < 1) on a column far from 0/1 is a miss, not a spread to count in: the
+    # clip would turn the column into its sign. The rule reads the released a only (public)
+    from sklearn_dpsco._budget import Budget
+    from sklearn_dpsco.linear_model._column_scaling import MIN_COLUMN_SCALE, ColumnScalingPlan
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    atom = np.where(rng.random(n) < 0.7, 16384.0, 16384.0 + 5000.0 * rng.standard_normal(n))  # on the grid: MAD 0
+    wide = 1000.0 * rng.standard_normal(n)
+    X = np.column_stack([atom, wide])
+    plan = ColumnScalingPlan.build(Budget(200.0), n, 2, True, mode="median_mad")
+    columns, _ = plan.release(X, np.random.default_rng(1))
+    assert columns.scale[0] == MIN_COLUMN_SCALE and columns.scale[1] > 100.0
+    bounds = columns.clip_bounds()
+    assert np.isinf(bounds[0]) and bounds[1] == COLUMN_MAD_CLIP
+    np.testing.assert_array_equal(columns.transform(X)[:, 0], (X[:, 0] - columns.centre[0]) / columns.scale[0])
+    assert np.abs(columns.transform(X)[:, 1]).max() <= COLUMN_MAD_CLIP
