@@ -142,7 +142,7 @@ def every_kth_row(data, k):
         return data
     X, targets, sw = data
     if isinstance(X, DeferredRowScale):
-        X = DeferredRowScale(np.ascontiguousarray(X.X[::k]), X.factor, X.centre, X.inv_scale)
+        X = DeferredRowScale(np.ascontiguousarray(X.X[::k]), X.factor, X.centre, X.inv_scale, X.clip)
     else:
         X = X[::k]
     return X, [t[::k] for t in targets], None if sw is None else sw[::k]

@@ -433,6 +433,11 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept,
                                        positional=self._COLUMN_ROWS_POSITIONAL, mode=mode)
 
+    #: The released column map clips its mapped columns at ``k`` released spreads (``COLUMN_CLIP``,
+    #: linear_model/_column_scaling.py "Clipped columns"), in the fit and at prediction time (:meth:`_clip_columns`).
+    #: False keeps the plain affine map (``UserLevelDPLogistic``: not measured there).
+    _CLIPS_COLUMNS = True
+
     #: The rows of :meth:`_column_rows` keep their positions under the privacy unit's neighbours (replace one
     #: row in place), so the column quartiles may read every k-th of them (public positions).
     _COLUMN_ROWS_POSITIONAL = True
@@ -446,12 +451,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if not hasattr(self, "column_scaling"):
             return
         if columns is None:
-            self.column_center_ = self.column_scale_ = None
+            self.column_center_ = self.column_scale_ = self.column_bounds_ = None
             return
         coef, intercept = columns.fold(self.coef_, self.intercept_)
         self.coef_ = coef
         self.intercept_ = intercept if np.ndim(intercept) else float(intercept)
         self.column_center_, self.column_scale_ = columns.centre.copy(), columns.scale.copy()
+        self.column_bounds_ = columns.raw_bounds()
         info = plan.columns.info(columns)
         for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
             entry.update(info)
@@ -626,11 +632,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
                                                                n_jobs=self.n_jobs)
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
+                if not self._CLIPS_COLUMNS:
+                    columns = columns.with_clip(None)
                 source = inputs.data[0]
                 if self._defers_row_scaling(inputs, source):
                     # the solver's blocks map their own rows (RowScaledData): the same floats as the eager map,
                     # without a mapped copy of every row (speed only)
-                    X, owned = DeferredRowScale(source, 1.0, *columns.affine()), False
+                    X, owned = DeferredRowScale(source, 1.0, *columns.affine(), columns.clip_bounds()), False
                 else:
                     X = columns.transform(source)  # a dask array stays lazy, mapped chunk by chunk on the workers
                     X = np.ascontiguousarray(X) if isinstance(X, np.ndarray) else X
@@ -713,8 +721,20 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             return w[:-1], w[-1] * plan.intercept_scaling
         return w, 0.0
 
+    def _clip_columns(self, X):
+        """``X`` with every column clipped to ``column_bounds_`` (the fit's clipped column map, in the data's
+        units), or ``X`` itself without them. Post-processing: the model was fitted on the clipped columns, and a
+        value beyond them (a missing-value code 98 / 99) would extrapolate its slope (doc/privacy/column_scaling.rst,
+        "Clipped columns")."""
+        bounds = getattr(self, "column_bounds_", None)
+        if bounds is None:
+            return X
+        if sp.issparse(X):  # column scaling fits dense rows; a centre off 0 moves the zeros too
+            X = X.toarray()
+        return np.clip(X, bounds[0], bounds[1])
+
     def _decision(self, X):
-        X = self._validate_X(X, reset=False)
+        X = self._clip_columns(self._validate_X(X, reset=False))
         scores = X @ self.coef_.T
         if sp.issparse(scores):
             scores = scores.toarray()
@@ -830,5 +850,5 @@ class DPRegressorMixin:
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._clip_columns(self._validate_X(X, reset=False))
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

@@ -57,12 +57,19 @@ the median ``m_j`` (fine signed grid, ``MEDIAN_PART`` of the share) and, given i
 
     centre_j = m_j,   scale_j = max(2 a_j, 1)       (2 a_j: the interquartile range of a symmetric column)
 
+Clipped columns (issue 16, PSID; doc/privacy/column_scaling.rst, "Clipped columns"): after the releases every mapped
+column not passed through is clipped to ``[-k, k]`` (``COLUMN_CLIP`` for the quartile maps, ``COLUMN_MAD_CLIP`` for the
+median and spread; public constants; the median and spread map leaves a column unclipped whose released spread is below
+the floor at a centre far from it, ``MAD_CLIP_FAR_CENTRE``), so a missing-value code 98 / 99 in a column of spread 2
+stays ``k`` spreads out instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
+columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`
 and :func:`column_scaling_mode`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -77,8 +84,8 @@ from .._solvers._core._cluster import DEFAULT_BLOCK_ROWS
 from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cluster_column_quantiles
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
-__all__ = ["COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
-           "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
+__all__ = ["COLUMN_CLIP", "COLUMN_MAD_CLIP", "COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
+           "MAD_CLIP_FAR_CENTRE", "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
            "column_scaling_mode", "default_column_share"]
 
@@ -136,6 +143,25 @@ MEDIAN_PART = 2.0 / 3.0
 #: The spreads' grid: unsigned, one point per octave (a factor-2 scale is enough for conditioning).
 MAD_GRID = ScaleGrid(per_octave=1)
 MEDIAN_LEVELS = (0.5,)
+#: Winsorization of the mapped columns (issue 16, PSID; module docstring, "Clipped columns"): a quartile map clips
+#: every mapped column that is not passed through to ``[-COLUMN_CLIP, COLUMN_CLIP]`` (``k`` released spreads from the
+#: released centre), a public per-row map of the releases, in the fit and at prediction time alike.
+#: benchmarks/results/psid_spread.md (2026-11-27, 20 seeds paired, raw columns): PSID (missing-value codes 98 / 99 at
+#: 20-45 spreads) linear epsilon 2 R^2 +0.031, growth +0.21; BudgetFood +0.023..+0.024 at every epsilon; Computers
+#: epsilon 2 +0.010; elsewhere within +-0.001. 4 gains less everywhere (BudgetFood +0.017, PSID +0.026); 2 loses on
+#: Computers epsilon 1 (-0.010) and Vocab (-0.003) (10 seeds).
+COLUMN_CLIP = 3.0
+#: The same for the median and spread map, whose spread ``2 a`` is the released median of ``|x - m|`` on a grid of one
+#: point per octave (a factor 2 either way): 8. PSID growth epsilon 1 R^2 -1.04 -> 0.21 (20 seeds); at 2-4 Computers
+#: epsilon 0.5 linear lost 0.04-0.06 (10 seeds: the tails of ``hd`` and ``ram`` carry the price), at 8 +0.002 (0.014).
+COLUMN_MAD_CLIP = 8.0
+#: The median and spread map leaves a column unclipped when its released spread is below the floor (``2 a <
+#: MIN_COLUMN_SCALE``, scale 1) while its released centre is far from it (``|m| >= MAD_CLIP_FAR_CENTRE``): such a spread
+#: is a miss, not a spread to count in. bench_fresh's Treatment (earnings 1975, median 17k) released ``a = 0`` on one
+#: seed in 20 and the clip at ``m +- 8`` turned the column into its sign (R^2 0.435 -> 0.282; 20 seeds -0.014 (0.010)
+#: when every column is clipped). A count near 0 (PSID's children, median 2) keeps its clip: leaving every column at the
+#: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
+MAD_CLIP_FAR_CENTRE = 16.0
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -306,14 +332,14 @@ class ColumnScalingPlan:
             return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
             first = self._quartiles(X, 0, self.stride, None, rng, n_jobs)
-            return ColumnScaling.from_quartiles(first.value, self.centre), first.event
+            return ColumnScaling.from_quartiles(first.value, self.centre).with_clip(COLUMN_CLIP), first.event
         period = 2 * self.stride
         first = self._quartiles(X, 0, period, None, rng, n_jobs)
         centre_1 = ColumnScaling.from_quartiles(first.value, True).centre
         # stage 2: the quartiles of x - centre_1 on the other half of the rows; centre_1 is a release (public),
         # a per-row map fixed before stage 2 reads its rows (doc/privacy/column_scaling.rst, "Two stages")
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
-        return (ColumnScaling.from_two_stages(centre_1, second.value, first.value),
+        return (ColumnScaling.from_two_stages(centre_1, second.value, first.value).with_clip(COLUMN_CLIP),
                 ParallelComposedEvent((first.event, second.event)))
 
     def _median_mad_budgets(self):
@@ -335,8 +361,12 @@ class ColumnScalingPlan:
         deviations = np.abs(rows - m)  # m is a release: the same public map of each row on D and D'
         second = column_quantiles_from_counts(MAD_GRID.column_counts(deviations, None, n_jobs), rows.shape[0],
                                               MEDIAN_LEVELS, spreads, grid=MAD_GRID, random_state=rng)
-        return (ColumnScaling.from_median_mad(m, second.value[0]),
-                ComposedEvent((first.event, second.event)))
+        a = second.value[0]
+        k = COLUMN_MAD_CLIP
+        if k is not None and MAD_CLIP_FAR_CENTRE is not None:
+            # a released spread below the floor at a centre far from it: a miss, no clip (released values only)
+            k = np.where((2.0 * a < MIN_COLUMN_SCALE) & (np.abs(m) >= MAD_CLIP_FAR_CENTRE), np.inf, k)
+        return ColumnScaling.from_median_mad(m, a).with_clip(k), ComposedEvent((first.event, second.event))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
         """One stage's ``2 d`` releases on ``budget``: the quartiles of ``X[offset::step] - shift``."""
@@ -380,6 +410,29 @@ class ColumnScaling:
     centre: np.ndarray
     scale: np.ndarray
     passthrough: np.ndarray
+    #: ``k`` (a float, or one per column): the mapped columns not passed through are clipped to ``[-k, k]`` (None: no
+    #: clip; "Clipped columns")
+    clip: object = None
+
+    def with_clip(self, k):
+        """The same map, its mapped columns clipped at ``k`` released spreads (a public constant, or one per column
+        from the releases, ``inf``: that column unclipped; None: none)."""
+        return replace(self, clip=None if k is None else np.asarray(k, dtype=np.float64))
+
+    def clip_bounds(self):
+        """``k`` for every column the clip reads (``inf`` for the columns passed through), or None: the mapped
+        units' bound, ``-b <= z <= b``."""
+        if self.clip is None:
+            return None
+        return np.where(self.passthrough, np.inf, self.clip).astype(np.float64)
+
+    def raw_bounds(self):
+        """``(lower, upper)`` in the data's units, ``centre -+ k scale`` (``-+inf`` for the columns passed through),
+        or None: what prediction clips the raw rows to (the same per-row map up to the roundings)."""
+        bound = self.clip_bounds()
+        if bound is None:
+            return None
+        return self.centre - bound * self.scale, self.centre + bound * self.scale
 
     @classmethod
     def from_quartiles(cls, quartiles, centre=True):
@@ -439,15 +492,18 @@ class ColumnScaling:
                 np.ascontiguousarray(1.0 / self.scale, dtype=np.float64))
 
     def transform(self, X):
-        """``(X - centre) / scale`` (a public per-row map)."""
+        """``(X - centre) / scale``, clipped to ``[-k, k]`` with a clip (a public per-row map)."""
+        bound = self.clip_bounds()
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64:
             # the same two roundings per entry as below, in one compiled pass into a fresh array
-            return column_affine(X, *self.affine())
+            out = column_affine(X, *self.affine())
+            return out if bound is None else np.clip(out, -bound, bound, out=out)
         out = X - self.centre
         if isinstance(out, np.ndarray):
             np.multiply(out, 1.0 / self.scale, out=out)
-            return out
-        return out * (1.0 / self.scale)
+            return out if bound is None else np.clip(out, -bound, bound, out=out)
+        out = out * (1.0 / self.scale)
+        return out if bound is None else out.clip(-bound, bound)
 
     def fold(self, coef, intercept):
         """``(coef, intercept)`` of the scaled rows' model in the data's units (post-processing).

@@ -175,6 +175,12 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         released quartiles), or None when ``column_scaling`` did not run.
         With it, ``row_bound_`` and ``radius_`` are in the units of the
         rescaled columns.
+    column_bounds_ : tuple of two ndarrays of shape (n_features,) or None
+        ``(lower, upper)``: the raw columns' clip of the released column map
+        (``centre -+ k scale``, ``k`` a public constant; ``-+inf`` for a
+        column passed through), applied in the fit to the mapped columns and
+        by prediction to the raw ones (doc/privacy/column_scaling.rst,
+        "Clipped columns"); None without a quartile or median-and-spread map.
     fit_info_ : dict
         Public schedule diagnostics (radii in the rescaled units); with
         "auto" scales also ``scale_estimates``, ``scale_share``,

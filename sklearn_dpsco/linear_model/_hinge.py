@@ -220,6 +220,12 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         The released column map (differentially private: functions of the
         released quartiles, or the released centre and ones), or None when
         neither ``column_scaling`` nor ``centering`` ran.
+    column_bounds_ : tuple of two ndarrays of shape (n_features,) or None
+        ``(lower, upper)``: the raw columns' clip of the released column map
+        (``centre -+ k scale``, ``k`` a public constant; ``-+inf`` for a
+        column passed through), applied in the fit to the mapped columns and
+        by prediction to the raw ones (doc/privacy/column_scaling.rst,
+        "Clipped columns"); None without a quartile or median-and-spread map.
     privacy_event_ : PrivacyEvent
         What the fit consumed (all classes).
     epsilon_spent_, delta_spent_ : float

@@ -162,6 +162,12 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         The released column map (differentially private: functions of the
         released quartiles), or None when ``column_scaling`` did not run.
         With it, ``row_bound_`` is in the units of the rescaled columns.
+    column_bounds_ : tuple of two ndarrays of shape (n_features,) or None
+        ``(lower, upper)``: the raw columns' clip of the released column map
+        (``centre -+ k scale``, ``k`` a public constant; ``-+inf`` for a
+        column passed through), applied in the fit to the mapped columns and
+        by prediction to the raw ones (doc/privacy/column_scaling.rst,
+        "Clipped columns"); None without a quartile or median-and-spread map.
     noise_source_ : str
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -504,8 +510,10 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         from its clipped version, ``x`` mapped to ``c + s z min(1, row_bound_ / ||z||)``,
         ``z = (x - c) / s``. Rows within the bound: ``X @ coef_ + intercept_``. The other solvers
         (``"phased_erm"``, ``"lowy"``, ``"interpolation_ald"``) bound each row's loss instead of
-        clipping it: ``X @ coef_ + intercept_`` for every row. Post-processing of the releases:
-        nothing is spent.
+        clipping it: ``X @ coef_ + intercept_`` for every row. With a quartile or median-and-spread
+        column map, every solver first clips the raw columns to ``column_bounds_``, as the fit clipped
+        the mapped ones (doc/privacy/column_scaling.rst, "Clipped columns"). Post-processing of the
+        releases: nothing is spent.
 
         Why: without it a row far outside the bound extrapolates a slope fitted on rows that were
         never that far (PSID's missing-value codes 98 / 99 in years of education and number of
@@ -521,7 +529,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._clip_columns(self._validate_X(X, reset=False))
         scores = np.asarray(X @ self.coef_).ravel()
         bound = self._clipped_row_bound()
         if bound is not None:

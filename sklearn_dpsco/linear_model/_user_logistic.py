@@ -540,6 +540,9 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
     #: The users' first rows sit in the order of the users' identifiers: a replaced user with a fresh
     #: identifier moves and shifts every user between, so no stride (doc/privacy/column_scaling.rst, "User level").
     _COLUMN_ROWS_POSITIONAL = False
+    #: The plain affine column map, no clip (the clip of linear_model/_column_scaling.py was measured on row-level
+    #: estimators only, benchmarks/results/psid_spread.md).
+    _CLIPS_COLUMNS = False
 
     def _column_rows(self, inputs, columns):
         """For the quartiles, one row per user, each user's first in input order (:func:`first_row_per_user`,

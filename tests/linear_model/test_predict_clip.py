@@ -15,6 +15,8 @@ def _data(n=4000, d=4, seed=0):
 
 
 def _clipped(est, X):
+    if est.column_bounds_ is not None:  # the column map's clip first (doc/privacy/column_scaling.rst, "Clipped columns")
+        X = np.clip(X, *est.column_bounds_)
     c = np.zeros(X.shape[1]) if est.column_center_ is None else est.column_center_
     s = np.ones(X.shape[1]) if est.column_scale_ is None else est.column_scale_
     z = (X - c) / s
@@ -32,6 +34,8 @@ def test_rows_beyond_the_bound_are_predicted_from_their_clipped_version(params):
     np.testing.assert_allclose(est.predict(Xt), expected, rtol=1e-10, atol=1e-8)
     inside = np.linalg.norm((Xt - (est.column_center_ if est.column_center_ is not None else 0.0))
                             / (est.column_scale_ if est.column_scale_ is not None else 1.0), axis=1) <= est.row_bound_
+    if est.column_bounds_ is not None:
+        inside &= np.all((Xt >= est.column_bounds_[0]) & (Xt <= est.column_bounds_[1]), axis=1)
     assert inside.any() and (~inside).any()
     np.testing.assert_allclose(est.predict(Xt[inside]), Xt[inside] @ est.coef_ + est.intercept_, rtol=1e-12)
 
@@ -40,7 +44,12 @@ def test_solvers_that_bound_the_loss_predict_the_plain_linear_function():
     X, y = _data()
     est = DPLinearRegressor(epsilon=2.0, solver="phased_erm", random_state=0).fit(X, y)
     Xt = X[:50] * 40.0
-    np.testing.assert_allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_, rtol=1e-12)
+    # no row clip; the column map's clip (its raw bounds) still applies: the linear function of the clipped columns
+    assert est.column_bounds_ is not None
+    np.testing.assert_allclose(est.predict(Xt), np.clip(Xt, *est.column_bounds_) @ est.coef_ + est.intercept_,
+                               rtol=1e-12)
+    off = DPLinearRegressor(epsilon=2.0, solver="phased_erm", column_scaling=False, random_state=0).fit(X, y)
+    np.testing.assert_allclose(off.predict(Xt), Xt @ off.coef_ + off.intercept_, rtol=1e-12)
 
 
 def test_sparse_rows_are_clipped_like_dense_ones():

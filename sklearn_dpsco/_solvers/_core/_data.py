@@ -156,6 +156,8 @@ class DeferredRowScale:
     factor: float
     centre: object = None
     inv_scale: object = None
+    #: per-column bound ``b`` of the mapped entries (``-b <= z <= b``; ``inf``: none), or None (no clip)
+    clip: object = None
 
     def rows(self, start=0, stop=None):
         """The mapped rows [start, stop) as a fresh array (the same floats as the eager map's rows)."""
@@ -165,7 +167,12 @@ class DeferredRowScale:
         from ..._fast._rows import column_affine
 
         # the row scale's product in the same pass (column_affine's scale: the same products as out * factor)
-        return column_affine(X, self.centre, self.inv_scale, float(self.factor))
+        out = column_affine(X, self.centre, self.inv_scale, float(self.factor))
+        if self.clip is not None:
+            # clip(z) * f == clip(z * f, b * f): rounding is monotone, so the eager map's clip-then-scale floats
+            bound = self.clip * float(self.factor)
+            np.clip(out, -bound, bound, out=out)
+        return out
 
 
 def row_norms_of(X):
@@ -181,6 +188,10 @@ def row_norms_of(X):
         return safe_row_norms(X)
     if X.centre is None:
         return safe_row_norms(X.rows())
+    if X.clip is not None:  # clipped columns: the mapped rows block by block (no compiled clipped pass)
+        step = 1 << 16
+        return np.concatenate([safe_row_norms(X.rows(i, i + step)) for i in range(0, X.X.shape[0], step)]
+                              or [np.zeros(0)])
     from ..._fast._rows import affine_row_sq_norms
 
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
