@@ -40,7 +40,7 @@ import numpy as np
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import PureSelection, select_exact, select_float
 
-__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
+__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_CLIP_MULTIPLE", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
            "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "mean_share", "recentre_applies", "ridge_candidates",
            "selection_applies", "selection_share"]
 
@@ -78,6 +78,13 @@ RECENTRED_LOSS_FRACTION = 0.5
 #: median on a 9 %-step grid: on Schooling (log wages, sd 6 % of the mean) it lands at the 85th
 #: percentile, on Workinghours (25 % zeros) anywhere from the atom at 0 to the 69th percentile.
 MEAN_SHARE = 0.05
+#: The label mean's own clip, in multiples of the fit's label bound B (public constant): the mean reads
+#: ``clip(y, -MEAN_CLIP_MULTIPLE B, MEAN_CLIP_MULTIPLE B)``, the statistics still ``|y - m| <= B``. With
+#: an "auto" bound (3 private median deviations around the private median) a mean clipped at B is a
+#: trimmed mean near the MEDIAN on right-skewed labels (counts, dollars), and a noise-dominated model that
+#: falls back to it scores R^2 < 0 (benchmarks/results/fresh.md, proposal D). The release's noise grows
+#: by the same factor (sensitivity 2 QUANT of a sum quantized at the wider clip).
+MEAN_CLIP_MULTIPLE = 1.0
 #: Integer resolution of one row's clipped loss: every per-row term is an integer in [0, QUANT].
 QUANT = 1 << 20
 
