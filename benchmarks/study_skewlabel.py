@@ -54,7 +54,9 @@ def run(multiples, names=None):
         for eps in EPSILONS:
             row = {"set": name, "eps": eps, "n": len(ytr), "d": Xtr.shape[1]}
             for k in multiples:
-                S.MEAN_CLIP_MULTIPLE = float(k)
+                # "dK": also drop the intercept-only candidate after the label mean's release
+                S.DROP_NOISY_MEAN = str(k).startswith("d")
+                S.MEAN_CLIP_MULTIPLE = float(str(k).lstrip("d"))
                 scores, solvers, means = [], set(), set()
                 for seed in SEEDS:
                     est = DPLinearRegressor(epsilon=eps, random_state=seed,
@@ -62,7 +64,7 @@ def run(multiples, names=None):
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         est.fit(Xtr, ytr)
-                    assert est.epsilon_spent_ == eps
+                    assert abs(est.epsilon_spent_ - eps) <= 1e-9 * eps, est.epsilon_spent_
                     scores.append(float(r2_score(yte, est.predict(Xte))))
                     solvers.add(est.solver_)
                     means.add(bool(est.fit_info_.get("label_mean", False)))
@@ -72,12 +74,12 @@ def run(multiples, names=None):
             print(name, eps, row["solver"], row["label_mean"],
                   " | ".join(f"K={k}: {np.mean(row[str(k)]):.3f} ({min(row[str(k)]):.3f})" for k in multiples), flush=True)
             out.append(row)
-    S.MEAN_CLIP_MULTIPLE = 1.0
+    S.MEAN_CLIP_MULTIPLE, S.DROP_NOISY_MEAN = 1.0, False
     return out
 
 
 if __name__ == "__main__":
-    ks = [float(k) for k in sys.argv[1].split(",")]
+    ks = sys.argv[1].split(",")
     names = sys.argv[3].split(",") if len(sys.argv) > 3 else None
     res = run(ks, names)
     if len(sys.argv) > 2:

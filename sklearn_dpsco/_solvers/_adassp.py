@@ -457,7 +457,8 @@ def run_adassp(source, plan, rng, *, statistics=None):
     theta = evecs @ ((evecs.T @ b_hat) / evals)
     if plan.selection is not None:
         # the candidates are post-processing of the releases; only the choice reads the rows again
-        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0)
+        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
+                                      recentred=plan.mech_mean is not None)
         utilities = plan.selection.utilities(source, partial(_selection_block, plan), [t for _, t in candidates])
         theta = candidates[plan.selection.select(utilities, rng)][1]
     if shift != 0.0:
