@@ -4,8 +4,11 @@
 ("auto" bounds, nothing declared, raw columns) on the fresh regression sets (bench_fresh.py) and the tuned ones
 (_real_datasets.py raw encoding, plus the extra_split sets), epsilon 0.5 / 1 / 2, 10 seeds, fixed 70/30 split,
 for each public multiple ``K`` of ``_adassp_selection.MEAN_CLIP_MULTIPLE`` (the clip of the label-mean release in
-multiples of the label bound; 1 = main). Paired: the same seeds for every K. Prints mean and worst seed of the
-test R^2 per cell, and the solver / whether the label mean was released.
+multiples of the label bound; 1 = main); ``dK``: the same with ``_adassp_selection.DROP_NOISY_MEAN`` (no
+intercept-only candidate in the ridge choice after the label mean's release; adopted, so ``d1`` is the branch's
+default and ``1`` main's). Paired: the same seeds for every K. Prints mean and worst seed of the test R^2 per
+cell, and the solver / whether the label mean was released. ``SEED0`` / ``SEEDS`` (environment): the seeds.
+Optional third argument: a comma-separated subset of the sets.
 """
 
 import json
@@ -23,7 +26,7 @@ import _real_datasets as R  # noqa: E402
 import bench_fresh as B  # noqa: E402
 
 EPSILONS = (0.5, 1.0, 2.0)
-SEEDS = range(int(os.environ.get("SEEDS", "10")))
+SEEDS = range(int(os.environ.get("SEED0", "0")), int(os.environ.get("SEED0", "0")) + int(os.environ.get("SEEDS", "10")))
 FRESH = ("Forbes2000", "OFP", "Star", "SLID", "Treatment")
 TUNED = ("BudgetFood", "Vocab", "Computers", "Wages", "diabetes")
 EXTRA = ("PSID", "Schooling", "Workinghours")
