@@ -6,7 +6,7 @@
 for each public multiple ``K`` of ``_adassp_selection.MEAN_CLIP_MULTIPLE`` (the clip of the label-mean release in
 multiples of the label bound; 1 = main); ``dK``: the same with ``_adassp_selection.DROP_NOISY_MEAN`` (no
 intercept-only candidate in the ridge choice after the label mean's release; adopted, so ``d1`` is the branch's
-default and ``1`` main's). Paired: the same seeds for every K. Prints mean and worst seed of the test R^2 per
+default and ``1`` main's); ``dKrR``: also ``MEAN_MIN_RANKS = R`` (the ranks the mean's share buys; 50). Paired: the same seeds for every K. Prints mean and worst seed of the test R^2 per
 cell, and the solver / whether the label mean was released. ``SEED0`` / ``SEEDS`` (environment): the seeds.
 Optional third argument: a comma-separated subset of the sets.
 """
@@ -58,8 +58,11 @@ def run(multiples, names=None):
             row = {"set": name, "eps": eps, "n": len(ytr), "d": Xtr.shape[1]}
             for k in multiples:
                 # "dK": also drop the intercept-only candidate after the label mean's release
+                # "dKrR": also the label mean's MEAN_MIN_RANKS = R (main 50)
                 S.DROP_NOISY_MEAN = str(k).startswith("d")
-                S.MEAN_CLIP_MULTIPLE = float(str(k).lstrip("d"))
+                body, _, ranks = str(k).lstrip("d").partition("r")
+                S.MEAN_CLIP_MULTIPLE = float(body)
+                S.MEAN_MIN_RANKS = float(ranks) if ranks else 50.0
                 scores, solvers, means = [], set(), set()
                 for seed in SEEDS:
                     est = DPLinearRegressor(epsilon=eps, random_state=seed,
@@ -77,7 +80,7 @@ def run(multiples, names=None):
             print(name, eps, row["solver"], row["label_mean"],
                   " | ".join(f"K={k}: {np.mean(row[str(k)]):.3f} ({min(row[str(k)]):.3f})" for k in multiples), flush=True)
             out.append(row)
-    S.MEAN_CLIP_MULTIPLE, S.DROP_NOISY_MEAN = 1.0, False
+    S.MEAN_CLIP_MULTIPLE, S.DROP_NOISY_MEAN, S.MEAN_MIN_RANKS = 1.0, True, 50.0
     return out
 
 
