@@ -57,6 +57,7 @@ from .._mechanisms._calibrate import _MIN_CLIP, _gamma, laplace_mechanism_for, m
 from .._mechanisms._grid import power_of_two_at_least, power_of_two_at_most
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ..accounting import ComposedEvent
+from . import _adassp_selection
 from ._adassp_selection import (LOSS_FRACTION, QUANT, RECENTRED_LOSS_FRACTION, RidgeSelection, label_sum_terms, mean_share, ridge_candidates,
                                  selection_share)
 from ._verified_pd import _integer_vector, float_pd_proof, not_pd_witness, positive_definite_exact
@@ -268,6 +269,8 @@ class AdaSSPPlan:
     #: ``recentre``: the Laplace release of the quantized clipped-label sum (:func:`label_sum_terms`,
     #: sensitivity ``2 QUANT``); else None.
     mech_mean: object = None
+    #: ``recentre``: the clip of the label-mean release (``MEAN_CLIP_MULTIPLE label_bound``; public), else 0.
+    mean_bound: float = 0.0
     #: Rows (public), the label mean's denominator.
     n: int = 0
     #: The released label mean (label units; set by :func:`run_adassp` after its release, 0 before):
@@ -319,6 +322,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     # mu^2 for the float Gaussian, rho for the secure one; accounting/_shares.py)
     budget = Budget(epsilon, delta, noise)
     selection = mech_mean = None
+    mean_bound = 0.0
     eps_adassp = budget.epsilon  # the shares below read AdaSSP's whole epsilon (public)
     if recentre and intercept_scaling > 0 and int(n) * QUANT < 2**53:
         # why: the labels' mean, released first on its own: each row's term is an integer in
@@ -326,6 +330,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         # "Label mean"); then basic composition with the rest
         mean_budget, budget = split_scale_share(budget, mean_share(n, eps_adassp))
         mech_mean = laplace_mechanism_for(2.0 * QUANT, mean_budget, 1)
+        mean_bound = float(_adassp_selection.MEAN_CLIP_MULTIPLE) * label_bound
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
         select_budget, budget = split_scale_share(budget, selection_share(n, eps_adassp))
@@ -349,6 +354,7 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
               "ridge_selection": selection is not None, "label_mean": mech_mean is not None},
         selection=selection, lambda_grid=lambda_grid, lambda_tol=lambda_tol, mech_mean=mech_mean, n=int(n),
+        mean_bound=mean_bound,
     )
 
 
@@ -365,8 +371,11 @@ def _clipped_block(X, y, w, plan):
         Xc = Xc.toarray()  # d is small for AdaSSP (it releases a d x d matrix)
     if plan.intercept_scaling > 0:
         Xc = np.hstack([Xc, np.full((Xc.shape[0], 1), plan.intercept_scaling)])
-    yc = np.clip(y if plan.label_shift == 0.0 else np.clip(y, -plan.label_bound, plan.label_bound) - plan.label_shift,
-                 -plan.label_bound, plan.label_bound)
+    if plan.label_shift == 0.0:
+        yc = np.clip(y, -plan.label_bound, plan.label_bound)
+    else:
+        wide = max(plan.mean_bound, plan.label_bound)
+        yc = np.clip(np.clip(y, -wide, wide) - plan.label_shift, -plan.label_bound, plan.label_bound)
     sw = np.ones(X.shape[0]) if w is None else w
     return Xc, yc, sw
 
@@ -384,9 +393,9 @@ def selection_loss_fraction(plan):
 
 
 def _block_label_sum(plan, X, y, w):
-    """Integer sum of one block's quantized clipped labels (runs where the block is)."""
-    _, yc, sw = _clipped_block(X, y, w, plan)
-    return label_sum_terms(yc, sw, plan.label_bound)
+    """Integer sum of one block's labels clipped to ``plan.mean_bound``, quantized (runs where the block is)."""
+    sw = np.ones(np.shape(y)[0]) if w is None else w
+    return label_sum_terms(np.clip(y, -plan.mean_bound, plan.mean_bound), sw, plan.mean_bound)
 
 
 
@@ -427,7 +436,7 @@ def run_adassp(source, plan, rng, *, statistics=None):
         total = source.fold_blocks(partial(_block_label_sum, plan), operator.add, 0)
         # an exact integer (|total| <= n QUANT < 2^53, exact in float64); post-processing from here
         noisy = float(plan.mech_mean.release(np.array([float(total)]), rng)[0])
-        shift = plan.label_bound * min(1.0, max(-1.0, noisy / (QUANT * max(plan.n, 1))))
+        shift = plan.mean_bound * min(1.0, max(-1.0, noisy / (QUANT * max(plan.n, 1))))
         plan = dataclasses.replace(plan, label_shift=shift)
     A, b = adassp_statistics(source, plan) if statistics is None else statistics
     d = plan.d
@@ -448,7 +457,8 @@ def run_adassp(source, plan, rng, *, statistics=None):
     theta = evecs @ ((evecs.T @ b_hat) / evals)
     if plan.selection is not None:
         # the candidates are post-processing of the releases; only the choice reads the rows again
-        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0)
+        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
+                                      recentred=plan.mech_mean is not None)
         utilities = plan.selection.utilities(source, partial(_selection_block, plan), [t for _, t in candidates])
         theta = candidates[plan.selection.select(utilities, rng)][1]
     if shift != 0.0:

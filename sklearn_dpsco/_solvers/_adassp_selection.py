@@ -10,7 +10,8 @@ not centred). Every candidate below is post-processing of the released
 * AdaSSP's own model (the adaptive ridge) and the zero model (the label
   centre of an "auto" label bound);
 * with an intercept column, the intercept-only model ``b^_s / A^_ss`` (the
-  noisy label mean) and ``(A^ + f bound_E P)^-1 b^`` with ``P = I`` minus
+  noisy label mean; not when the labels were recentred by their released mean,
+  which the zero model then is: :data:`DROP_NOISY_MEAN`) and ``(A^ + f bound_E P)^-1 b^`` with ``P = I`` minus
   the intercept's diagonal entry (the intercept not shrunk), for each public factor
   ``f`` in ``FREE_INTERCEPT_FACTORS`` whose matrix is positive definite.
 
@@ -40,7 +41,7 @@ import numpy as np
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import PureSelection, select_exact, select_float
 
-__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "MEAN_BELOW", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
+__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "DROP_NOISY_MEAN", "MEAN_BELOW", "MEAN_CLIP_MULTIPLE", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
            "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "mean_share", "recentre_applies", "ridge_candidates",
            "selection_applies", "selection_share"]
 
@@ -78,6 +79,26 @@ RECENTRED_LOSS_FRACTION = 0.5
 #: median on a 9 %-step grid: on Schooling (log wages, sd 6 % of the mean) it lands at the 85th
 #: percentile, on Workinghours (25 % zeros) anywhere from the atom at 0 to the 69th percentile.
 MEAN_SHARE = 0.05
+#: The label mean's own clip, in multiples of the fit's label bound B (public constant): the mean reads
+#: ``clip(y, -MEAN_CLIP_MULTIPLE B, MEAN_CLIP_MULTIPLE B)``, the statistics still ``|y - m| <= B``. With
+#: an "auto" bound (3 private median deviations around the private median) a mean clipped at B is a
+#: trimmed mean near the MEDIAN on right-skewed labels (counts, dollars), and a noise-dominated model that
+#: falls back to it scores R^2 < 0 (benchmarks/results/fresh.md, proposal D). The release's noise grows
+#: by the same factor (sensitivity 2 QUANT of a sum quantized at the wider clip). Measured and kept at 1
+#: (10 seeds, epsilon 0.5 / 1 / 2, benchmarks/results/skewlabel.md): 4 moves Forbes2000 only from -0.039 /
+#: -0.054 / -0.058 to -0.018 / -0.034 / -0.043 and costs Schooling 0.5 -0.05 -> -0.30, SLID 0.5 0.03 -> -0.13,
+#: Treatment 0.5 0.11 -> 0.03, diabetes 2 -0.10 -> -0.23: the mean has only ~50 ranks, so its noise (2 sqrt 2
+#: K B / 50) beats the trimmed mean's bias everywhere but on a label as skewed as Forbes (sd 1.85 B).
+MEAN_CLIP_MULTIPLE = 1.0
+#: With the labels recentred by their released mean the zero model IS that mean; the intercept-only
+#: candidate ``b^_s / A^_ss`` then re-estimates the same constant from the statistics' far noisier ``b^``
+#: and ``A^`` (the mean's residual, clipped at the same B), and the clipped-loss choice cannot tell the two
+#: apart at small m: it chose it on OFP (R^2 -0.135 where the zero model scored -0.012) and Workinghours.
+#: Not offered then (public: whether the plan recentres). 10 seeds, epsilon 0.5 / 1 / 2, defaults, 13 sets:
+#: OFP 0.5 -0.052 -> -0.017 (worst -0.135 -> -0.059), OFP 2 +0.028, Forbes2000 1 / 2 +0.011 / +0.016,
+#: Workinghours 0.5 -0.071 -> -0.008 (worst -0.359 -> -0.047), Schooling 1 +0.025; no cell loses beyond
+#: its standard error (Computers 1: -0.011 +- 0.011) (benchmarks/results/skewlabel.md).
+DROP_NOISY_MEAN = True
 #: Integer resolution of one row's clipped loss: every per-row term is an integer in [0, QUANT].
 QUANT = 1 << 20
 
@@ -100,20 +121,21 @@ def label_sum_terms(yc, sw, label_bound):
     return int(np.clip(np.floor(t * QUANT), -QUANT, QUANT).astype(np.int64).sum())
 
 
-def ridge_candidates(A_hat, b_hat, adaptive_theta, bound_E, intercept):
+def ridge_candidates(A_hat, b_hat, adaptive_theta, bound_E, intercept, recentred=False):
     """``[(name, theta)]``: the public candidates built from the releases (post-processing only).
 
     ``adaptive_theta`` (AdaSSP's own model) comes first, then the zero model
     (the released label mean when AdaSSP recentred the labels by it, else the label
     centre of an "auto" label bound, 0 otherwise); with an
     intercept column (``intercept``: the last coordinate), the noisy label
-    mean ``b^_s / A^_ss`` alone and the ridge ``f bound_E`` on every
+    mean ``b^_s / A^_ss`` alone (not when ``recentred``: the zero model is then the released
+    label mean, :data:`DROP_NOISY_MEAN`) and the ridge ``f bound_E`` on every
     coordinate but the intercept's (labels not centred: a declared bound).
     """
     d = A_hat.shape[0]
     out = [("adaptive", adaptive_theta), ("zero", np.zeros(d))]
     if intercept:
-        if A_hat[-1, -1] > 0:
+        if A_hat[-1, -1] > 0 and not (recentred and DROP_NOISY_MEAN):
             mean_only = np.zeros(d)
             mean_only[-1] = b_hat[-1] / A_hat[-1, -1]
             out.append(("intercept_only", mean_only))

@@ -187,7 +187,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       (Wang 2018): rows clipped to R, labels to B; pure or approximate DP
       (adassp.rst). At small ``n epsilon / d`` (public rule) 10 % of its
       epsilon privately chooses between its model, the label centre, the
-      noisy label mean and a ridge that leaves the intercept unshrunk, by
+      noisy label mean (not after the label-mean release below: the centre is then
+      that mean) and a ridge that leaves the intercept unshrunk, by
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
       not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 200`` and
       ``n epsilon / d < 1000`` (AdaSSP's epsilon), ``max(5 %, 50 / (n epsilon))`` (at most 25 %)

@@ -196,3 +196,75 @@ def test_label_mean_release_audit_with_mutants(noise, n):
     assert half_noise.violation, str(half_noise)
     under = audit(laplace_mechanism_for(1.0 * QUANT, Budget(eps_mean, 0.0, noise), 1))
     assert under.violation, str(under)
+
+
+# ------------------------------------------------------------------ the mean's own clip; the choice after it
+@pytest.mark.parametrize("K", [1.0, 3.0])
+def test_mean_clip_multiple_keeps_the_sensitivity_exact(monkeypatch, K):
+    """A public multiple K of the mean's clip (``MEAN_CLIP_MULTIPLE``): the worst-case pair is a row at +K B
+    replaced by one at -K B, EXACTLY 2 QUANT apart; random and adversarial neighbours never exceed it; the
+    mechanism, its event and the statistics' own clip B do not change; the shift lies in [-K B, K B]."""
+    from sklearn_dpsco._solvers import _adassp_selection as S
+    from sklearn_dpsco._solvers._adassp import _clipped_block
+
+    monkeypatch.setattr(S, "MEAN_CLIP_MULTIPLE", K)
+    B = 1.5
+    plan = _plan(n=40, B=B)
+    assert plan.mean_bound == K * B and plan.mech_mean.sensitivity == 2 * QUANT
+    X = np.zeros((40, 2))
+    y = np.zeros(40)
+    y[0] = 10.0 * K * B
+    y2 = y.copy()
+    y2[0] = -10.0 * K * B
+    assert _label_sum(plan, X, y) - _label_sum(plan, X, y2) == 2 * QUANT
+    if K > 1:  # a row at +B moved to -B is no longer the worst case
+        y3, y4 = np.full(40, 0.0), np.full(40, 0.0)
+        y3[0], y4[0] = B, -B
+        assert _label_sum(plan, X, y3) - _label_sum(plan, X, y4) < 2 * QUANT
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        y = rng.standard_normal(40) * rng.choice([0.5, 5.0, 1e12])
+        w = rng.uniform(0, 1, 40) if trial % 2 else None
+        y2, w2 = y.copy(), None if w is None else w.copy()
+        i = rng.integers(40)
+        y2[i] = rng.standard_normal() * rng.choice([1.0, 1e15])
+        if w2 is not None:
+            w2[i] = rng.uniform()
+        assert abs(_label_sum(plan, X, y, w) - _label_sum(plan, X, y2, w2)) <= 2 * QUANT
+    # labels all far above K B, epsilon huge: the shift saturates at K B, the statistics still read |y~| <= B
+    big = adassp_plan(4000, 3, epsilon=1e6, delta=0.0, row_bound=1.0, label_bound=B, intercept_scaling=0.25,
+                      noise="float", recentre=True)
+    Xb = rng.uniform(-0.5, 0.5, (4000, 2))
+    yb = np.full(4000, 100.0 * K * B)
+    theta, _ = run_adassp(ArraySource(Xb, yb, None), big, np.random.default_rng(1))
+    # the shift saturates at K B and the labels, clipped to K B first, sit exactly on it
+    assert theta[-1] * 0.25 == pytest.approx(K * B, rel=1e-3)
+    import dataclasses
+    _, yc, _ = _clipped_block(Xb, yb, None, dataclasses.replace(big, label_shift=K * B))
+    assert np.abs(yc).max() <= B
+
+
+def test_recentred_choice_offers_no_second_noisy_mean(monkeypatch):
+    """After the label mean's release the zero model is that mean: the choice does not also offer
+    ``b^_s / A^_ss`` (post-processing of the releases; a candidate set fixed by the public plan)."""
+    from sklearn_dpsco._solvers import _adassp as A
+
+    seen = []
+    orig = A.ridge_candidates
+
+    def spy(*args, **kwargs):
+        out = orig(*args, **kwargs)
+        seen.append([name for name, _ in out])
+        return out
+
+    monkeypatch.setattr(A, "ridge_candidates", spy)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (3000, 2))
+    y = rng.uniform(-1, 1, 3000)
+    kw = dict(epsilon=0.5, delta=0.0, row_bound=1.0, label_bound=1.0, intercept_scaling=0.25, select=True)
+    for recentre in (True, False):
+        plan = adassp_plan(3000, 3, recentre=recentre, **kw)
+        assert plan.selection is not None and (plan.mech_mean is not None) == recentre
+        run_adassp(ArraySource(X, y, None), plan, np.random.default_rng(1))
+    assert "intercept_only" not in seen[0] and "zero" in seen[0]
+    assert "intercept_only" in seen[1]
