@@ -12,6 +12,7 @@ spends once and keeps memory bounded.
 import gc
 import math
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -260,6 +261,26 @@ def test_dask_stream():
     c = _stream_reg(acc).fit_stream(X, y)
     np.testing.assert_allclose(a.coef_, c.coef_, rtol=1e-12, atol=1e-14)
     assert len(acc.ledger) == 2
+
+
+def test_stream_of_a_dataframe_records_its_feature_names():
+    # fit_stream(DataFrame) used to drop the column names: predict(df) then warned "fitted without feature
+    # names" and a DataFrame with its columns reordered was predicted without a word
+    pd = pytest.importorskip("pandas")
+    X, y = _data(1000)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    reg = _stream_reg(acc, "adassp").fit_stream(df, y)
+    np.testing.assert_array_equal(reg.feature_names_in_, ["a", "b", "c", "d"])
+    np.testing.assert_array_equal(reg.coef_, _stream_reg(acc, "adassp").fit_stream(X, y).coef_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.predict(df)
+    with pytest.raises(ValueError, match="feature names"):
+        reg.predict(df[["d", "c", "b", "a"]])
+    # an array or a stream of blocks afterwards leaves no stale names
+    reg.fit_stream(iter([(X, y)]), n_samples=1000)
+    assert not hasattr(reg, "feature_names_in_") and reg.n_features_in_ == 4
 
 
 @pytest.mark.parametrize("problem", ["too_few", "too_many", "nan_late", "shape_late", "no_n"])
