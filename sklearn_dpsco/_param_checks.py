@@ -92,7 +92,10 @@ def check_groups(groups, n_rows, owner):
     """
     if groups is None:
         raise ValueError(
-            f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent."
+            f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent. "
+            "(scikit-learn's cross_val_score, cross_validate and GridSearchCV give their own groups argument to the "
+            "splitter only: pass the users to the fits with params={'groups': groups}, or with metadata routing "
+            "enabled call set_fit_request(groups=True) on the estimator.)"
         )
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_rows:
