@@ -17,7 +17,7 @@ from sklearn.utils import check_array
 from sklearn.utils._available_if import available_if
 
 from .._compat import _name_estimators, _routing_enabled, process_routing
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import SKLEARN_GROUPS_HINT, check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
@@ -388,7 +388,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         if groups is None:
             raise ValueError(
                 "this DPPipeline is user-level (its private steps protect one user): fit(X, y, groups=groups) "
-                "needs one user identifier per row. Nothing was spent."
+                "needs one user identifier per row. Nothing was spent. " + SKLEARN_GROUPS_HINT
             )
         if np.shape(groups) != (n_rows,):
             raise ValueError(f"groups must have shape ({n_rows},), got {np.shape(groups)}. Nothing was spent.")
