@@ -533,7 +533,11 @@ class DPPipeline(AccountantMixin, Pipeline):
                 probe.set_params(epsilon=share.epsilon, delta=share.delta,
                                  accountant=mark_accounted(BudgetAccountant(math.inf, 1.0), EVERY_LEDGER))
             try:
-                out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
+                # what a step warns about the synthetic rows ("7 rows are too few ...") is not about the
+                # user's data, and the real fit warns again if it applies there
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
                 Z = out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float)
                 if Z.ndim != 2 or Z.shape[0] != _PROBE_ROWS:
                     raise ValueError(f"it returned shape {Z.shape} for {_PROBE_ROWS} rows")

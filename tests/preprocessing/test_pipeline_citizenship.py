@@ -259,3 +259,19 @@ def test_a_user_level_pipeline_under_a_sklearn_search_names_how_to_route_groups(
         GridSearchCV(pipe, {"userleveldplogistic__alpha": [0.1, 1.0]}, cv=GroupKFold(2),
                      error_score="raise").fit(X, y, groups=groups)
     assert _ledger(acc) == (0, (0.0, 0.0))
+
+
+def test_the_dry_run_on_synthetic_rows_does_not_warn_about_them():
+    """Found by the bug hunt: make_dp_pipeline(DPStandardScaler(), model).fit on 1200 rows warned
+    'DPStandardScaler: 7 rows are too few for 8 private quartiles' -- the 7 synthetic rows of the dry run --
+    before the real fit's own warning about the user's rows."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    with pytest.warns(UserWarning) as record:
+        pipe.fit(X, y)
+    messages = [str(w.message) for w in record]
+    assert not any("7 rows" in m for m in messages), messages
+    assert any("1200 rows are too few" in m for m in messages), messages
