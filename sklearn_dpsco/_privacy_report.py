@@ -136,7 +136,8 @@ def privacy_report(obj, *, delta=None):
     >>> report = privacy_report(acc)
     >>> report.total == acc.total()
     True
-    >>> report.rows[0]["label"], report.rows[0]["epsilon"], report.rows[0]["of_ceiling"]
+    >>> row = report.rows[0]
+    >>> row["label"], round(row["epsilon"], 12), round(row["of_ceiling"], 12)
     ('DPLinearRegressor', 0.5, 0.25)
     >>> privacy_report(reg).privacy_unit
     'row'

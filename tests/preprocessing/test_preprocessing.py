@@ -306,6 +306,13 @@ def test_docstring_examples_run():
         "sklearn_dpsco.preprocessing._clipper",
         "sklearn_dpsco.model_selection._search",
         "sklearn_dpsco.accounting._accountant",
+        # found stale by the bug hunt (not run before): the classifier's example named the solver its
+        # defaults chose before the private column scaling took a share; the report's printed 0.49999999999999983
+        "sklearn_dpsco.linear_model._hinge",
+        "sklearn_dpsco.linear_model._least_squares",
+        "sklearn_dpsco.linear_model._growth",
+        "sklearn_dpsco.linear_model._user_logistic",
+        "sklearn_dpsco._privacy_report",
     ):
         failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
         assert failures == 0, name
