@@ -283,6 +283,33 @@ def test_stream_of_a_dataframe_records_its_feature_names():
     assert not hasattr(reg, "feature_names_in_") and reg.n_features_in_ == 4
 
 
+@pytest.mark.parametrize("fmt", ["coo", "dok", "bsr", "lil"])
+def test_stream_of_any_sparse_format_fits_like_csr(fmt):
+    # fit_stream(coo_matrix) raised "TypeError: 'coo_matrix' object is not subscriptable" (fit() takes it)
+    X, y = _data(1000)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    a = _stream_reg(acc, "adassp").fit_stream(sp.csr_matrix(X).asformat(fmt), y)
+    b = _stream_reg(acc, "adassp").fit_stream(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("case, match", [
+    ("empty", "at least one row"),  # was "need a positive finite number, got 0.0."
+    ("list_with_y", r"X is a list.*np.asarray\(X\)"),  # was "with an iterable of blocks, pass y ... inside"
+    ("one_d", "must be 2-d.*Nothing was spent"),
+])
+def test_stream_refusals_say_what_is_wrong_and_spend_nothing(case, match):
+    X, y = _data(500)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    args = {"empty": (X[:0], y[:0]), "list_with_y": (X.tolist(), y), "one_d": (X[:, 0], y)}[case]
+    with pytest.raises(ValueError, match=match):
+        _stream_reg(acc, "adassp").fit_stream(*args)
+    assert acc.ledger == ()
+    # a list of rows as an array works
+    if case == "list_with_y":
+        _stream_reg(acc, "adassp").fit_stream(np.asarray(X.tolist()), y)
+
+
 @pytest.mark.parametrize("problem", ["too_few", "too_many", "nan_late", "shape_late", "no_n"])
 def test_bad_streams_raise_and_spend_nothing(problem):
     X, y = _data(1200)
