@@ -72,6 +72,14 @@ def check_dimension(d, name="dimension"):
     return int(d)
 
 
+#: Appended to a user-level fit's "groups missing" refusal: scikit-learn's helpers hand their own ``groups``
+#: argument to the splitter, never to ``fit``, so the user who passed it needs the way to route it.
+SKLEARN_GROUPS_HINT = (
+    "(scikit-learn's cross_val_score, cross_validate and GridSearchCV give their own groups argument to the "
+    "splitter only: pass the users to the fits with params={'groups': groups}, or with metadata routing "
+    "enabled call set_fit_request(groups=True) on the estimator.)"
+)
+
 #: Fewest users a user-level fit accepts (:func:`check_groups`).
 MIN_USERS = 2
 
@@ -92,7 +100,8 @@ def check_groups(groups, n_rows, owner):
     """
     if groups is None:
         raise ValueError(
-            f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent."
+            f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent. "
+            + SKLEARN_GROUPS_HINT
         )
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_rows:

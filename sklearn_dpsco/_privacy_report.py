@@ -136,7 +136,8 @@ def privacy_report(obj, *, delta=None):
     >>> report = privacy_report(acc)
     >>> report.total == acc.total()
     True
-    >>> report.rows[0]["label"], report.rows[0]["epsilon"], report.rows[0]["of_ceiling"]
+    >>> row = report.rows[0]
+    >>> row["label"], round(row["epsilon"], 12), round(row["of_ceiling"], 12)
     ('DPLinearRegressor', 0.5, 0.25)
     >>> privacy_report(reg).privacy_unit
     'row'
@@ -213,8 +214,28 @@ def private_estimates(est):
     return sorted(names & set(PUBLIC_PARAMETERS))
 
 
+#: ``fit_info_`` keys of the per-column maps a model releases privately before its solver (column scaling,
+#: user-level column magnitudes, centring): ``column_center_`` / ``column_scale_`` come from them.
+_COLUMN_RELEASES = {"column_scaling": "column scaling", "column_magnitudes": "column magnitudes",
+                    "centering": "centring"}
+
+
+def _column_releases(est):
+    """Names of the private per-column releases of this fit (:data:`_COLUMN_RELEASES` with a positive share)."""
+    info = getattr(est, "fit_info_", None)
+    found = []
+    for item in info if isinstance(info, list) else [info]:
+        if isinstance(item, dict):
+            for key, name in _COLUMN_RELEASES.items():
+                entry = item.get(key)
+                if isinstance(entry, dict) and entry.get("share", 0) > 0 and name not in found:
+                    found.append(name)
+    return found
+
+
 def _estimate_notes(items):
-    """One note per ``(label, estimator)`` whose shown scales are private estimates (:func:`private_estimates`)."""
+    """One note per ``(label, estimator)`` whose shown scales are private estimates (:func:`private_estimates`),
+    and one per estimator that released per-column maps (:func:`_column_releases`)."""
     notes = []
     for label, est in items:
         names = private_estimates(est)
@@ -222,6 +243,12 @@ def _estimate_notes(items):
             notes.append(
                 f"{label}: {', '.join(names)} left to \"auto\": private estimates released inside the budget above "
                 "(fit_info_), not declared values; a radius or intercept_scaling set from them follows them."
+            )
+        columns = _column_releases(est)
+        if columns:
+            notes.append(
+                f"{label}: column_center_ / column_scale_ come from private per-column releases ({', '.join(columns)}) "
+                "inside the budget above (fit_info_), read off the data with noise, not declared."
             )
     return notes
 

@@ -40,8 +40,8 @@ def _hinge_demo(accountant, rng, n=4000, d=10, epsilon=1.0):
 
     seed = int(rng.integers(2**31 - 1))
     X, y = make_classification(n + 2000, n_features=d, n_informative=5, random_state=seed)
-    # make_classification's features are roughly on a unit scale, which the default clip assumes; on private
-    # data, standardize with public bounds (DPStandardScaler in a DPPipeline), never with the data's statistics
+    # the defaults estimate the row scale (clip="auto") and the column scales privately, inside epsilon; to
+    # standardize private data first use DPStandardScaler in a DPPipeline, never the data's own statistics
     noise_seed = None if is_cryptographic(rng) else int(rng.integers(2**31 - 1))  # None: OS-entropy noise
     clf = DPHingeClassifier(epsilon=epsilon, accountant=accountant, random_state=noise_seed).fit(X[:n], y[:n])
     acc = clf.score(X[n:], y[n:])

@@ -224,6 +224,10 @@ class BudgetAccountant:
     def __deepcopy__(self, memo):
         return self
 
+    def __sklearn_clone__(self):
+        # clone(accountant) itself, not only clone of an estimator holding it (scikit-learn >= 1.3's protocol)
+        return self
+
     # -- pickling: workers and saved models (doc/persistence.rst) ----------------------------
     def _portable_state(self, snapshot=True):
         """The state a pickled copy carries; an in-memory ledger first moves to a session file."""

@@ -286,8 +286,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     >>> from sklearn_dpsco import DPHingeClassifier
     >>> X, y = make_classification(n_samples=5000, n_features=10, random_state=0)
     >>> clf = DPHingeClassifier(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.solver_, round(clf.epsilon_spent_, 12)  # the clip estimate and the solver together
-    ('localized_output_perturbation', 1.0)
+    >>> clf.solver_, round(clf.epsilon_spent_, 12)  # the private scales, the solver and the refit together
+    ('output_perturbation', 1.0)
+    >>> round(clf.fit_info_[0]["epsilon"], 4)  # the solver's share, which solver="auto" reads
+    0.6125
     >>> clf.score(X, y) > 0.8
     True
     """

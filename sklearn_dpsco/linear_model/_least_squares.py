@@ -7,13 +7,14 @@ import numpy as np
 
 from sklearn.base import RegressorMixin
 from sklearn.utils.extmath import row_norms
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
 from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
+from ._cluster_inputs import record_features
 from ._least_squares_rules import (
     EXTENSION_SOLVERS,
     ONE_PASS_SOLVERS,
@@ -411,6 +412,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         """Step 1; ``stream`` (``{"n_samples", "block_rows"}``) reads the rows through a one-pass source."""
         if stream is None:
             return super()._validate_fit_inputs(X, y, sample_weight)
+        # a DataFrame's column names, recorded as scikit-learn's validation does in fit (predict then checks them)
+        names = _get_feature_names(X) if not is_dask_array(X) else None
         if hasattr(X, "to_numpy") and not is_dask_array(X):
             X = X.to_numpy()
         if y is not None and hasattr(y, "to_numpy") and not is_dask_array(y):
@@ -420,7 +423,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             source.peek_n_features()
         p = source.n_features
         return FitInputs(source.n_samples, p + (1 if self.fit_intercept else 0), 1, source,
-                         plan_options={"streaming": True}, public={"n_features": p})
+                         plan_options={"streaming": True}, public={"n_features": p, "feature_names": names})
 
     def _draw_problems(self, inputs, plan, rng):
         if not isinstance(inputs.data, RowSource):
@@ -431,8 +434,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     def _store_fit(self, inputs, plan, fits):
         super()._store_fit(inputs, plan, fits)
         if isinstance(inputs.data, RowSource):
-            self.n_features_in_ = inputs.public["n_features"]
-            self.__dict__.pop("feature_names_in_", None)
+            record_features(self, inputs.public["n_features"], inputs.public["feature_names"])
 
     # -- fit ---------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

@@ -17,7 +17,7 @@ from sklearn.utils import check_array
 from sklearn.utils._available_if import available_if
 
 from .._compat import _name_estimators, _routing_enabled, process_routing
-from .._param_checks import check_delta, check_epsilon
+from .._param_checks import SKLEARN_GROUPS_HINT, check_delta, check_epsilon
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
@@ -401,7 +401,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         if groups is None:
             raise ValueError(
                 "this DPPipeline is user-level (its private steps protect one user): fit(X, y, groups=groups) "
-                "needs one user identifier per row. Nothing was spent."
+                "needs one user identifier per row. Nothing was spent. " + SKLEARN_GROUPS_HINT
             )
         if np.shape(groups) != (n_rows,):
             raise ValueError(f"groups must have shape ({n_rows},), got {np.shape(groups)}. Nothing was spent.")
@@ -549,7 +549,8 @@ class DPPipeline(AccountantMixin, Pipeline):
                 probe.set_params(epsilon=share.epsilon, delta=share.delta,
                                  accountant=mark_accounted(BudgetAccountant(math.inf, 1.0), EVERY_LEDGER))
             try:
-                # warnings about the synthetic rows ("7 rows are too few ...") are not about the user's data
+                # what a step warns about the synthetic rows ("7 rows are too few ...") is not about the
+                # user's data, and the real fit warns again if it applies there
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))

@@ -9,6 +9,7 @@ import threading
 import pytest
 from sklearn.base import BaseEstimator, clone
 
+import sklearn_dpsco
 from sklearn_dpsco.accounting import (
     ApproxDPEvent,
     BudgetAccountant,
@@ -177,6 +178,11 @@ def test_copy_deepcopy_clone_share_one_ledger():
             self.accountant = accountant
 
     assert clone(Holder(accountant=acc)).accountant is acc
+    # the docs say sklearn.base.clone returns the same object: clone(acc) itself used to raise TypeError
+    # ("it does not seem to be a scikit-learn estimator"); now also for an allowance and a block's ledger
+    assert clone(acc) is acc
+    with sklearn_dpsco.budget(epsilon=1.0) as block:
+        assert clone(block) is block
 
 
 def test_threads_never_exceed_ceiling():

@@ -382,3 +382,19 @@ def test_sklearn_pipeline_counts_private_steps_inside_column_transformers_and_ne
     assert report.guarantee.startswith("The fitted Pipeline is NOT differentially private")
     assert "'u/standardscaler' (StandardScaler)" in report.guarantee
     assert [r["label"] for r in report.rows] == ["u/dpstandardscaler: DPStandardScaler", "clf: TinyDPClassifier"]
+
+
+def test_private_column_maps_are_noted(data):
+    """Found by the bug hunt: the notes named an "auto" clip but not the column quartiles / centre that the same
+    fit released privately (column_center_, column_scale_), which then read as if declared."""
+    X, _ = data
+    Xb = np.random.default_rng(0).normal(size=(3000, 3))
+    bare = DPHingeClassifier(random_state=0).fit(Xb, Xb[:, 0] > 0)
+    assert bare.fit_info_[0]["column_scaling"]["share"] > 0
+    (note,) = [n for n in privacy_report(bare).notes if "per-column" in n]
+    assert note.startswith("DPHingeClassifier: column_center_ / column_scale_ come from private per-column releases")
+    declared = DPHingeClassifier(clip=1.0, column_scaling=False, centering=False, random_state=0).fit(X, X[:, 0] > 0)
+    assert not privacy_report(declared).notes
+    user = UserLevelDPLogistic(random_state=0).fit(Xb, Xb[:, 0] > 0, groups=np.arange(3000) // 5)
+    (note,) = [n for n in privacy_report(user).notes if "per-column" in n]
+    assert "centring" in note

@@ -12,6 +12,7 @@ spends once and keeps memory bounded.
 import gc
 import math
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -260,6 +261,53 @@ def test_dask_stream():
     c = _stream_reg(acc).fit_stream(X, y)
     np.testing.assert_allclose(a.coef_, c.coef_, rtol=1e-12, atol=1e-14)
     assert len(acc.ledger) == 2
+
+
+def test_stream_of_a_dataframe_records_its_feature_names():
+    # fit_stream(DataFrame) used to drop the column names: predict(df) then warned "fitted without feature
+    # names" and a DataFrame with its columns reordered was predicted without a word
+    pd = pytest.importorskip("pandas")
+    X, y = _data(1000)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    reg = _stream_reg(acc, "adassp").fit_stream(df, y)
+    np.testing.assert_array_equal(reg.feature_names_in_, ["a", "b", "c", "d"])
+    np.testing.assert_array_equal(reg.coef_, _stream_reg(acc, "adassp").fit_stream(X, y).coef_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.predict(df)
+    with pytest.raises(ValueError, match="feature names"):
+        reg.predict(df[["d", "c", "b", "a"]])
+    # an array or a stream of blocks afterwards leaves no stale names
+    reg.fit_stream(iter([(X, y)]), n_samples=1000)
+    assert not hasattr(reg, "feature_names_in_") and reg.n_features_in_ == 4
+
+
+@pytest.mark.parametrize("fmt", ["coo", "dok", "bsr", "lil"])
+def test_stream_of_any_sparse_format_fits_like_csr(fmt):
+    # fit_stream(coo_matrix) raised "TypeError: 'coo_matrix' object is not subscriptable" (fit() takes it)
+    X, y = _data(1000)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    a = _stream_reg(acc, "adassp").fit_stream(sp.csr_matrix(X).asformat(fmt), y)
+    b = _stream_reg(acc, "adassp").fit_stream(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("case, match", [
+    ("empty", "at least one row"),  # was "need a positive finite number, got 0.0."
+    ("list_with_y", r"X is a list.*np.asarray\(X\)"),  # was "with an iterable of blocks, pass y ... inside"
+    ("one_d", "must be 2-d.*Nothing was spent"),
+])
+def test_stream_refusals_say_what_is_wrong_and_spend_nothing(case, match):
+    X, y = _data(500)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    args = {"empty": (X[:0], y[:0]), "list_with_y": (X.tolist(), y), "one_d": (X[:, 0], y)}[case]
+    with pytest.raises(ValueError, match=match):
+        _stream_reg(acc, "adassp").fit_stream(*args)
+    assert acc.ledger == ()
+    # a list of rows as an array works
+    if case == "list_with_y":
+        _stream_reg(acc, "adassp").fit_stream(np.asarray(X.tolist()), y)
 
 
 @pytest.mark.parametrize("problem", ["too_few", "too_many", "nan_late", "shape_late", "no_n"])

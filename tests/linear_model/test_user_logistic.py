@@ -80,6 +80,22 @@ def test_groups_are_required():
     assert len(acc.ledger) == 0
 
 
+def test_groups_given_to_a_sklearn_search_only_reach_the_splitter_and_the_refusal_says_how_to_route_them():
+    # GridSearchCV(...).fit(X, y, groups=g) / cross_validate(..., groups=g) hand g to the splitter, never to
+    # fit: the refusal used to say only "requires groups", which the user had just passed
+    from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+
+    X, y, groups = _grouped(60, 3)
+    acc = _fresh_accountant()
+    est = UserLevelDPLogistic(accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=r"requires groups.*splitter only.*params=\{'groups': groups\}"):
+        GridSearchCV(est, {"alpha": [0.1, 1.0]}, cv=GroupKFold(2), error_score="raise").fit(X, y, groups=groups)
+    assert len(acc.ledger) == 0
+    # the advice works
+    cross_validate(est, X, y, groups=groups, params={"groups": groups}, cv=GroupKFold(2), error_score="raise")
+    assert len(acc.ledger) == 2
+
+
 @pytest.mark.parametrize(
     "params, mutate, match",
     [

@@ -243,3 +243,35 @@ def test_a_step_refused_on_the_synthetic_rows_says_nothing_was_spent_once(data):
     message = str(info.value)
     assert message.count("Nothing was spent") == 1 and ".." not in message
     assert _ledger(acc) == (0, (0.0, 0.0))
+
+
+def test_a_user_level_pipeline_under_a_sklearn_search_names_how_to_route_groups(data):
+    """GridSearchCV(pipe).fit(X, y, groups=g) gives g to the splitter only (found by the bug hunt: the refusal
+    asked for the groups the user had just passed); the message now says how to route them."""
+    from sklearn.model_selection import GroupKFold
+
+    X, y = data
+    groups = np.arange(len(y)) // 4
+    acc = BudgetAccountant(10.0, 1e-5)
+    pipe = make_dp_pipeline(DPStandardScaler(privacy_unit="user", max_items_per_user=4, bounds=(-4.0, 4.0)),
+                            UserLevelDPLogistic(random_state=0), accountant=acc, delta=1e-6)
+    with pytest.raises(ValueError, match=r"needs one user identifier.*splitter only.*set_fit_request\(groups=True\)"):
+        GridSearchCV(pipe, {"userleveldplogistic__alpha": [0.1, 1.0]}, cv=GroupKFold(2),
+                     error_score="raise").fit(X, y, groups=groups)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+
+
+def test_the_dry_run_on_synthetic_rows_does_not_warn_about_them():
+    """Found by the bug hunt: make_dp_pipeline(DPStandardScaler(), model).fit on 1200 rows warned
+    'DPStandardScaler: 7 rows are too few for 8 private quartiles' -- the 7 synthetic rows of the dry run --
+    before the real fit's own warning about the user's rows."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), accountant=acc)
+    with pytest.warns(UserWarning) as record:
+        pipe.fit(X, y)
+    messages = [str(w.message) for w in record]
+    assert not any("7 rows" in m for m in messages), messages
+    assert any("1200 rows are too few" in m for m in messages), messages

@@ -306,6 +306,13 @@ def test_docstring_examples_run():
         "sklearn_dpsco.preprocessing._clipper",
         "sklearn_dpsco.model_selection._search",
         "sklearn_dpsco.accounting._accountant",
+        # found stale by the bug hunt (not run before): the classifier's example named the solver its
+        # defaults chose before the private column scaling took a share; the report's printed 0.49999999999999983
+        "sklearn_dpsco.linear_model._hinge",
+        "sklearn_dpsco.linear_model._least_squares",
+        "sklearn_dpsco.linear_model._growth",
+        "sklearn_dpsco.linear_model._user_logistic",
+        "sklearn_dpsco._privacy_report",
     ):
         failures, _ = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
         assert failures == 0, name
@@ -345,20 +352,3 @@ def test_scaler_refuses_sparse_input_with_a_reason_that_fits_its_settings(with_m
     assert ("centring would densify" in message) == with_mean
     assert "MaxAbs" not in message and "RowNormClipper" in message and "Nothing was spent." in message
     assert len(acc.ledger) == 0
-
-
-def test_pipeline_probe_raises_no_warning_about_its_synthetic_rows():
-    """The dry run fits clones on 7 synthetic rows: a scaler's "7 rows are too few" warning is about those
-    rows, not the user's, and must not reach the user (benchmarks/results/fresh.md)."""
-    import warnings
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 3)) * [1.0, 100.0, 1e4]
-    y = (X[:, 0] > 0).astype(int)
-    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0), epsilon=1.0,
-                            accountant=BudgetAccountant(epsilon=math.inf, delta=1.0))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        pipe.fit(X, y)
-    messages = [str(w.message) for w in caught]
-    assert not any("7 rows" in m for m in messages), messages

@@ -90,11 +90,16 @@ class ArraySource(RowSource):
 
     def __init__(self, X, y, sample_weight=None, *, order=None, block_rows=DEFAULT_BLOCK_ROWS, validate=True):
         if X.ndim != 2:
-            raise ValueError(f"X must be 2-d, got shape {X.shape}.")
+            raise ValueError(f"X must be 2-d, got shape {X.shape}. Nothing was spent.")
+        if sp.issparse(X) and X.format not in ("csr", "csc"):
+            X = X.tocsr()  # COO, DOK, BSR... have no row slices; fit() converts them the same way
         self.X, self.y, self.sample_weight = X, y, sample_weight
         self.n_samples, self.n_features = int(X.shape[0]), int(X.shape[1])
+        if self.n_samples < 1 or self.n_features < 1:
+            raise ValueError(f"Found array with shape {X.shape}: at least one row and one feature are needed. "
+                             "Nothing was spent.")
         if len(y) != self.n_samples:
-            raise ValueError(f"X has {self.n_samples} rows but y has {len(y)} values.")
+            raise ValueError(f"X has {self.n_samples} rows but y has {len(y)} values. Nothing was spent.")
         self.order = None if order is None else np.asarray(order, dtype=np.int64)
         self.block_rows = int(block_rows)
         self.validate = validate
@@ -260,7 +265,10 @@ def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=D
         return ArraySource(X, np.asarray(y) if not isinstance(y, np.ndarray) else y, sample_weight,
                            block_rows=block_rows)
     if y is not None or sample_weight is not None:
-        raise ValueError("with an iterable of blocks, pass y and sample weights inside the blocks.")
+        raise ValueError(
+            f"X is a {type(X).__name__}, read as an iterable of (X_block, y_block) blocks: pass y and sample "
+            "weights inside the blocks, or X as an array (np.asarray(X)) with y alongside. Nothing was spent."
+        )
     return IterableSource(X, n_samples)
 
 
