@@ -1,6 +1,7 @@
 """UserLevelDPLogistic: logistic regression that protects whole users."""
 
 import numbers
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -33,7 +34,15 @@ from ._user_logistic_rules import (
     default_user_alpha,
     first_row_per_user,
     prefers_dp_sgd,
+    users_per_noise,
 )
+
+#: Below this many users per unit of noise (``users_per_noise``: users over the expected noise norm of one
+#: unit-sensitivity release at the fit's epsilon and delta) the fit warns: the noise outweighs what the users
+#: can average out, and the model is close to a constant (3 users at epsilon 1 fitted silently, accuracy 0.5).
+#: The panels where the default beats the majority class sit at 8 or more (VerbAgg at epsilon 0.5;
+#: benchmarks/results/panels.md). Public: n_users, d, epsilon, delta.
+FEW_USERS_PER_NOISE = 1.0
 
 #: Solvers the column magnitudes may precede (Gaussian / zCDP events).
 MAGNITUDE_SOLVERS = ("user_clip", "user_dp_sgd")
@@ -709,6 +718,15 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         super()._store_fit(inputs, plan, fits)
         self.n_users_ = inputs.public["n_users"]
         self.n_bottom_ = [f.outputs.get("n_bottom", 0) for f in fits]
+        r = users_per_noise(self.n_users_, self.n_features_in_ + 1, self.epsilon, self.delta)
+        if r < FEW_USERS_PER_NOISE:
+            # visible, as the regressors' constant release is (public facts only: users, d, epsilon, delta)
+            warnings.warn(
+                f"{type(self).__name__}: {self.n_users_} users are too few for epsilon={self.epsilon:g}, "
+                f"delta={self.delta:g} with {self.n_features_in_} features (users per unit of noise "
+                f"{r:.2g} < {FEW_USERS_PER_NOISE:g}): the noise outweighs the users' signal and the model is close "
+                "to a constant. More users or a larger epsilon help.",
+                UserWarning, stacklevel=4)
 
     # -- fit ----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

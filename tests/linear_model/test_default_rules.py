@@ -308,3 +308,22 @@ def test_phased_erm_step_radius_public_and_used_only_with_auto_bounds():
     fd = DPLinearRegressor(row_bound=1.0, label_bound=1.0, **kw).fit(Xa, ya).fit_info_
     assert "step_radius" not in fd
     assert fd["step"] == pytest.approx(2.0 * 10.0 / 0.1 * min(4.0 / math.sqrt(n), 1.0 / (p + 1)))
+
+
+def test_user_level_warns_when_too_few_users_for_the_noise():
+    """Public facts only (users, d, epsilon, delta): 3 users at epsilon 1 fitted silently a near-constant model;
+    200 users do not warn."""
+    import warnings
+
+    from sklearn_dpsco import UserLevelDPLogistic
+    from sklearn_dpsco.accounting import BudgetAccountant
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] > 0).astype(int)
+    acc = BudgetAccountant(10.0, delta=1e-5)
+    with pytest.warns(UserWarning, match="3 users are too few"):
+        UserLevelDPLogistic(accountant=acc, delta=1e-6, random_state=0).fit(X, y, groups=np.arange(600) % 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        UserLevelDPLogistic(accountant=acc, delta=1e-6, random_state=0).fit(X, y, groups=np.arange(600) % 200)
