@@ -68,7 +68,7 @@ def test_score_uses_the_clipped_prediction():
 
 
 #: What predict may read: the released model, the released scales and column map, and public facts.
-RELEASED = ("coef_", "intercept_", "row_bound_", "column_center_", "column_scale_", "solver_", "n_features_in_")
+RELEASED = ("coef_", "intercept_", "row_bound_", "column_center_", "column_scale_", "column_bounds_", "solver_", "n_features_in_")
 
 
 @pytest.mark.parametrize("params,n", [(dict(), 4000), (dict(), 1000), (dict(solver="adassp", column_scaling=False), 4000),
