@@ -60,13 +60,14 @@ def _ridge_factor(c):
 
 
 @contextlib.contextmanager
-def _choice(share, sel_share, min_ranks=100.0):
+def _choice(share, sel_share, min_ranks=100.0, min_d=5):
     """A prototype of the private choice between AdaSSP and Phased-ERM inside one fit (study only).
 
     The "adassp" plan becomes: Phased-ERM on ``share`` of the solver's budget (its own release, first), then AdaSSP
     on the rest with its private ridge choice forced on at ``sel_share`` of the WHOLE solver budget, Phased-ERM's
     model offered as one more candidate (fixed before the scores are read: adaptive basic composition). Gate
-    (public): ``n epsilon sel_share >= min_ranks``, else plain AdaSSP. The events compose (``epsilon_spent_`` is
+    (public): ``n epsilon sel_share >= min_ranks`` and ``d >= min_d`` (d with the intercept column; the "auto" table's
+    small-d branch, d <= 4, where AdaSSP ties or beats Phased-ERM, keeps plain AdaSSP), else plain AdaSSP. The events compose (``epsilon_spent_`` is
     checked in :func:`fit_score`).
     """
     from sklearn_dpsco._budget import split_scale_share
@@ -102,7 +103,7 @@ def _choice(share, sel_share, min_ranks=100.0):
 
     def builder(n, d, budget, params):
         eps = budget.epsilon
-        if not (n * eps * sel_share >= min_ranks):
+        if not (n * eps * sel_share >= min_ranks and d >= min_d):
             state["on"] = False
             return orig_builder(n, d, budget, params)
         state["on"] = True
@@ -147,8 +148,8 @@ def variant(name):
     if name in VARIANTS:
         return VARIANTS[name]
     if name.startswith("choice"):  # choiceP_Q: Phased-ERM share P, selection share Q of the solver budget
-        p, q = (float(x) for x in name[len("choice"):].split("_"))
-        return {}, lambda: _choice(p, q)
+        p, q, *k = (float(x) for x in name[len("choice"):].split("_"))
+        return {}, lambda: _choice(p, q, min_d=k[0] if k else 5)
     if name.startswith("ridge"):
         c = float(name[len("ridge"):])
         return {}, lambda: _ridge_factor(c)
