@@ -7,7 +7,8 @@
 Computers, Wages, diabetes in the raw encoding; PSID, Schooling, Workinghours by ``extra_split``). Variants are
 monkeypatches of public constants / post-processing, or estimator parameters:
 
-* ``auto``: the defaults; ``phased``: ``solver="phased_erm"``; ``adassp``: ``solver="adassp"``;
+* ``auto``: the defaults; ``nochoice``: the defaults without the choice between AdaSSP and Phased-ERM (main
+  before it); ``phased``: ``solver="phased_erm"``; ``adassp``: ``solver="adassp"``;
 * ``ridgeC``: AdaSSP's noise bound ``bound_E`` (the adaptive ridge, the choice's candidates, the eigen floor)
   times C (a public constant, e.g. ``ridge0.5``);
 * any variant registered in :data:`VARIANTS` below.
@@ -103,6 +104,7 @@ def _choice(share, sel_share, min_ranks=100.0, min_d=5):
 
     def builder(n, d, budget, params):
         eps = budget.epsilon
+        params = {**params, "phased_choice": False}  # the library's own choice off: this prototype replaces it
         if not (n * eps * sel_share >= min_ranks and d >= min_d):
             state["on"] = False
             return orig_builder(n, d, budget, params)
@@ -136,11 +138,25 @@ def _choice(share, sel_share, min_ranks=100.0, min_d=5):
         AD.ridge_candidates = orig_cand
 
 
+@contextlib.contextmanager
+def _no_choice():
+    """The library before the choice between AdaSSP and Phased-ERM (main 8c2dbff): its public rule off."""
+    from sklearn_dpsco.linear_model import _least_squares as LS
+
+    orig = LS.phased_choice_applies
+    LS.phased_choice_applies = lambda *a, **k: False
+    try:
+        yield
+    finally:
+        LS.phased_choice_applies = orig
+
+
 #: name -> (estimator parameters, context manager factory or None)
 VARIANTS = {
     "auto": ({}, None),
     "phased": ({"solver": "phased_erm"}, None),
     "adassp": ({"solver": "adassp"}, None),
+    "nochoice": ({}, _no_choice),
 }
 
 

@@ -20,6 +20,7 @@ from ._least_squares_rules import (
     ROW_BOUND_SOLVERS,
     SOLVERS,
     default_intercept_scaling,
+    phased_choice_applies,
     phased_erm_step_radius,
     resolve_solver,
 )
@@ -382,6 +383,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # bound keeps the choice's unshrunk-intercept ridges at full budget)
             params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s,
                           ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound),
+                          phased_choice=phased_choice_applies(self.solver, solver, n_samples, n_features,
+                                                              budget.epsilon, budget.delta, streaming=streaming,
+                                                              bounds_declared=declared),
                           step_radius=phased_erm_step_radius(is_auto(self.row_bound), is_auto(self.label_bound)))
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
