@@ -224,7 +224,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, or ``d <= 5`` with both bounds
     declared, with a row bound and ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,
-    doc/privacy/linear_regression.rst).
+    doc/privacy/linear_regression.rst). Where that AdaSSP pick is at ``m < 500`` (pure DP, ``d`` above the
+    small-d branch, rows in memory, ``n epsilon >= 500``), Phased-ERM is released first on 60 % of the
+    solver's epsilon and AdaSSP's private choice (20 %) may return it instead of a ridge model
+    (``fit_info_["phased_choice"]``; ``solver_`` stays ``"adassp"``; doc/privacy/adassp.rst, "Choice between
+    AdaSSP and Phased-ERM"; benchmarks/results/solver_choice.md).
 
     Examples
     --------
