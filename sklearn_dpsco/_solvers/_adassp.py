@@ -283,7 +283,7 @@ class AdaSSPPlan:
 
 
 def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE,
-                select=False, recentre=False):
+                select=False, recentre=False, selection_fraction=None):
     """Plan an AdaSSP release from public inputs (``d`` counts the intercept column).
 
     ``select=True`` carves ``SELECTION_SHARE`` of epsilon (pure DP) off the
@@ -333,7 +333,10 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         mean_bound = float(_adassp_selection.MEAN_CLIP_MULTIPLE) * label_bound
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
-        select_budget, budget = split_scale_share(budget, selection_share(n, eps_adassp))
+        # selection_fraction (public, the caller's rule): the choice's share of AdaSSP's epsilon instead of
+        # selection_share's (the choice between AdaSSP and Phased-ERM, _builders/_least_squares.py)
+        share = selection_share(n, eps_adassp) if selection_fraction is None else float(selection_fraction)
+        select_budget, budget = split_scale_share(budget, share)
         selection = RidgeSelection(select_budget.epsilon, noise)
     b_min, b_A, b_b = budget.split(_SHARES_PURE if budget.pure else _SHARES_GAUSSIAN)
     mech_A = mechanism_for(sens_A, b_A, D)
@@ -421,13 +424,19 @@ def adassp_statistics(source, plan):
     return source.fold_blocks(partial(_block_statistics, plan=plan), _add_statistics, init)
 
 
-def run_adassp(source, plan, rng, *, statistics=None):
+def run_adassp(source, plan, rng, *, statistics=None, extra_candidates=()):
     """Release the three statistics with the planned mechanisms and return the ridge solution.
 
     With ``plan.mech_mean`` the label mean ``m`` (clipped labels, in [-B, B]) is released first; the
     statistics then read ``clip(clip(y, -B, B) - m, -B, B)`` (a per-row map fixed by a release: the
     sensitivities are unchanged) and ``m / s`` is added back to the intercept coordinate, so the ridge
     shrinks towards the label mean, the constant that minimises the squared loss, not towards 0.
+
+    ``extra_candidates``: ``(name, theta)`` pairs offered to the private choice (``plan.selection``) next to
+    the ridge candidates, ``theta`` in the units of the rows and labels as given (before the recentring: its
+    intercept coordinate is shifted by ``-m / s`` here). They must be fixed before the rows are read for the
+    choice: public, or functions of earlier releases only (Phased-ERM's release in the choice between AdaSSP
+    and Phased-ERM; doc/privacy/adassp.rst, "Choice between AdaSSP and Phased-ERM").
     """
     shift = 0.0
     if plan.mech_mean is not None:
@@ -459,6 +468,11 @@ def run_adassp(source, plan, rng, *, statistics=None):
         # the candidates are post-processing of the releases; only the choice reads the rows again
         candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
                                       recentred=plan.mech_mean is not None)
+        for name, extra in extra_candidates:  # earlier releases, into the recentred labels' units
+            extra = np.array(extra, dtype=float)
+            if shift != 0.0:
+                extra[-1] -= shift / plan.intercept_scaling
+            candidates.append((name, extra))
         utilities = plan.selection.utilities(source, partial(_selection_block, plan), [t for _, t in candidates])
         theta = candidates[plan.selection.select(utilities, rng)][1]
     if shift != 0.0:

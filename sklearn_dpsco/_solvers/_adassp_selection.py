@@ -41,7 +41,7 @@ import numpy as np
 from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._selection import PureSelection, select_exact, select_float
 
-__all__ = ["FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "DROP_NOISY_MEAN", "MEAN_BELOW", "MEAN_CLIP_MULTIPLE", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
+__all__ = ["PHASED_CHOICE_SELECTION_SHARE", "PHASED_CHOICE_SHARE", "FREE_INTERCEPT_FACTORS", "LOSS_FRACTION", "DROP_NOISY_MEAN", "MEAN_BELOW", "MEAN_CLIP_MULTIPLE", "MEAN_MIN_RANKS", "MEAN_SHARE", "MEAN_SHARE_CAP", "QUANT",
            "RECENTRED_LOSS_FRACTION", "SELECTION_BELOW", "SELECTION_MIN_RANKS", "SELECTION_SHARE", "RidgeSelection", "label_sum_terms", "mean_share", "recentre_applies", "ridge_candidates",
            "selection_applies", "selection_share"]
 
@@ -99,6 +99,18 @@ MEAN_CLIP_MULTIPLE = 1.0
 #: Workinghours 0.5 -0.071 -> -0.008 (worst -0.359 -> -0.047), Schooling 1 +0.025; no cell loses beyond
 #: its standard error (Computers 1: -0.011 +- 0.011) (benchmarks/results/skewlabel.md).
 DROP_NOISY_MEAN = True
+#: The choice between AdaSSP and Phased-ERM (issue 16 item 5; benchmarks/results/solver_choice.md): where the
+#: "auto" table picks AdaSSP at small m with d >= 5 (linear_model._least_squares_rules.phased_choice_applies),
+#: Phased-ERM is released first on this share of the solver's epsilon and offered to AdaSSP's private choice.
+#: AdaSSP's ridge ``bound_E`` (its noise bound on A, ~ d^2 / epsilon) exceeds the signal eigenvalues of the
+#: clipped rows on most real sets at m < 500 and shrinks the slopes to ~0 even without noise (Treatment eps 1:
+#: the noiseless ridge explains 0.17 of the clipped labels' variance, least squares 0.61), while Phased-ERM's
+#: noise grows like d; Phased-ERM alone has negative tails (diabetes, Workinghours, Schooling, OFP) that the
+#: choice avoids. 0.6 beat 0.5 and 0.3 (20 seeds, 13 sets; benchmarks/results/solver_choice.md).
+PHASED_CHOICE_SHARE = 0.6
+#: ... and the choice gets this share of the solver's epsilon (out of AdaSSP's part): 0.2 fired from n eps = 500
+#: (Treatment eps 0.5: +0.26) where 0.1 needs n eps >= 1000, with the same losses elsewhere.
+PHASED_CHOICE_SELECTION_SHARE = 0.2
 #: Integer resolution of one row's clipped loss: every per-row term is an integer in [0, QUANT].
 QUANT = 1 << 20
 

@@ -21,6 +21,7 @@ from ._least_squares_rules import (
     ROW_BOUND_SOLVERS,
     SOLVERS,
     default_intercept_scaling,
+    phased_choice_applies,
     phased_erm_step_radius,
     resolve_solver,
 )
@@ -224,7 +225,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     (pure DP) or ``m < 5000`` (``delta > 0``), or ``m >= 1e4``, or ``d <= 5`` with both bounds
     declared, with a row bound and ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,
-    doc/privacy/linear_regression.rst).
+    doc/privacy/linear_regression.rst). Where that AdaSSP pick is at ``m < 500`` (pure DP, ``d`` above the
+    small-d branch, rows in memory, ``n epsilon >= 500``), Phased-ERM is released first on 60 % of the
+    solver's epsilon and AdaSSP's private choice (20 %) may return it instead of a ridge model
+    (``fit_info_["phased_choice"]``; ``solver_`` stays ``"adassp"``; doc/privacy/adassp.rst, "Choice between
+    AdaSSP and Phased-ERM"; benchmarks/results/solver_choice.md).
 
     Examples
     --------
@@ -383,6 +388,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # bound keeps the choice's unshrunk-intercept ridges at full budget)
             params.update(row_bound=row_bound, label_bound=label_bound, intercept_scaling=s,
                           ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound),
+                          phased_choice=phased_choice_applies(self.solver, solver, n_samples, n_features,
+                                                              budget.epsilon, budget.delta, streaming=streaming,
+                                                              bounds_declared=declared),
                           step_radius=phased_erm_step_radius(is_auto(self.row_bound), is_auto(self.label_bound)))
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,

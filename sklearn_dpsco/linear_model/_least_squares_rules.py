@@ -12,9 +12,12 @@ near-interpolating labels); benchmarks/results/rules.md has the regret of
 each candidate table.
 """
 
+import math
+
 from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import snowball_fits, solver_names
+from .._solvers._adassp_selection import PHASED_CHOICE_SELECTION_SHARE, SELECTION_MIN_RANKS
 
 __all__ = [
     "ADASSP_ABOVE",
@@ -31,6 +34,7 @@ __all__ = [
     "choose_solver",
     "choose_stream_solver",
     "default_intercept_scaling",
+    "phased_choice_applies",
     "phased_erm_step_radius",
     "resolve_solver",
     "rows_per_unit",
@@ -133,6 +137,22 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
             n_samples, n_features, Budget(epsilon, delta, noise), row_bound):
         return "snowball"
     return table_solver(n_samples, n_features, epsilon, delta, row_bound, bounds_declared)
+
+
+def phased_choice_applies(solver, chosen, n, d, epsilon, delta, *, streaming=False, bounds_declared=False):
+    """Public rule: AdaSSP's private choice also offers a Phased-ERM release (``params["phased_choice"]``).
+
+    Only where ``solver="auto"`` picked AdaSSP below ``ADASSP_BELOW_PURE`` (pure DP, ``m < 500``) outside the
+    small-d branch (``d`` above ``ADASSP_GAP_MAX_FEATURES(_AUTO)``), on rows in memory (the choice reads them
+    again), and where the choice's share buys ``n epsilon PHASED_CHOICE_SELECTION_SHARE >= SELECTION_MIN_RANKS``
+    ranks (``epsilon``: the solver's). Why: AdaSSP's ridge (its noise bound on A, ~ d^2 / epsilon) is above the
+    clipped rows' signal eigenvalues on most real sets there, so it shrinks to the intercept; Phased-ERM's noise
+    grows like d but has negative tails the choice avoids (benchmarks/results/solver_choice.md).
+    """
+    small = d <= (ADASSP_GAP_MAX_FEATURES if bounds_declared else ADASSP_GAP_MAX_FEATURES_AUTO)
+    return (solver == "auto" and chosen == "adassp" and not streaming and delta == 0 and math.isfinite(epsilon)
+            and rows_per_unit(n, d, epsilon) < ADASSP_BELOW_PURE and not small
+            and n * epsilon * PHASED_CHOICE_SELECTION_SHARE >= SELECTION_MIN_RANKS)
 
 
 def choose_stream_solver(delta, noise):

@@ -4,19 +4,22 @@
 ``row_bound``, ``label_bound``, ``radius``, ``intercept_scaling`` (the
 value s of the intercept column, 0 without one), ``steps``,
 ``smoothness``, ``growth``, ``moment``, ``moment_order``; optional
-``ridge_selection`` (AdaSSP's private ridge choice, default False) and
+``ridge_selection`` (AdaSSP's private ridge choice, default False),
+``phased_choice`` (AdaSSP's choice also offers a Phased-ERM release, default False) and
 ``step_radius`` (Phased-ERM's step scale, default None: the radius).
 """
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from .._adassp import adassp_plan, run_adassp
-from .._adassp_selection import recentre_applies, selection_applies
+from .._adassp_selection import PHASED_CHOICE_SELECTION_SHARE, PHASED_CHOICE_SHARE, recentre_applies, selection_applies
 from .._core._cluster import ClusterRows
 from .._core._plan import SchedulePlan, SolverSpec
 from .._core._row_source import ArraySource, DaskSource, RowSource
+from ..._budget import split_scale_share
+from ...accounting import ComposedEvent
 from .._core._sgd_settings import SGDSettings
 from .._interpolation._accd import adaptive_interpolation_schedule, run_adaptive_interpolation
 from .._interpolation._accd_sgd import interpolation_sgd_schedule, run_interpolation_sgd
@@ -80,6 +83,25 @@ def _run_adassp(problem, schedule, rng):
     return run_adassp(_source(problem, rng, permute=False), schedule, rng)[0]
 
 
+@dataclass(frozen=True)
+class AdaSSPChoicePlan:
+    """Phased-ERM on ``PHASED_CHOICE_SHARE`` of the budget, then AdaSSP on the rest with its private choice
+    offered the Phased-ERM release as one more candidate (doc/privacy/adassp.rst, "Choice between AdaSSP and
+    Phased-ERM"). ``event``: the two parts' basic composition."""
+
+    phased: object
+    adassp: object
+    event: object
+    info: dict = field(default_factory=dict)
+
+
+def _run_adassp_choice(problem, schedule, rng):
+    # the Phased-ERM release first (its own event), then AdaSSP whose choice may return it
+    theta_pe = schedule.phased.run(problem, rng).coef
+    return run_adassp(_source(problem, rng, permute=False), schedule.adassp, rng,
+                      extra_candidates=(("phased_erm", theta_pe),))[0]
+
+
 def adassp(n, d, budget, params):
     """Sufficient-statistics perturbation with adaptive ridge (Wang 2018).
 
@@ -87,7 +109,22 @@ def adassp(n, d, budget, params):
     stream, which cannot read the rows a second time) turns on the private
     choice of the ridge when ``n epsilon / d`` is small (public rule,
     :func:`~sklearn_dpsco._solvers._adassp_selection.selection_applies`).
+    ``params["phased_choice"]`` (the estimator's public rule,
+    ``linear_model._least_squares_rules.phased_choice_applies``): Phased-ERM is released first on
+    ``PHASED_CHOICE_SHARE`` of the budget and AdaSSP's choice, on ``PHASED_CHOICE_SELECTION_SHARE`` of the
+    budget, may return it (:class:`AdaSSPChoicePlan`).
     """
+    if params.get("phased_choice", False):
+        pe_budget, rest = split_scale_share(budget, PHASED_CHOICE_SHARE)
+        phased = phased_erm(n, d, pe_budget, params)
+        ada = adassp_plan(n, d, epsilon=rest.epsilon, delta=rest.delta, row_bound=params["row_bound"],
+                          label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
+                          noise=rest.noise, select=True,
+                          selection_fraction=PHASED_CHOICE_SELECTION_SHARE * budget.epsilon / rest.epsilon,
+                          recentre=params.get("recentre_labels", False) and recentre_applies(n, d, rest.epsilon))
+        info = {**ada.info, "phased_choice": True, "phased_choice_share": PHASED_CHOICE_SHARE}
+        plan = AdaSSPChoicePlan(phased, ada, ComposedEvent((phased.event, ada.event)), info)
+        return SchedulePlan(plan, _run_adassp_choice)
     select = params.get("ridge_selection", False) and selection_applies(n, d, budget.epsilon)
     schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
                            label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
