@@ -226,7 +226,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     declared, with a row bound and ``d <= 1000``; else Lowy when ``m < 500``; else Phased-ERM (benchmarks/results/rules.md,
     benchmarks/results/scaling_n.md,
     doc/privacy/linear_regression.rst). Where that AdaSSP pick is at ``m < 500`` (pure DP, ``d`` above the
-    small-d branch, rows in memory, ``n epsilon >= 500``), Phased-ERM is released first on 60 % of the
+    small-d branch, both bounds "auto", rows in memory, ``n epsilon >= 500``), Phased-ERM is released first on 60 % of the
     solver's epsilon and AdaSSP's private choice (20 %) may return it instead of a ridge model
     (``fit_info_["phased_choice"]``; ``solver_`` stays ``"adassp"``; doc/privacy/adassp.rst, "Choice between
     AdaSSP and Phased-ERM"; benchmarks/results/solver_choice.md).
@@ -390,7 +390,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                           ridge_selection=not streaming, recentre_labels=not streaming and is_auto(self.label_bound),
                           phased_choice=phased_choice_applies(self.solver, solver, n_samples, n_features,
                                                               budget.epsilon, budget.delta, streaming=streaming,
-                                                              bounds_declared=declared),
+                                                              bounds_auto=is_auto(self.row_bound)
+                                                              and is_auto(self.label_bound)),
                           step_radius=phased_erm_step_radius(is_auto(self.row_bound), is_auto(self.label_bound)))
             plan = spec.build(n_samples, n_features, budget, params)
             return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,

@@ -139,7 +139,7 @@ def choose_solver(n_samples, n_features, epsilon, delta, row_bound, noise=DEFAUL
     return table_solver(n_samples, n_features, epsilon, delta, row_bound, bounds_declared)
 
 
-def phased_choice_applies(solver, chosen, n, d, epsilon, delta, *, streaming=False, bounds_declared=False):
+def phased_choice_applies(solver, chosen, n, d, epsilon, delta, *, streaming=False, bounds_auto=True):
     """Public rule: AdaSSP's private choice also offers a Phased-ERM release (``params["phased_choice"]``).
 
     Only where ``solver="auto"`` picked AdaSSP below ``ADASSP_BELOW_PURE`` (pure DP, ``m < 500``) outside the
@@ -148,9 +148,13 @@ def phased_choice_applies(solver, chosen, n, d, epsilon, delta, *, streaming=Fal
     ranks (``epsilon``: the solver's). Why: AdaSSP's ridge (its noise bound on A, ~ d^2 / epsilon) is above the
     clipped rows' signal eigenvalues on most real sets there, so it shrinks to the intercept; Phased-ERM's noise
     grows like d but has negative tails the choice avoids (benchmarks/results/solver_choice.md).
+    ``bounds_auto``: both the row and the label bound are "auto" (the setting it was measured in). With declared
+    bounds it lost (10 seeds, bench_defaults' scaled encoding, row_bound = label_bound = 1: Wages epsilon 1
+    0.016 -> -0.254, Computers 0.5 0.191 -> -0.119, diabetes 2 -0.061 -> -0.727), so it stays off there.
     """
-    small = d <= (ADASSP_GAP_MAX_FEATURES if bounds_declared else ADASSP_GAP_MAX_FEATURES_AUTO)
-    return (solver == "auto" and chosen == "adassp" and not streaming and delta == 0 and math.isfinite(epsilon)
+    small = d <= ADASSP_GAP_MAX_FEATURES_AUTO
+    return (bounds_auto and solver == "auto" and chosen == "adassp" and not streaming and delta == 0
+            and math.isfinite(epsilon)
             and rows_per_unit(n, d, epsilon) < ADASSP_BELOW_PURE and not small
             and n * epsilon * PHASED_CHOICE_SELECTION_SHARE >= SELECTION_MIN_RANKS)
 
