@@ -388,7 +388,19 @@ cdef class RowData:
         return arr
 
 
-def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor, double scale=1.0):
+cdef inline double _np_clip(double x, double lo, double hi) noexcept nogil:
+    # NumPy's clip of a double for lo < 0 < hi (numpy/_core/src/umath/clip.cpp: min(max(x, lo), hi) with a
+    # NaN kept): the same float, NaN and signed zeros included (no tie between zeros when lo < 0 < hi)
+    if x != x:
+        return x
+    x = x if x > lo else lo
+    if x != x:
+        return x
+    return x if x < hi else hi
+
+
+def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor, double scale=1.0,
+                  bound=None):
     """``(X - centre) * factor`` column by column, in one pass into a fresh C-contiguous array.
 
     The same two roundings per entry as NumPy's ``out = X - centre; out *= factor``
@@ -396,14 +408,28 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
     same floats; one read of ``X`` and one write instead of two of each. With
     ``scale != 1``, each entry is then multiplied by ``scale`` (a third rounding,
     NumPy's ``out *= scale`` after the map: the same floats, without a second
-    pass over ``out``).
+    pass over ``out``). With ``bound`` (one entry per column), each entry is
+    then clipped as ``np.clip(out, -bound, bound, out=out)`` clips it (the same
+    floats, without NumPy's slower broadcast clip pass over ``out``).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    cdef const double[::1] b
+    cdef double[::1] nbv
+    cdef double *nb = NULL
     if centre.shape[0] != d or factor.shape[0] != d:
         raise ValueError("centre and factor need one entry per column.")
     out = np.empty((n, d), dtype=np.float64)
     cdef double[:, ::1] o = out
     cdef double diff, prod
+    if bound is not None:
+        b = np.ascontiguousarray(bound, dtype=np.float64)
+        if b.shape[0] != d:
+            raise ValueError("bound needs one entry per column.")
+        # positive bounds only (inf allowed): with a zero, negative or NaN bound NumPy's own clip (its
+        # signed zeros there depend on its SIMD path)
+        if d > 0 and bool(np.all(np.asarray(b) > 0)):
+            nbv = -np.asarray(b)  # NumPy's -bound: exact negations
+            nb = &nbv[0]
     with nogil:
         if scale == 1.0:
             for i in range(n):
@@ -416,6 +442,12 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
                     diff = X[i, j] - centre[j]
                     prod = diff * factor[j]
                     o[i, j] = prod * scale
+        if nb != NULL:
+            for i in range(n):
+                for j in range(d):
+                    o[i, j] = _np_clip(o[i, j], nb[j], b[j])
+    if bound is not None and nb == NULL:
+        np.clip(out, -np.asarray(b), b, out=out)
     return out
 
 
