@@ -424,3 +424,249 @@ def gram_update(double[:, ::1] G, const double[:, ::1] M, v, double s, double co
                 G[j, p] = G[j, p] - a if subtract else G[j, p] + a
             a = corner / n
             G[p, p] = G[p, p] - a if subtract else G[p, p] + a
+
+
+# ---- compiled Newton driver of the smoothed start (``_warm_start._fused_huber_newton``, dense rows) --------
+#
+# The whole damped semismooth Newton of F in C: the Gram matrix (lower triangle) updated by rank-k BLAS
+# products (dsyrk) of the rows that change piece, gathered with the intercept column and sqrt(s_i), the
+# system solved by LAPACK posv, the line search and the row passes above. The Python driver spent 40-50 us
+# a step in NumPy glue around its BLAS and LAPACK calls. Other roundings than the Python reference (a
+# different BLAS product and summation order): the result only picks a screening point, the certificate
+# decides every release. LAPACK and BLAS come from SciPy's cython_lapack / cython_blas capsules, looked
+# up at the first call (no build-time dependency on SciPy).
+
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from libc.math cimport isfinite, sqrt
+
+ctypedef void (*_dposv_t)(char *uplo, int *n, int *nrhs, double *a, int *lda, double *b, int *ldb,
+                          int *info) noexcept nogil
+ctypedef void (*_dsyrk_t)(char *uplo, char *trans, int *n, int *k, double *alpha, double *a, int *lda,
+                          double *beta, double *c, int *ldc) noexcept nogil
+
+cdef _dposv_t _dposv = NULL
+cdef _dsyrk_t _dsyrk = NULL
+#: rows gathered per dsyrk call (a small buffer that stays in cache)
+cdef Py_ssize_t _GATHER = 256
+
+
+cdef void *_capsule(module, name) except NULL:
+    cap = module.__pyx_capi__[name]
+    return PyCapsule_GetPointer(cap, PyCapsule_GetName(cap))
+
+
+cdef int _load_lapack() except -1:
+    global _dposv, _dsyrk
+    if _dposv == NULL:
+        import scipy.linalg.cython_blas as blas
+        import scipy.linalg.cython_lapack as lapack
+        _dsyrk = <_dsyrk_t>_capsule(blas, "dsyrk")
+        _dposv = <_dposv_t>_capsule(lapack, "dposv")
+    return 0
+
+
+cdef void _gram_add(RowData rows, Py_ssize_t start, const Py_ssize_t *idx, Py_ssize_t cnt, const double *sw,
+                    double alpha, double *G, double *buf, int d) noexcept nogil:
+    """``G += alpha sum_i s_i x_i x_i^T`` (lower triangle, column-major ``d x d``) over the local rows
+    ``idx[:cnt]`` (every row ``0 .. cnt - 1`` when ``idx`` is NULL), in chunks of :data:`_GATHER` rows."""
+    cdef Py_ssize_t m = rows.n_raw, c0 = 0, r, i, j
+    cdef int kk
+    cdef double one = 1.0, a, c = rows.intercept_scaling
+    cdef const double *x
+    cdef double *b
+    cdef char uplo = b'L', trans = b'N'
+    while c0 < cnt:
+        kk = <int>(cnt - c0 if cnt - c0 < _GATHER else _GATHER)
+        for r in range(kk):
+            i = c0 + r if idx == NULL else idx[c0 + r]
+            x = rows.dense + (start + i) * m
+            b = buf + r * d
+            if sw == NULL:
+                for j in range(m):
+                    b[j] = x[j]
+                if rows.has_intercept:
+                    b[m] = c
+            else:
+                a = sqrt(sw[i])
+                for j in range(m):
+                    b[j] = a * x[j]
+                if rows.has_intercept:
+                    b[m] = a * c
+        _dsyrk(&uplo, &trans, &d, &kk, &alpha, buf, &d, &one, G, &d)
+        c0 += kk
+
+
+def huber_newton_dense(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] y, double k, sw,
+                       double lam, const double[::1] w0, double tol, double[::1] w, double[::1] z_out,
+                       int max_newton):
+    """Damped semismooth Newton on ``F(w) = (1/n) sum_i s_i huber_k(<x_i, w> - y_i) + lam/2 ||w - w0||^2``
+    over dense rows [start, stop), compiled (``_warm_start._fused_huber_newton``'s algorithm and stopping
+    rules: Armijo backtracking along ``z + t X p``, Gram matrix updated on the rows that change piece, stop
+    when a step moves ``w`` by at most ``tol`` or when a full step follows one that changed no piece).
+
+    ``w`` holds the start on entry and the result on return; ``z_out`` receives ``X w``. Returns 0, or
+    1 when a Newton system is not positive definite, 2 when it is not finite (the caller raises).
+    """
+    cdef Py_ssize_t n = stop - start, j, it, it2
+    cdef int d = <int>rows.n_features, info = 0, one_i = 1, status = 0
+    cdef const double *swp = NULL
+    cdef const double[::1] sw_view
+    cdef char uplo = b'L'
+    cdef double f, fn, fl, slope, t, acc, nn = <double>n, gsum, s2
+    cdef Py_ssize_t ne = 0, nl = 0, na
+    cdef bint has_prev = False, changed_prev = False
+    if rows.is_sparse:
+        raise ValueError("dense rows only")
+    if not (0 <= start <= stop <= rows.n_samples) or n == 0 or d == 0:
+        raise ValueError("row range out of bounds")
+    if y.shape[0] < n or z_out.shape[0] < n or w.shape[0] != d or w0.shape[0] != d:
+        raise ValueError("buffer too short")
+    if sw is not None:
+        sw_view = sw
+        if sw_view.shape[0] < n:
+            raise ValueError("buffer too short")
+        swp = &sw_view[0]
+    _load_lapack()
+    zb = np.zeros((2, n))
+    hb = np.zeros((2, n), dtype=np.uint8)
+    dzb = np.empty(n)
+    el = np.empty((2, n), dtype=np.intp)
+    vec = np.zeros((7, d))
+    mat = np.zeros((2, d * d))
+    gbuf = np.empty(_GATHER * d)
+    cdef double[:, ::1] zv = zb
+    cdef unsigned char[:, ::1] hv = hb
+    cdef double[::1] dzv = dzb
+    cdef Py_ssize_t[:, ::1] elv = el
+    cdef double[:, ::1] vv = vec
+    cdef double[:, ::1] mv = mat
+    cdef double[::1] gb = gbuf
+    cdef double *z = &zv[0, 0]
+    cdef double *z_new = &zv[1, 0]
+    cdef unsigned char *h = &hv[0, 0]
+    cdef unsigned char *h_new = &hv[1, 0]
+    cdef double *grad_loss = &vv[0, 0]
+    cdef double *grad_new = &vv[1, 0]
+    cdef double *grad = &vv[2, 0]
+    cdef double *step = &vv[3, 0]
+    cdef double *w_t = &vv[4, 0]
+    cdef double *dw = &vv[5, 0]
+    cdef double *dw_t = &vv[6, 0]
+    cdef double *G = &mv[0, 0]
+    cdef double *A = &mv[1, 0]
+    cdef double *tmp
+    cdef unsigned char *htmp
+    cdef Pass ps
+    ps.y, ps.sw, ps.dz, ps.enter, ps.leave, ps.k = &y[0], swp, &dzv[0], &elv[0, 0], &elv[1, 0], k
+    with nogil:
+        # the pieces, loss and gradient at w: z = 0 + 1 X w
+        ps.p, ps.z, ps.h, ps.z_new, ps.h_new, ps.grad, ps.t = &w[0], z, NULL, z_new, h, grad_loss, 1.0
+        ps.n_enter = ps.n_leave = 0
+        fl = _dense_pass(rows, start, n, &ps)
+        tmp = z; z = z_new; z_new = tmp
+        # the Gram matrix of the rows in the quadratic piece (the first active rows' indices in enter)
+        na = 0
+        for j in range(n):
+            if h[j]:
+                ps.enter[na] = j
+                na += 1
+        if na:
+            _gram_add(rows, start, NULL if na == n else ps.enter, na, swp, 1.0 / nn, G, &gb[0], d)
+        acc = 0.0
+        for j in range(d):
+            dw[j] = w[j] - w0[j]
+            acc += dw[j] * dw[j]
+        f = fl / nn + 0.5 * lam * acc
+        for it in range(max_newton):
+            gsum = 0.0
+            for j in range(d):
+                grad[j] = grad_loss[j] / nn + lam * dw[j]
+                step[j] = grad[j]
+                gsum += grad[j]
+            for j in range(d * d):
+                A[j] = G[j]
+            for j in range(d):
+                A[j * d + j] += lam
+            s2 = 0.0
+            for it2 in range(d):
+                for j in range(it2, d):  # the lower triangle: rows j >= it2 of column it2
+                    s2 += A[it2 * d + j]
+            if not isfinite(s2 + gsum):
+                status = 2
+                break
+            _dposv(&uplo, &d, &one_i, A, &d, step, &d, &info)
+            if info != 0:
+                status = 1
+                break
+            slope = 0.0
+            for j in range(d):
+                step[j] = -step[j]
+                slope += grad[j] * step[j]
+            t = 1.0
+            # the full step's pass: dz = X step, the pieces, loss and gradient at z + dz
+            ps.p, ps.z, ps.h, ps.z_new, ps.h_new, ps.grad, ps.t = step, z, h, z_new, h_new, grad_new, 1.0
+            ps.n_enter = ps.n_leave = 0
+            for j in range(d):
+                grad_new[j] = 0.0
+            fl = _dense_pass(rows, start, n, &ps)
+            while True:
+                acc = 0.0
+                for j in range(d):
+                    w_t[j] = w[j] + t * step[j]
+                    dw_t[j] = w_t[j] - w0[j]
+                    acc += dw_t[j] * dw_t[j]
+                fn = fl / nn + 0.5 * lam * acc
+                if fn <= f + 1e-4 * t * slope:
+                    break
+                t *= 0.5
+                if t < 1e-10:
+                    break
+                fl = _trial_value(&ps, n, t)
+            if t < 1e-10:
+                break
+            if t != 1.0:  # a backtracked step: its pieces and gradient (dz is kept)
+                ps.p, ps.t = NULL, t
+                ps.n_enter = ps.n_leave = 0
+                for j in range(d):
+                    grad_new[j] = 0.0
+                fl = _dense_pass(rows, start, n, &ps)
+            ne, nl = ps.n_enter, ps.n_leave
+            for j in range(d):
+                w[j] = w_t[j]
+                dw[j] = dw_t[j]
+            # a backtracked step's loss was recomputed by its pass
+            f = fn if t == 1.0 else fl / nn + 0.5 * lam * acc
+            tmp = z; z = z_new; z_new = tmp
+            htmp = h; h = h_new; h_new = htmp
+            tmp = grad_loss; grad_loss = grad_new; grad_new = tmp
+            # the curvature changes only on rows entering or leaving the quadratic part
+            if ne:
+                _gram_add(rows, start, ps.enter, ne, swp, 1.0 / nn, G, &gb[0], d)
+            if nl:
+                _gram_add(rows, start, ps.leave, nl, swp, -1.0 / nn, G, &gb[0], d)
+            # a full step after a step that changed no piece: it solved the minimizer's own piece
+            if t == 1.0 and has_prev and not changed_prev:
+                break
+            has_prev = True
+            changed_prev = ne + nl > 0
+            acc = 0.0
+            for j in range(d):
+                acc += step[j] * step[j]
+            if t * sqrt(acc) <= tol:
+                break
+        for j in range(n):
+            z_out[j] = z[j]
+    return status
+
+
+cdef double _trial_value(Pass *ps, Py_ssize_t n, double t) noexcept nogil:
+    """``sum_i s_i huber_k(z_i + t dz_i - y_i)`` (a line-search trial, no row read)."""
+    cdef Py_ssize_t li, n4 = n - n % 4
+    cdef double r, g
+    cdef double v[4]
+    v[0] = v[1] = v[2] = v[3] = 0.0
+    for li in range(n):
+        r = (ps.z[li] + t * ps.dz[li]) - ps.y[li]
+        g = _clip(r, ps.k)
+        v[li & 3 if li < n4 else 0] += (1.0 if ps.sw == NULL else ps.sw[li]) * (g * (r - 0.5 * g))
+    return (v[0] + v[1]) + (v[2] + v[3])

@@ -496,8 +496,11 @@ class ColumnScaling:
         bound = self.clip_bounds()
         if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype == np.float64:
             # the same two roundings per entry as below, in one compiled pass into a fresh array
-            out = column_affine(X, *self.affine())
-            return out if bound is None else np.clip(out, -bound, bound, out=out)
+            # (the clip in the same pass, as np.clip(out, -bound, bound) clips: the same floats)
+            if bound is None:
+                return column_affine(X, *self.affine())
+            return column_affine(X, *self.affine(), 1.0, np.broadcast_to(np.asarray(bound, dtype=np.float64),
+                                                                          (X.shape[1],)))
         out = X - self.centre
         if isinstance(out, np.ndarray):
             np.multiply(out, 1.0 / self.scale, out=out)

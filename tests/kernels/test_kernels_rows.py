@@ -221,3 +221,32 @@ def test_targets_within_norms_reads_the_rows_own_norms():
     assert not targets_within_norms(rows, 0.0 * y, 0.5, 2.0 * norms.min(), 1e3)  # a norm below the range
     with pytest.raises(ValueError):
         targets_within_norms(rows, y[:3], 0.5, 0.0, 1e3)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.37])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_column_affine_clip_is_numpys_clip(scale, fortran):
+    # the clip in the map's pass gives np.clip's floats: NaN, infinities, signed zeros, infinite bounds, and a
+    # zero bound (NumPy's own clip there)
+    from sklearn_dpsco._fast._rows import column_affine
+
+    rng = np.random.default_rng(7)
+    for t in range(300):
+        n, d = int(rng.integers(0, 40)), int(rng.integers(1, 7))
+        X = rng.standard_normal((n, d)) * 10 ** rng.uniform(-3, 3, d)
+        m = rng.uniform(size=X.shape)
+        X[m < 0.05] = np.nan
+        X[(m > 0.05) & (m < 0.08)] = np.inf
+        X[(m > 0.08) & (m < 0.1)] = -0.0
+        X[(m > 0.1) & (m < 0.12)] = -np.inf
+        c, f = rng.standard_normal(d), rng.uniform(0.1, 3, d)
+        b = rng.uniform(0, 3, d)
+        b[rng.uniform(size=d) < 0.3] = np.inf
+        if t % 7 == 0:
+            b[0] = 0.0
+        ref = column_affine(X, c, f, scale)
+        np.clip(ref, -b, b, out=ref)
+        out = column_affine(np.asfortranarray(X) if fortran else X, c, f, scale, b)
+        assert out.flags.c_contiguous and out.tobytes() == ref.tobytes()
+    with pytest.raises(ValueError, match="bound"):
+        column_affine(np.ones((2, 3)), np.zeros(3), np.ones(3), 1.0, np.ones(2))

@@ -223,3 +223,44 @@ def test_gram_update_is_the_dense_gram_sum(intercept, ones, subtract):
     assert np.array_equal(G, ref)
     with pytest.raises(ValueError, match="shape"):
         _smoothed.gram_update(np.zeros((d + 1, d + 1)), np.zeros((p, p)), np.zeros(p), intercept, 0.0, n, subtract)
+
+
+@pytest.mark.parametrize("intercept", [0.0, 1.0])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_newton_is_the_python_newton(intercept, weights, seed):
+    # the whole Newton in one compiled call (dsyrk Gram updates, posv) against the NumPy driver: other
+    # roundings, the same steps and stopping rules, so the same point to a tight tolerance
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(300, 4000)), int(rng.integers(1, 25))
+    data, _ = _data(10 + seed, n=n, d=d, intercept=intercept, weights=weights)
+    rows = RowData(data.X, intercept)
+    start, stop = int(rng.integers(0, n // 4)), n - int(rng.integers(0, n // 4))
+    lam, k = 10 ** rng.uniform(-4, -1), rng.uniform(0.02, 1.0)
+    w0 = 0.1 * rng.normal(size=rows.n_features)
+    sw = None if data.sample_weight is None else np.ascontiguousarray(data.sample_weight[start:stop])
+    y = np.ascontiguousarray(data.y[start:stop])
+    for tol, w_start in ((1e-12, None), (1e-3, 0.5 * rng.normal(size=rows.n_features))):
+        w_ref, z_ref = _warm_start._fused_huber_newton(rows, data.X[start:stop], start, stop, y, k, sw, lam, w0, tol,
+                                                       w_start)
+        w, z = _warm_start._compiled_huber_newton(rows, start, stop, y, k, sw, lam, w0, tol, w_start)
+        np.testing.assert_allclose(w, w_ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(z, z_ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(z, rows.matvec(w, start, stop), rtol=1e-9, atol=1e-10)
+
+
+def test_compiled_newton_refuses_what_it_cannot_solve():
+    data, _ = _data(5, n=200, intercept=1.0)
+    rows = RowData(data.X, 1.0)
+    y = np.ascontiguousarray(data.y)
+    with pytest.raises(ValueError, match="dense rows only"):
+        _warm_start._compiled_huber_newton(RowData(sp.csr_matrix(data.X), 1.0), 0, 200, y, 0.1, None, 1e-3,
+                                           np.zeros(rows.n_features), 1e-6, None)
+    with pytest.raises(ValueError, match="non-finite"):
+        _warm_start._compiled_huber_newton(rows, 0, 200, y, 0.1, None, np.inf, np.zeros(rows.n_features), 1e-6,
+                                           None)
+    bad = y.copy()
+    bad[3] = np.nan
+    w, z = _warm_start._compiled_huber_newton(rows, 0, 200, bad, 0.1, None, 1e-3, np.zeros(rows.n_features), 1e-6,
+                                              None)
+    assert w.shape == (rows.n_features,) and z.shape == (200,)

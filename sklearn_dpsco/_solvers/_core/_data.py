@@ -167,12 +167,12 @@ class DeferredRowScale:
         from ..._fast._rows import column_affine
 
         # the row scale's product in the same pass (column_affine's scale: the same products as out * factor)
-        out = column_affine(X, self.centre, self.inv_scale, float(self.factor))
-        if self.clip is not None:
-            # clip(z) * f == clip(z * f, b * f): rounding is monotone, so the eager map's clip-then-scale floats
-            bound = self.clip * float(self.factor)
-            np.clip(out, -bound, bound, out=out)
-        return out
+        if self.clip is None:
+            return column_affine(X, self.centre, self.inv_scale, float(self.factor))
+        # clip(z) * f == clip(z * f, b * f): rounding is monotone, so the eager map's clip-then-scale floats;
+        # the clip in the same compiled pass, as np.clip(out, -bound, bound) clips (the same floats)
+        bound = np.broadcast_to(np.asarray(self.clip * float(self.factor), dtype=np.float64), (X.shape[1],))
+        return column_affine(X, self.centre, self.inv_scale, float(self.factor), bound)
 
 
 def row_norms_of(X):

@@ -37,7 +37,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
-from ..._fast._smoothed import gram_update, huber_step, huber_value
+from ..._fast._smoothed import gram_update, huber_newton_dense, huber_step, huber_value
 from .._core._data import GLMData
 
 __all__ = ["MAX_GRAM_FEATURES", "dual_start", "gram_system", "huber_newton", "smoothed_absolute_start"]
@@ -406,13 +406,36 @@ def _dense_gram_update(G, Xi, h, s, p, n, ones, subtract):
         gram_update(G, M, None, 0.0, 0.0, n, subtract)
 
 
+def _compiled_huber_newton(rows, start, stop, y, k, sw, lam, w0, tol, w):
+    """:func:`_fused_huber_newton` on dense rows, the whole Newton in one compiled call
+    (``_fast._smoothed.huber_newton_dense``: BLAS dsyrk Gram updates, LAPACK posv, other roundings than
+    the NumPy reference; speed only, the certificate decides). Returns ``(w, z)``."""
+    w = np.array(w0 if w is None else w, dtype=float)
+    z = np.empty(stop - start)
+    status = huber_newton_dense(rows, start, stop, y, float(k), sw, float(lam), np.ascontiguousarray(w0, dtype=float),
+                                float(tol), w, z, MAX_NEWTON)
+    if status == 1:
+        raise np.linalg.LinAlgError("Newton system not positive definite")
+    if status == 2:
+        raise ValueError("non-finite Newton system")
+    return w, z
+
+
+#: Run the smoothed start's Newton solves on dense rows in one compiled call (False: the NumPy reference).
+COMPILED_NEWTON = True
+
+
 def _smoothed_newton(rows, X, start, m, y, cap, mu, unit, lam, w0, tol, w, base_sw):
     """The Newton solve of ``(1/m) sum_i s_i c_i h_mu(r_i) + lam/2 ||w - w0||^2`` on rows [start, start + m)."""
+    solve = _fused_huber_newton
+    if COMPILED_NEWTON and not rows.is_sparse:
+        def solve(rows, X, start, stop, y, k, sw, lam, w0, tol, w):
+            return _compiled_huber_newton(rows, start, stop, y, k, sw, lam, w0, tol, w)
     if unit:
         # c h_mu(r) = (c / mu) huber_mu(r): divide the objective by c / mu
-        return _fused_huber_newton(rows, X[:m], start, start + m, y[:m], mu, None, lam * mu / cap[0], w0, tol, w)
+        return solve(rows, X[:m], start, start + m, y[:m], mu, None, lam * mu / cap[0], w0, tol, w)
     sw = (np.ones(m) if base_sw is None else base_sw[:m]) * cap[:m] / mu
-    return _fused_huber_newton(rows, X[:m], start, start + m, y[:m], mu, sw, lam, w0, tol, w)
+    return solve(rows, X[:m], start, start + m, y[:m], mu, sw, lam, w0, tol, w)
 
 
 def smoothed_absolute_start(data, lam, w0, cap, target_distance, start=0, stop=None, rows=None):
