@@ -1,6 +1,6 @@
 """Issue 16: the "auto" label bound on atomic labels (0/1, counts, ordinal) and on the continuous study sets.
 
-Compares the default rule (LABEL_UPPER: 1.5 x a private 0.8-quantile of |y - c|, ties at 0, weight 4, with
+Compares the default rule (LABEL_UPPER: 1.5 x a private 0.8-quantile of |y - c|, ties at 0, weight 3, with
 LABEL_SPREAD's split median as the fallback under a capped share) with the previous rule (LABEL_SPREAD: 3 x the
 median of the tie-split deviations, weight 1) on the same seeds. Prints, per case, the negative-R^2 rate, the
 median and the worst R^2 (training R^2 for the synthetic sets, test R^2 for the real sets).

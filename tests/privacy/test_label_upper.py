@@ -1,6 +1,6 @@
 """The default "auto" label bound (issue 16): ``LABEL_UPPER`` = 1.5 x a private 0.8-quantile of ``|y - c|`` (ties
-at the centre read 0), on 4 estimates' parts, with ``LABEL_SPREAD`` (the split median) as its fallback wherever
-its part would give it fewer than ``4 x SCALE_RANKS`` ranks (linear_model/_auto_scales.py;
+at the centre read 0), on 3 estimates' parts, with ``LABEL_SPREAD`` (the split median) as its fallback wherever
+its part would give it fewer than ``3 x SCALE_RANKS`` ranks (linear_model/_auto_scales.py;
 doc/privacy/quantiles.rst, "Use in the estimators").
 
 Each value is a function of one row and the public centre: replacing a row moves one value, so every cumulative
@@ -46,7 +46,7 @@ def test_values_are_the_deviations_with_ties_at_zero():
     y = np.array([0.0, 0.0, 1.0, 0.0, -2.0])
     np.testing.assert_array_equal(centre_deviations((None, [y], None), {"label_center": 0.0}), [0, 0, 1, 0, 2])
     np.testing.assert_array_equal(centre_deviations((None, [y], None), {}), np.abs(y))
-    assert LABEL_UPPER.q == 0.8 and LABEL_UPPER.margin == 1.5 and LABEL_UPPER.weight == 4.0
+    assert LABEL_UPPER.q == 0.8 and LABEL_UPPER.margin == 1.5 and LABEL_UPPER.weight == 3.0
     assert LABEL_UPPER.fallback is LABEL_SPREAD and not LABEL_UPPER.positional
 
 
@@ -95,20 +95,20 @@ def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant():
     assert mutant.violation, mutant
 
 
-@pytest.mark.parametrize("n, eps, upper", [(3000, 1.0, True), (700, 1.0, True), (699, 1.0, False),
-                                           (400, 1.0, False), (10**5, 0.01, True), (15146, 0.04, False)])
+@pytest.mark.parametrize("n, eps, upper", [(3000, 1.0, True), (600, 1.0, True), (599, 1.0, False),
+                                           (400, 1.0, False), (10**5, 0.01, True), (15146, 0.039, False)])
 def test_the_fallback_reads_public_facts_only(n, eps, upper):
-    """LABEL_UPPER runs where its part gives it 4 x SCALE_RANKS ranks (weights 1, 2, 4: n epsilon >= 700), else
+    """LABEL_UPPER runs where its part gives it 3 x SCALE_RANKS ranks (weights 1, 2, 3: n epsilon >= 600), else
     LABEL_SPREAD's median rule with the weights and share of before (1:2:1 from n epsilon 400, equal below)."""
     plan, _ = scale_plan((ROW, LABEL_CENTRE, LABEL_UPPER), Budget(eps, 0.0, "float"), n)
     assert (plan.targets[2] is LABEL_UPPER) == upper
     if upper:
         parts = [p.epsilon for p in plan.parts]
-        assert parts[2] == pytest.approx(4 * parts[0]) and n * parts[2] >= 4 * SCALE_RANKS * (1 - 1e-9)
+        assert parts[2] == pytest.approx(3 * parts[0]) and n * parts[2] >= 3 * SCALE_RANKS * (1 - 1e-9)
     else:
         before, _ = scale_plan((ROW, LABEL_CENTRE, LABEL_SPREAD), Budget(eps, 0.0, "float"), n)
         assert plan.share == before.share and [p.epsilon for p in plan.parts] == [p.epsilon for p in before.parts]
-    # an explicit share too small for 200 ranks falls back as well
+    # an explicit share too small for 150 ranks falls back as well
     small, _ = scale_plan((ROW, LABEL_CENTRE, LABEL_UPPER), Budget(1.0, 0.0, "float"), 3000, scale_share=0.05)
     assert small.targets[2] is LABEL_SPREAD
 
