@@ -12,7 +12,7 @@ from sklearn.utils.validation import _get_feature_names, check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._cluster_inputs import record_features
 from ._least_squares_rules import (
@@ -341,7 +341,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
                 targets.append(LABEL_CENTRE)
-            targets.append(LABEL_SPREAD)
+            targets.append(LABEL_UPPER)
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "

@@ -112,7 +112,7 @@ _APPROX_ONLY = {("linear", "snowball")} | {("user", s) for s, in [(c[1],) for c 
 @pytest.mark.parametrize("delta", [0.0, 1e-6])
 @pytest.mark.parametrize("name, solver", _PLAN_CASES)
 def test_every_plan_splits_by_its_noise_path(name, solver, noise, delta):
-    """The planned event of K problems composes to within [0.9, 1] of (epsilon, delta) (public facts only)."""
+    """The planned event of K problems composes to within [0.85, 1] of (epsilon, delta) (public facts only)."""
     case = (name, solver)
     if (delta == 0 and case in _APPROX_ONLY) or (noise == "secure" and delta > 0 and case in _FLOAT_ONLY):
         pytest.skip("refused by design (covered by the refusal tests)")
@@ -126,7 +126,9 @@ def test_every_plan_splits_by_its_noise_path(name, solver, noise, delta):
     event = plan.event if problems == 1 else ComposedEvent((plan.event,) * problems)
     eps, d = epsilon_delta(event, delta=delta if delta > 0 else None)
     assert eps <= est.epsilon * (1 + 1e-9) and d <= delta
-    assert eps >= 0.9 * est.epsilon, (case, eps)
+    # the solver's plan leaves out the "auto" scales' share: up to 6 x SCALE_RANKS / (n epsilon) = 10 % here
+    # (row bound, centre and the upper label spread at weights 1, 2, 3; linear_model/_auto_scales.py)
+    assert eps >= 0.85 * est.epsilon, (case, eps)
 
 
 # --------------------------------------------------------------------------- 1. user-level ledger resolution
