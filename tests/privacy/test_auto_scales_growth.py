@@ -40,10 +40,9 @@ def test_event_is_the_planned_composition_spent_once(delta, fit_intercept, n_est
     plan = est._plan(X.shape[0], X.shape[1] + int(fit_intercept), 1)  # public facts only: no data
     names = [t.name for t in plan.scales.targets]
     assert names == (["row_bound", "label_center", "label_bound"] if fit_intercept else ["row_bound", "label_bound"])
-    # parts by the targets' public weights (the label centre's is 2, CENTRE_WEIGHT), the share from their total;
-    # the upper label spread (weight 3) where its part gets 150 ranks (n epsilon 600: 1 + 2 + 3 estimates' parts,
-    # 300 ranks under the cap; linear_model/_auto_scales.py, LABEL_UPPER)
-    weights = [1.0, 2.0, 3.0] if fit_intercept else [1.0, 3.0]
+    # parts by the targets' public weights (the label centre's is 2, CENTRE_WEIGHT), the share from their total
+    # (the growth regressor keeps the split median LABEL_SPREAD, weight 1: linear_model/_growth.py)
+    weights = [1.0, 2.0, 1.0] if fit_intercept else [1.0, 1.0]
     assert [t.weight for t in plan.scales.targets] == weights
     share = default_scale_share(X.shape[0], 1.0, sum(weights))
     assert plan.scales.budget.epsilon == pytest.approx(share)

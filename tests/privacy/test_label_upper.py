@@ -11,7 +11,7 @@ epsilon, the share and the constants.
 import numpy as np
 import pytest
 
-from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+from sklearn_dpsco import DPLinearRegressor
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._quantile import QuantileMechanism
 from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid
@@ -114,8 +114,7 @@ def test_the_fallback_reads_public_facts_only(n, eps, upper):
 
 
 @pytest.mark.parametrize("zeros", [0.3, 0.5, 0.7])
-@pytest.mark.parametrize("make", [lambda s: DPLinearRegressor(epsilon=1.0, random_state=s),
-                                  lambda s: DPGrowthAdaptiveRegressor(epsilon=1.0, random_state=s)])
+@pytest.mark.parametrize("make", [lambda s: DPLinearRegressor(epsilon=1.0, random_state=s)])
 def test_zero_one_labels_keep_a_bound_near_one(zeros, make):
     """Issue 16: 0/1 labels (a linear probability model) at 30-70 % zeros released bounds of 2.6e-4 .. 2e5 in
     about half the seeds (R^2 down to -7e8); the 0.8-quantile of |y - c| lands on the atom at 1."""
