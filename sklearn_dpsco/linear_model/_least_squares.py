@@ -67,14 +67,18 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     label_bound : "auto" or float, default="auto"
         Bound B on ``|y|``; AdaSSP clips labels to [-B, B]. ``"auto"``: a
         private median ``c`` of y (``label_center_``; with
-        ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 3 x`` a
-        private median of ``|y - c|``; the fit runs on ``(y - c) / B`` with
+        ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 1.5 x`` a
+        private 0.8-quantile of ``|y - c|`` where its part buys 150 ranks
+        (about ``n epsilon >= 600``; robust to 0/1 and count labels), else
+        ``B = 3 x`` a private median of ``|y - c|`` (doc/privacy/quantiles.rst,
+        "The upper label spread"); the fit runs on ``(y - c) / B`` with
         label bound 1 and the model is mapped back. The other solvers need
         no label bound.
     scale_share : float or None, default=None
         Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
         ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
-        (n epsilon)))`` for ``k`` estimates (public facts only).
+        (n epsilon)))`` for ``k`` estimates' parts (the label centre counts
+        2, the upper label spread 3; public facts only).
     column_scaling : "auto" or bool, default="auto"
         Rescale the columns privately inside the fit: private quartiles
         ``q1, q3`` of every column (DPStandardScaler's ``bounds="auto"``
