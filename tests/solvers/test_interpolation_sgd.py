@@ -95,13 +95,16 @@ def test_neighbour_in_the_last_epoch_moves_the_output_by_at_most_its_stage_shift
 
 
 def test_adapts_to_interpolation():
-    """Noiseless data: the adaptive run beats Snowball-SGD at the same starting Lipschitz level."""
+    """Noiseless data: the adaptive run beats Snowball-SGD at the same starting Lipschitz level.
+
+    Medians over 9 seeds: over 3 the ratio moved between 3.6x and 9.4x with the draws of the "auto" scales (the
+    9-seed medians: 8.1x with the upper label spread, 4.8x with the split median it replaced)."""
     X, y, w = _noiseless(24000, d=5, seed=2)
     kw = dict(epsilon=1.0, delta=1e-5, clip=0.1, radius=5.0, fit_intercept=False, noise="float")  # Snowball: float only
     errs = {}
     for solver in ("interpolation", "snowball"):
         e = []
-        for seed in range(3):
+        for seed in range(9):
             reg = DPLinearRegressor(solver=solver, random_state=seed, **kw).fit(X, y)
             e.append(np.sum((reg.coef_ - w) ** 2))
         errs[solver] = np.median(e)
