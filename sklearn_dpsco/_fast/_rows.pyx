@@ -390,13 +390,10 @@ cdef class RowData:
 
 cdef inline double _np_clip(double x, double lo, double hi) noexcept nogil:
     # NumPy's clip of a double for lo < 0 < hi (numpy/_core/src/umath/clip.cpp: min(max(x, lo), hi) with a
-    # NaN kept): the same float, NaN and signed zeros included (no tie between zeros when lo < 0 < hi)
-    if x != x:
-        return x
-    x = x if x > lo else lo
-    if x != x:
-        return x
-    return x if x < hi else hi
+    # NaN kept): the same float, NaN and signed zeros included (no tie between zeros when lo < 0 < hi). Two
+    # comparisons that are false for a NaN, so it passes through; branch-free, the flat loop vectorises
+    x = lo if x < lo else x
+    return hi if x > hi else x
 
 
 cdef void _affine_flat(const double *x, const double *c, const double *f, double scale, const double *lo,
@@ -420,9 +417,7 @@ cdef void _affine_flat(const double *x, const double *c, const double *f, double
                 v = (x[j] - c[j]) * f[j]
                 if scaled:
                     v = v * scale
-                # max then min as comparisons that keep a NaN (no tie between zeros: lo < 0 < hi)
-                v = lo[j] if v < lo[j] else v
-                o[j] = hi[j] if v > hi[j] else v
+                o[j] = _np_clip(v, lo[j], hi[j])
         x += d
         o += d
 
