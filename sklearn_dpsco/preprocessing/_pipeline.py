@@ -67,6 +67,13 @@ def _mixed_units(units):
     )
 
 
+def _releases(step, n, d, epsilon):
+    """Whether a private step fitted on ``n`` rows of ``d`` features at ``epsilon`` releases anything (public
+    facts: its ``would_estimate_bounds``; a step without it always does)."""
+    probe = getattr(step, "would_estimate_bounds", None)
+    return probe is None or probe(n, d, epsilon)
+
+
 def _column_settings(step, earlier, n_rows, widths, shares):
     """``{"column_scaling": False, "centering": False}`` (those the model has at ``"auto"``) after a DPStandardScaler
     that releases.
@@ -83,12 +90,8 @@ def _column_settings(step, earlier, n_rows, widths, shares):
     """
     from ._scaler import DPStandardScaler
 
-    def releases(name, scaler):
-        probe = getattr(scaler, "would_estimate_bounds", None)
-        return probe is None or probe(n_rows, widths[name], shares[name].epsilon)
-
-    if not any(isinstance(s, DPStandardScaler) and releases(name, s) for name, s, kind in earlier
-               if kind == "private"):
+    if not any(isinstance(s, DPStandardScaler) and _releases(s, n_rows, widths[name], shares[name].epsilon)
+               for name, s, kind in earlier if kind == "private"):
         return {}
     params = step.get_params(deep=False)
     return {name: False for name in ("column_scaling", "centering")
@@ -780,9 +783,7 @@ def default_weights(private_names, steps, shape, epsilon):
     each = PREPROCESSING_SHARE / len(before)
     weights = {}
     for name in before:
-        probe = getattr(steps[name], "would_estimate_bounds", None)
-        idle = probe is not None and not probe(n, d, each * epsilon)
-        weights[name] = IDLE_WEIGHT if idle else each
+        weights[name] = each if _releases(steps[name], n, d, each * epsilon) else IDLE_WEIGHT
     weights[last] = 1.0 - sum(weights.values())
     return weights
 
