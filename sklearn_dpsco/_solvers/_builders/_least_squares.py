@@ -117,20 +117,21 @@ def adassp(n, d, budget, params):
     if params.get("phased_choice", False):
         pe_budget, rest = split_scale_share(budget, PHASED_CHOICE_SHARE)
         phased = phased_erm(n, d, pe_budget, params)
-        ada = adassp_plan(n, d, epsilon=rest.epsilon, delta=rest.delta, row_bound=params["row_bound"],
-                          label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
-                          noise=rest.noise, select=True,
-                          selection_fraction=PHASED_CHOICE_SELECTION_SHARE * budget.epsilon / rest.epsilon,
-                          recentre=params.get("recentre_labels", False) and recentre_applies(n, d, rest.epsilon))
+        ada = _adassp_schedule(n, d, rest, params, True,
+                               selection_fraction=PHASED_CHOICE_SELECTION_SHARE * budget.epsilon / rest.epsilon)
         info = {**ada.info, "phased_choice": True, "phased_choice_share": PHASED_CHOICE_SHARE}
         plan = AdaSSPChoicePlan(phased, ada, ComposedEvent((phased.event, ada.event)), info)
         return SchedulePlan(plan, _run_adassp_choice)
     select = params.get("ridge_selection", False) and selection_applies(n, d, budget.epsilon)
-    schedule = adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
-                           label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
-                           noise=budget.noise, select=select,
-                           recentre=params.get("recentre_labels", False) and recentre_applies(n, d, budget.epsilon))
-    return SchedulePlan(schedule, _run_adassp, map_reduce=True)
+    return SchedulePlan(_adassp_schedule(n, d, budget, params, select), _run_adassp, map_reduce=True)
+
+
+def _adassp_schedule(n, d, budget, params, select, selection_fraction=None):
+    """AdaSSP's plan on ``budget`` with the estimator's bounds (recentred labels where its public rule holds)."""
+    return adassp_plan(n, d, epsilon=budget.epsilon, delta=budget.delta, row_bound=params["row_bound"],
+                       label_bound=params["label_bound"], intercept_scaling=params["intercept_scaling"],
+                       noise=budget.noise, select=select, selection_fraction=selection_fraction,
+                       recentre=params.get("recentre_labels", False) and recentre_applies(n, d, budget.epsilon))
 
 
 def _run_pnsgd(problem, schedule, rng):
