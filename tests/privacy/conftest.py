@@ -1,5 +1,6 @@
 """Fixtures shared by the privacy tests of the estimators' "auto" scales."""
 
+import numpy as np
 import pytest
 
 from sklearn_dpsco.linear_model import _auto_scales
@@ -17,3 +18,19 @@ def releases(monkeypatch):
 
     monkeypatch.setattr(_auto_scales.ScalePlan, "release", spy)
     return seen
+
+
+def _tie_vote_deviations(data, released):
+    """Mutant label deviations: ``|y - c|`` with the ties at the centre sent to +inf by a data-dependent vote
+    (when most labels are ties); one more tie moves every tie, so a release of these is not private."""
+    deviations = np.abs(data[1][0] - released.get("label_center", 0.0))
+    ties = deviations == 0.0
+    if ties.mean() > 0.5:
+        deviations[ties] = np.inf
+    return deviations
+
+
+@pytest.fixture
+def tie_vote_rule():
+    """The vote mutant of the label deviations (test_label_ties.py, test_label_upper.py)."""
+    return _tie_vote_deviations

@@ -23,15 +23,6 @@ def _counts(y, centre, rule=label_deviations):
     return ScaleGrid().counts(np.abs(values))
 
 
-def _majority_rule(data, released):
-    """Mutant: ties sent to one end by a data-dependent vote (all to +inf when most labels are ties)."""
-    deviations = np.abs(data[1][0] - released.get("label_center", 0.0))
-    ties = deviations == 0.0
-    if ties.mean() > 0.5:
-        deviations[ties] = np.inf
-    return deviations
-
-
 def test_ties_at_the_centre_split_by_position_and_other_labels_untouched():
     y = np.array([0.0, 0.0, 1.0, 0.0, 0.0, -2.0, 0.0])
     v = label_deviations((None, [y], None), {"label_center": 0.0})
@@ -42,7 +33,7 @@ def test_ties_at_the_centre_split_by_position_and_other_labels_untouched():
 
 
 @pytest.mark.parametrize("fraction", [0.3, 0.5, 0.51, 0.9])
-def test_one_replaced_row_moves_each_count_by_at_most_one(fraction):
+def test_one_replaced_row_moves_each_count_by_at_most_one(fraction, tie_vote_rule):
     """Exact sensitivity with ties: replacing any row (tie <-> non-tie, or far away) moves every cumulative
     count by at most 1 in one direction, and 1 is attained; the data-dependent vote mutant moves ~n/2."""
     rng = np.random.default_rng(3)
@@ -62,7 +53,7 @@ def test_one_replaced_row_moves_each_count_by_at_most_one(fraction):
     y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
     y2 = y.copy()
     y2[-1] = 0.0
-    diff = _counts(y2, 0.0, _majority_rule) - _counts(y, 0.0, _majority_rule)
+    diff = _counts(y2, 0.0, tie_vote_rule) - _counts(y, 0.0, tie_vote_rule)
     assert np.abs(diff).max() > n // 4
 
 
@@ -87,7 +78,7 @@ def _bounds(y, draws, seed, eps):
     return np.array([np.log2(plan.release(data, rng)[0]["label_bound"]) for _ in range(draws)])
 
 
-def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch):
+def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch, tie_vote_rule):
     """Worst-case neighbours at the vote's edge: D has n/2 labels at the centre 0 and n/2 at 1, D' one more
     at 0. The released bound's law moves by at most e^epsilon; the vote mutant's bound jumps to the top."""
     n, eps, draws = 100, 0.5, 400
@@ -96,7 +87,7 @@ def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch):
     y2[-1] = 0.0
     private = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
     assert not private.violation, private
-    monkeypatch.setattr(_auto_scales, "LABEL_SPREAD", _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, _majority_rule))
+    monkeypatch.setattr(_auto_scales, "LABEL_SPREAD", _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, tie_vote_rule))
     mutant = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
     assert mutant.violation, mutant
 

@@ -33,15 +33,6 @@ from sklearn_dpsco.testing import audit_epsilon
 ROW = ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: np.linalg.norm(data[0], axis=1))
 
 
-def _vote_rule(data, released):
-    """Mutant: ties sent to +inf by a data-dependent vote (when most labels are ties)."""
-    deviations = np.abs(data[1][0] - released.get("label_center", 0.0))
-    ties = deviations == 0.0
-    if ties.mean() > 0.5:
-        deviations[ties] = np.inf
-    return deviations
-
-
 def test_values_are_the_deviations_with_ties_at_zero():
     y = np.array([0.0, 0.0, 1.0, 0.0, -2.0])
     np.testing.assert_array_equal(centre_deviations((None, [y], None), {"label_center": 0.0}), [0, 0, 1, 0, 2])
@@ -81,7 +72,7 @@ def _bounds(y, draws, seed, eps, target=LABEL_UPPER):
     return np.array([np.log2(plan.release(data, rng)[0]["label_bound"]) for _ in range(draws)])
 
 
-def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant():
+def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant(tie_vote_rule):
     """Worst-case neighbours at the vote's edge: D has n/2 labels at the centre 0 and n/2 at 1, D' one more at 0.
     The bound's law moves by at most e^epsilon; the vote mutant's bound jumps to the grid's top."""
     n, eps, draws = 100, 0.5, 400
@@ -90,7 +81,7 @@ def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant():
     y2[-1] = 0.0
     private = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
     assert not private.violation, private
-    vote = ScaleTarget("label_bound", LABEL_UPPER.q, LABEL_UPPER.margin, _vote_rule)
+    vote = ScaleTarget("label_bound", LABEL_UPPER.q, LABEL_UPPER.margin, tie_vote_rule)
     mutant = audit_epsilon(_bounds(y, draws, 0, eps, vote), _bounds(y2, draws, 10_000, eps, vote), eps)
     assert mutant.violation, mutant
 
