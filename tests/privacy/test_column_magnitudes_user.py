@@ -6,6 +6,7 @@ replace-one-user; everything after it is post-processing.
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -255,3 +256,31 @@ def test_an_auto_data_norm_follows_the_histogram_and_the_fit_spends_exactly_epsi
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_
     eps, _ = epsilon_delta(est.privacy_event_, delta=1e-6)
     assert eps <= 1.0 + 1e-12 and eps == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("n_users", [3, 40, 150])
+def test_one_user_with_many_rows_changes_no_public_decision(n_users):
+    """Replace-one-user neighbours may differ in their ROW counts: one user with 6 rows against the same user with
+    3000 rows (rows beyond max_items_per_user dropped by the public rule), or with rows of norm 1e150. The
+    magnitudes' DP-GD rule (MAGNITUDE_SGD_MIN_STEPS), the centre, the solver, its iterations, the event and the
+    few-users warning must read the public number of users only; a rule fed the row count would differ here."""
+    X, y, g = _raw_panel(n_users=n_users, rows=6, seed=3)
+    rng = np.random.default_rng(8)
+    extra = 2994
+    X_many = np.vstack([X, X[rng.integers(0, 6, extra)]])
+    y_many = np.r_[y, y[rng.integers(0, 6, extra)]]
+    g_many = np.r_[g, np.zeros(extra, dtype=g.dtype)]
+    X_huge = X.copy()
+    X_huge[g == 0] *= 1e150
+    outcomes = []
+    for Xn, yn, gn in ((X, y, g), (X_many, y_many, g_many), (X_huge, y, g)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est = UserLevelDPLogistic(random_state=0, accountant=_ledger()).fit(Xn, yn, gn)
+        assert np.all(np.isfinite(est.coef_))
+        outcomes.append((est.privacy_event_, est.solver_, est.n_users_, est.fit_info_[0].get("iterations"),
+                         sorted(k for k in est.fit_info_[0] if not isinstance(est.fit_info_[0][k], float)),
+                         [str(w.message) for w in caught]))
+    assert outcomes[0][1] == "user_dp_sgd" and outcomes[0][2] == n_users
+    assert all(o == outcomes[0] for o in outcomes[1:]), [o[1:4] for o in outcomes]
+    assert any("too few" in m for m in outcomes[0][5]) == (n_users == 3)

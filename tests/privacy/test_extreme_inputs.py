@@ -134,6 +134,17 @@ def test_linear(solver, noise, delta):
            classification=False)
 
 
+@pytest.mark.parametrize("kind", ["all", "row", "label"])
+@pytest.mark.parametrize("noise", NOISES)
+def test_linear_adassp_phased_choice(noise, kind):
+    # the AdaSSP / Phased-ERM choice (doc/privacy/adassp.rst) runs only above the small-d branch (d + 1 > 4 with
+    # "auto" bounds), which test_linear's d = 3 never reaches: Phased-ERM's release, then AdaSSP's choice over it
+    X, y = _base(1500, 6, classification=False)
+    clean = _fit(DPLinearRegressor(epsilon=1.0, noise=noise), X, y)
+    assert clean[0] == "ok" and clean[2].fit_info_.get("phased_choice") is True
+    _check(lambda: DPLinearRegressor(epsilon=1.0, noise=noise), X, y, classification=False, kind=kind)
+
+
 @pytest.mark.parametrize("kind", ["row", "label"])
 @pytest.mark.parametrize("solver", ["phased_erm", "lowy", "interpolation_ald"])
 def test_linear_single_extreme(solver, kind):

@@ -8,6 +8,8 @@ grid count by at most one and the quantile utility by at most one; the weights a
 epsilon, the share and the constants.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from sklearn_dpsco import DPLinearRegressor
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._quantile import QuantileMechanism
 from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid
+from sklearn_dpsco.accounting import BudgetAccountant
 from sklearn_dpsco.linear_model import _auto_scales
 from sklearn_dpsco.linear_model._auto_scales import (
     LABEL_CENTRE,
@@ -118,3 +121,39 @@ def test_zero_one_labels_keep_a_bound_near_one(zeros, make):
         est = make(s).fit(X, y)
         assert 1.0 <= est.label_bound_ <= 3.0, est.fit_info_["scale_estimates"]
         assert est.score(X, y) > -0.5  # before: down to -7e8 (a bound far above) or about -0.4 (the floor)
+
+
+@pytest.mark.parametrize("n, rule", [(599, "3 x private 0.5-quantile"), (600, "1.5 x private 0.8-quantile")])
+def test_the_rule_at_the_fallback_boundary_is_the_same_on_neighbours(n, rule):
+    """At the fallback's edge (n epsilon 599 / 600 with a row bound, centre and label bound), fits on 0/1 labels
+    (70 % zeros) and on neighbours with one label at 1e300, one label moved onto the centre's atom, or one row of
+    norm 1e300 run the same rule, share, event and solver, warn alike, and that rule is the public plan's: the
+    fallback reads n, epsilon, the share and the weights only (a rule decided from the labels, e.g. from their
+    atoms, would differ between these neighbours)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3))
+    y = (rng.random(n) > 0.7).astype(float)
+    i = int(np.flatnonzero(y == 1.0)[0])
+    neighbours = [(X, y)]
+    for change in ("huge label", "tie", "huge row"):
+        Xm, ym = X.copy(), y.copy()
+        if change == "huge label":
+            ym[i] = 1e300
+        elif change == "tie":
+            ym[i] = 0.0
+        else:
+            Xm[i] *= 1e300 / np.linalg.norm(Xm[i])
+        neighbours.append((Xm, ym))
+    outcomes = []
+    for Xm, ym in neighbours:
+        est = DPLinearRegressor(epsilon=1.0, column_scaling=False, random_state=0, accountant=BudgetAccountant())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(Xm, ym)
+        outcomes.append((est.privacy_event_, est.solver_, est.fit_info_["scale_rule"], est.fit_info_["scale_share"],
+                         [str(w.message) for w in caught]))
+        assert np.isfinite(est.label_bound_) and np.all(np.isfinite(est.coef_))
+    assert all(o == outcomes[0] for o in outcomes[1:])
+    assert outcomes[0][2]["label_bound"] == rule
+    planned = DPLinearRegressor(epsilon=1.0, column_scaling=False)._plan(n, 4, 1).scales
+    assert planned.info({})["scale_rule"] == outcomes[0][2] and planned.event == outcomes[0][0].events[0]

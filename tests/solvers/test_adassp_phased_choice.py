@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco._budget import Budget
-from sklearn_dpsco._solvers import ArraySource
+from sklearn_dpsco._solvers import ArraySource, GLMData, Problem, get_loss
 from sklearn_dpsco._solvers import _adassp as AD
 from sklearn_dpsco._solvers._adassp import _selection_block, run_adassp
 from sklearn_dpsco._solvers._adassp_selection import (
@@ -28,7 +28,8 @@ from sklearn_dpsco._solvers._adassp_selection import (
     RidgeSelection,
     mean_share,
 )
-from sklearn_dpsco._solvers._builders._least_squares import AdaSSPChoicePlan, adassp
+from sklearn_dpsco._solvers._builders import _least_squares as LSB
+from sklearn_dpsco._solvers._builders._least_squares import AdaSSPChoicePlan, adassp, phased_erm
 from sklearn_dpsco.accounting import epsilon_delta
 from sklearn_dpsco.linear_model import DPLinearRegressor
 from sklearn_dpsco.linear_model._least_squares_rules import phased_choice_applies
@@ -157,6 +158,40 @@ def test_the_phased_candidate_is_scored_in_the_recentred_units_and_released_as_g
     assert seen["last"][-1] == pytest.approx(theta_pe[-1] - seen["shift"] / s, rel=1e-15)
     np.testing.assert_allclose(theta, theta_pe, rtol=1e-14, atol=1e-14)  # chosen: released as Phased-ERM gave it
     assert Xs.shape[1] == plan.d
+
+
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_the_offered_candidate_is_the_phased_erm_release_on_its_share(monkeypatch, noise):
+    """The composite's candidate is exactly what Phased-ERM releases on ``PHASED_CHOICE_SHARE`` of the budget
+    (draw for draw: the same generator state, a plan built independently on that share), read before AdaSSP
+    reads the rows. The event tests above check the plan's arithmetic only (``SchedulePlan.run`` reports the
+    plan's event whatever ran); this catches a run that offers another point under that event: a Phased-ERM run
+    on the whole budget, its noise-free centre, or a candidate fitted on the rows without noise."""
+    rng = np.random.default_rng(4)
+    n, p, eps = 1500, 5, 1.0
+    X = rng.uniform(-1, 1, (n, p)) / math.sqrt(p)
+    y = X @ rng.standard_normal(p) * 0.5 + 0.2 + 0.1 * rng.standard_normal(n)
+    params = _params()
+    problem = Problem(GLMData(X, y, None, params["intercept_scaling"]), get_loss("squared"), params["radius"])
+    seen = []
+    original = LSB.run_adassp
+
+    def spy(source, plan, rng, *, statistics=None, extra_candidates=()):
+        seen.append([(name, np.array(theta)) for name, theta in extra_candidates])
+        return original(source, plan, rng, statistics=statistics, extra_candidates=extra_candidates)
+
+    monkeypatch.setattr(LSB, "run_adassp", spy)
+    composite = adassp(n, p + 1, Budget(eps, 0.0, noise), params)
+    assert isinstance(composite.schedule, AdaSSPChoicePlan)
+    composite.run(problem, np.random.default_rng(11))
+    reference = phased_erm(n, p + 1, Budget(PHASED_CHOICE_SHARE * eps, 0.0, noise), params)
+    assert reference.event == composite.schedule.phased.event
+    released = reference.run(problem, np.random.default_rng(11)).coef
+    assert len(seen) == 1 and [name for name, _ in seen[0]] == ["phased_erm"]
+    np.testing.assert_array_equal(seen[0][0][1], released)
+    # the release is noisy: another draw gives another candidate (not a deterministic function of the rows)
+    other = reference.run(problem, np.random.default_rng(12)).coef
+    assert not np.array_equal(other, released)
 
 
 @pytest.mark.parametrize("noise", ["secure", "float"])
