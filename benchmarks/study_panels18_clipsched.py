@@ -37,8 +37,44 @@ def schedule(name, T):
     raise ValueError(name)
 
 
+def cooldown(name, T):
+    """``mcool<a>`` / ``scool<a>``: over the last ``a`` of the steps the momentum / the step falls linearly to 0 /
+    to 0.3 of itself (post-processing of the released sums: the releases, their noise and the event are the
+    plan's own)."""
+    k = max(int(round(float(name[5:]) * T)), 1)
+    f = np.ones(T)
+    f[T - k:] = np.linspace(1.0, 0.0 if name.startswith("mcool") else 0.3, k + 1)[1:]
+    return f
+
+
+def secure_run(sched_name):
+    """The library's DP-GD loop (the secure releases, drawn in the same order), with a public per-step momentum
+    or step factor; ``flat`` is the library's run exactly."""
+    from sklearn_dpsco._solvers._user_level import _baselines as BL
+
+    def run(problem, plan, rng):
+        data = problem.data
+        T = plan.iterations
+        mom = cooldown(sched_name, T) if sched_name.startswith("mcool") else np.ones(T)
+        stp = cooldown(sched_name, T) if sched_name.startswith("scool") else np.ones(T)
+        W = np.zeros((1, plan.n_coef))
+        W_prev = W
+        for t in range(T):
+            beta = plan.momentum * mom[t]
+            V = W if beta == 0.0 else BL._project(W + beta * (W - W_prev), plan.radius)
+            G = BL.clipped_mean_gradient_sum(data, V, plan.clip)
+            noisy = BL._step_draw(plan, rng, 1).release(G)
+            W_prev, W = W, BL._project(V - plan.step * stp[t] * (noisy / plan.n_users + plan.lam * V), plan.radius)
+        return W[0]
+
+    return run
+
+
 def simulated_run(sched_name, diag=None):
     from sklearn_dpsco._solvers._user_level import _baselines as BL
+
+    if sched_name.startswith(("mcool", "scool", "secure")):
+        return secure_run(sched_name)
 
     def run(problem, plan, rng):
         data = problem.data
@@ -76,6 +112,7 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--panels", default="baseball")
     p.add_argument("--diag", action="store_true")
+    p.add_argument("--secure", action="store_true", help="the default (secure) noise path: mcool / scool / secure")
     p.add_argument("--out")
     a = p.parse_args(argv)
     datasets = {k: (B.synthetic() if k == "synthetic" else P.fresh_panel(k) if k in P.FRESH else B.load_panel(k))
@@ -87,7 +124,7 @@ def main(argv=None):
             for key, ds in datasets.items():
                 if enc != "raw" and ds["X"] is None:
                     continue
-                params = {"noise": "float"}
+                params = {} if a.secure else {"noise": "float"}
                 if enc in ("raw", "scaledbare"):
                     params["data_norm"] = None
                 if a.diag:
