@@ -7,7 +7,9 @@ Each step ``t`` of DP-GD clips the users' mean gradients at ``C f(t)`` and adds 
 same mu as the plan's). Both arms (``f = 1``, the plan's own steps, and the schedule) run in this simulation on
 the same noise draws (paired), on the float path; ``--diag`` prints, at eps = 1000 (its own rules), the median and 90 % quantile
 of the users' mean-gradient norms over the clip at every step. Schedules: ``lin<a>`` = ``1 - a t / (T - 1)``,
-``cos<a>`` = ``1 - a (1 - cos(pi t / (T - 1))) / 2``.
+``cos<a>`` = ``1 - a (1 - cos(pi t / (T - 1))) / 2``. With ``--secure`` (the library's secure releases, drawn
+in the same order): ``secure`` = the library's run, ``mcool<a>`` / ``scool<a>`` = momentum / step cooldowns over
+the last ``a`` of the steps (post-processing of the same releases).
 """
 
 import argparse
