@@ -57,11 +57,12 @@ cdef class RowData:
     assumes finite rows.
     """
 
-    def __cinit__(self, X, double intercept_scaling=0.0):
+    def __cinit__(self, X, double intercept_scaling=0.0, norms_of=None):
         cdef const double[:, ::1] dense_view
         cdef const double[::1] data_view
         cdef const Py_ssize_t[::1] ind_view, ptr_view
         cdef double[::1] norms
+        cdef double[::1] nv
         cdef Py_ssize_t i
         if not (intercept_scaling >= 0.0) or not np.isfinite(intercept_scaling):
             raise ValueError(f"intercept_scaling must be finite and >= 0, got {intercept_scaling!r}")
@@ -103,12 +104,26 @@ cdef class RowData:
                 dense_view = arr
                 self.dense = &dense_view[0, 0]
         self.n_features = self.n_raw + (1 if self.has_intercept else 0)
+        if norms_of is not None:
+            # the rows' own cached norms, from a RowData holding the same rows (``take``): computed there from
+            # the same entries by the same loops, so the same floats, and those rows were checked finite there
+            sq, nrm = (np.ascontiguousarray(a, dtype=np.float64) for a in norms_of)
+            if sq.shape != (self.n_samples,) or nrm.shape != (self.n_samples,):
+                raise ValueError("norms_of needs one squared norm and one norm per row.")
+            self._keep = self._keep + (sq, nrm)
+            self._sq_array = sq
+            self._norm_array = nrm
+            if self.n_samples > 0:
+                norms = sq
+                nv = nrm
+                self.sq_norms = &norms[0]
+                self.norms = &nv[0]
+            return
         sq = np.empty(self.n_samples, dtype=np.float64)
         nrm = np.empty(self.n_samples, dtype=np.float64)
         self._keep = self._keep + (sq, nrm)
         self._sq_array = sq
         self._norm_array = nrm
-        cdef double[::1] nv
         if self.n_samples > 0:
             norms = sq
             nv = nrm
@@ -305,6 +320,16 @@ cdef class RowData:
             self.axpy(r[i], a[i], out)
 
     # ---- Python helpers (tests, drivers) -----------------------------------
+    def take(self, index):
+        """``(X, RowData)`` of the dense rows ``index`` (a fresh C-contiguous copy, ``X[index]``'s values), the
+        rows' norms read from this RowData's cache instead of recomputed: the same rows, so the same floats
+        (a working set's rows, ``_working_set.working_set_dual``; speed only). Dense rows only."""
+        if self.is_sparse:
+            raise ValueError("take reads dense rows only.")
+        index = np.asarray(index, dtype=np.intp)
+        X = np.ascontiguousarray(self._X[index])
+        return X, RowData(X, self.intercept_scaling, norms_of=(self._sq_array[index], self._norm_array[index]))
+
     def row_norms(self, squared=False):
         """Euclidean norms of the rows, intercept feature included.
 
