@@ -57,6 +57,7 @@ import numpy as np
 
 from libc.math cimport sqrt, fabs, INFINITY, isfinite
 
+from ._dot cimport dense_dot
 from ._rows cimport RowData
 from ._losses cimport Absolute, Loss
 from ._objective cimport Problem, Objective, row_k, row_weight, loss_gradient
@@ -170,6 +171,34 @@ cdef inline double _abs_conj(double u, double y, double k) noexcept nogil:
     if fabs(u) <= c:
         return u * y
     return INFINITY
+
+
+cdef inline double _abs_dual_update(double beta, double z, double y, double k, double q) noexcept nogil:
+    # Loss.cy_dual_update of Absolute (its cy_dual_step, or -cy_ext_deriv for a zero row): the same operations
+    cdef double c, v
+    if q <= 0.0:
+        return -_abs_ext_deriv(z, y, k)
+    c = k if k < 1.0 else 1.0
+    v = beta + (y - z) / q
+    return -c if v < -c else (c if v > c else v)
+
+
+cdef inline double _dense_row_dot(RowData rows, Py_ssize_t i, const double *w) noexcept nogil:
+    # RowData.dot's dense path inline: the same four-accumulator sum, then the intercept term
+    cdef double z = dense_dot(rows.dense + i * rows.n_raw, w, rows.n_raw)
+    if rows.has_intercept:
+        z += rows.intercept_scaling * w[rows.n_raw]
+    return z
+
+
+cdef inline void _dense_row_axpy(RowData rows, Py_ssize_t i, double a, double *w) noexcept nogil:
+    # RowData.axpy's dense path inline: the same products added in the same order
+    cdef Py_ssize_t j
+    cdef const double *x = rows.dense + i * rows.n_raw
+    for j in range(rows.n_raw):
+        w[j] += a * x[j]
+    if rows.has_intercept:
+        w[rows.n_raw] += a * rows.intercept_scaling
 
 
 #: Rows whose coefficients are gathered before their compensated products are added (``_flush_comp``).
@@ -491,6 +520,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
+    cdef bint dense = not rows.is_sparse
     _certify(rows, loss, pb, ball, wk, ct, not check_start and max_epochs > 0 and wk.n_active > 0)
     if max_epochs == 0 or ct.distance <= target or wk.n_active == 0:
         return 0
@@ -513,18 +543,21 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
             yi = pb.y[i]
             k = wk.k[idx]
             q = wk.q[idx]
-            xu = rows.dot(i, wk.u)
+            xu = _dense_row_dot(rows, i, wk.u) if dense else rows.dot(i, wk.u)
             if ball.active:
                 # z = <x_i, Pi_B(u)> = <x_i, c> + tau (<x_i, u> - <x_i, c>)
                 tau = 1.0 if wk.nrm2 <= ball.R * ball.R else ball.R / sqrt(wk.nrm2)
                 z = wk.xc[idx] + tau * (xu - wk.xc[idx])
             else:
                 z = xu
-            val = s * loss.cy_ext_value(z, yi, k)
+            if wk.absolute:
+                val = s * _abs_ext_value(z, yi, k)
+            else:
+                val = s * loss.cy_ext_value(z, yi, k)
             p_est += val - wk.pterm[idx]
             wk.pterm[idx] = val
             b_old = wk.beta[idx]
-            b_new = loss.cy_dual_update(b_old, z, yi, k, q)
+            b_new = _abs_dual_update(b_old, z, yi, k, q) if wk.absolute else loss.cy_dual_update(b_old, z, yi, k, q)
             if b_new == b_old:
                 wk.stuck[idx] += 1
                 if wk.stuck[idx] >= SHRINK_AFTER:
@@ -543,8 +576,11 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
                 wk.nrm2 += 2.0 * step * (xu - wk.xc[idx]) + step * step * rows.sq_norm(i)
                 if wk.nrm2 < 0.0:
                     wk.nrm2 = 0.0
-            rows.axpy(i, step, wk.u)
-            t = -loss.cy_conj(-b_new, yi, k)
+            if dense:
+                _dense_row_axpy(rows, i, step, wk.u)
+            else:
+                rows.axpy(i, step, wk.u)
+            t = -(_abs_conj(-b_new, yi, k) if wk.absolute else loss.cy_conj(-b_new, yi, k))
             d_est += s * (t - wk.dterm[idx])
             wk.dterm[idx] = t
         # cheap running estimate of the gap (a trigger only, never reported):
