@@ -57,8 +57,9 @@ import numpy as np
 
 from libc.math cimport sqrt, fabs, INFINITY, isfinite
 
+from ._dot cimport dense_dot
 from ._rows cimport RowData
-from ._losses cimport Loss
+from ._losses cimport Absolute, Loss
 from ._objective cimport Problem, Objective, row_k, row_weight, loss_gradient
 
 
@@ -123,6 +124,7 @@ cdef struct Work:
     double nrm2        # ||u - c||^2 (ball only), tracked
     signed char *mark  # n_sub, blocked order only: rows of the visiting set
     Py_ssize_t *blocks # ceil(n_sub / ORDER_BLOCK), blocked order only
+    bint absolute      # the loss is Absolute: the certificate's loss terms inline (_abs_*), the same floats
 
 
 cdef struct Certificate:
@@ -140,6 +142,107 @@ cdef inline void _acc(double *s, double *c, double x) noexcept nogil:
     cdef double b = t - s[0]
     c[0] += (s[0] - (t - b)) + (x - b)
     s[0] = t
+
+
+cdef inline void _neu(double *s, double *c, double *a, double x) noexcept nogil:
+    # RowData.axpy_comp's step (_rows._neumaier): the compensated sum and the sum of magnitudes
+    cdef double t = s[0] + x
+    cdef double b = t - s[0]
+    c[0] += (s[0] - (t - b)) + (x - b)
+    s[0] = t
+    a[0] += fabs(x)
+
+
+# Absolute's extended loss, derivative and conjugate (_losses.pyx: Absolute.cy_ext_value, Loss.cy_ext_deriv
+# of Absolute.cy_deriv, Absolute.cy_conj): the same operations, inline in the certificate's passes instead of
+# a call through the class's table per row and term (the same floats).
+cdef inline double _abs_ext_value(double z, double y, double k) noexcept nogil:
+    return (k if k < 1.0 else 1.0) * fabs(z - y)
+
+
+cdef inline double _abs_ext_deriv(double z, double y, double k) noexcept nogil:
+    cdef double r = z - y
+    cdef double v = 1.0 if r > 0.0 else (-1.0 if r < 0.0 else 0.0)
+    return -k if v < -k else (k if v > k else v)
+
+
+cdef inline double _abs_conj(double u, double y, double k) noexcept nogil:
+    cdef double c = k if k < 1.0 else 1.0
+    if fabs(u) <= c:
+        return u * y
+    return INFINITY
+
+
+cdef inline double _abs_dual_update(double beta, double z, double y, double k, double q) noexcept nogil:
+    # Loss.cy_dual_update of Absolute (its cy_dual_step, or -cy_ext_deriv for a zero row): the same operations
+    cdef double c, v
+    if q <= 0.0:
+        return -_abs_ext_deriv(z, y, k)
+    c = k if k < 1.0 else 1.0
+    v = beta + (y - z) / q
+    return -c if v < -c else (c if v > c else v)
+
+
+cdef inline double _dense_row_dot(RowData rows, Py_ssize_t i, const double *w) noexcept nogil:
+    # RowData.dot's dense path inline: the same four-accumulator sum, then the intercept term
+    cdef double z = dense_dot(rows.dense + i * rows.n_raw, w, rows.n_raw)
+    if rows.has_intercept:
+        z += rows.intercept_scaling * w[rows.n_raw]
+    return z
+
+
+cdef inline void _dense_row_axpy(RowData rows, Py_ssize_t i, double a, double *w) noexcept nogil:
+    # RowData.axpy's dense path inline: the same products added in the same order
+    cdef Py_ssize_t j
+    cdef const double *x = rows.dense + i * rows.n_raw
+    for j in range(rows.n_raw):
+        w[j] += a * x[j]
+    if rows.has_intercept:
+        w[rows.n_raw] += a * rows.intercept_scaling
+
+
+#: Rows whose coefficients are gathered before their compensated products are added (``_flush_comp``).
+cdef enum:
+    COMP_BLOCK = 64
+
+
+cdef void _flush_comp(RowData rows, const Py_ssize_t *r, const double *coef, Py_ssize_t m, double *v,
+                      double *vc, double *va) noexcept nogil:
+    """``rows.axpy_comp(r[q], coef[q], v, vc, va)`` for q = 0 .. m - 1 (dense rows), in that order for every
+    coordinate: each coordinate's compensated sum sees the same terms in the same order, so the same floats.
+    Four coordinates at a time over the m rows, their sums held in registers (axpy_comp stores every
+    coordinate's three sums back after each row: store bound)."""
+    cdef Py_ssize_t q, j, j0, p = rows.n_raw
+    cdef const double *x
+    cdef double a, t
+    cdef double s0, s1, s2, s3, c0, c1, c2, c3, a0, a1, a2, a3
+    j0 = 0
+    while j0 + 4 <= p:
+        s0, s1, s2, s3 = v[j0], v[j0 + 1], v[j0 + 2], v[j0 + 3]
+        c0, c1, c2, c3 = vc[j0], vc[j0 + 1], vc[j0 + 2], vc[j0 + 3]
+        a0, a1, a2, a3 = va[j0], va[j0 + 1], va[j0 + 2], va[j0 + 3]
+        for q in range(m):
+            x = rows.dense + r[q] * p + j0
+            a = coef[q]
+            _neu(&s0, &c0, &a0, a * x[0])
+            _neu(&s1, &c1, &a1, a * x[1])
+            _neu(&s2, &c2, &a2, a * x[2])
+            _neu(&s3, &c3, &a3, a * x[3])
+        v[j0], v[j0 + 1], v[j0 + 2], v[j0 + 3] = s0, s1, s2, s3
+        vc[j0], vc[j0 + 1], vc[j0 + 2], vc[j0 + 3] = c0, c1, c2, c3
+        va[j0], va[j0 + 1], va[j0 + 2], va[j0 + 3] = a0, a1, a2, a3
+        j0 += 4
+    for j in range(j0, p):
+        s0, c0, a0 = v[j], vc[j], va[j]
+        for q in range(m):
+            _neu(&s0, &c0, &a0, coef[q] * rows.dense[r[q] * p + j])
+        v[j], vc[j], va[j] = s0, c0, a0
+    if rows.has_intercept:
+        s0, c0, a0 = v[p], vc[p], va[p]
+        t = rows.intercept_scaling
+        for q in range(m):
+            _neu(&s0, &c0, &a0, coef[q] * t)
+        v[p], vc[p], va[p] = s0, c0, a0
 
 
 cdef inline unsigned long long _next(unsigned long long *s) noexcept nogil:
@@ -299,11 +402,15 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
     cdef double zaq[4]
     cdef bint dense = not rows.is_sparse
     cdef Py_ssize_t n4 = wk.n_active - wk.n_active % 4
+    cdef Py_ssize_t m = 0
+    cdef Py_ssize_t rq[COMP_BLOCK]
+    cdef double cq[COMP_BLOCK]
     for j in range(d):
         wk.v[j] = 0.0
         wk.vcomp[j] = 0.0
         wk.vabs[j] = 0.0
-    # dual terms and v = (1/n) sum_i s_i beta_i x_i, from scratch, compensated
+    # dual terms and v = (1/n) sum_i s_i beta_i x_i, from scratch, compensated (dense rows: gathered
+    # COMP_BLOCK at a time and added by _flush_comp, the same terms in the same order per coordinate)
     for a in range(wk.n_active):
         idx = wk.order[a]
         i = pb.start + idx
@@ -311,11 +418,21 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
         b = wk.beta[idx]
         yi = pb.y[i]
         if b != 0.0:
-            rows.axpy_comp(i, s * b * inv_n, wk.v, wk.vcomp, wk.vabs)
-        t = loss.cy_conj(-b, yi, wk.k[idx])
+            if dense:
+                rq[m] = i
+                cq[m] = s * b * inv_n
+                m += 1
+                if m == COMP_BLOCK:
+                    _flush_comp(rows, rq, cq, m, wk.v, wk.vcomp, wk.vabs)
+                    m = 0
+            else:
+                rows.axpy_comp(i, s * b * inv_n, wk.v, wk.vcomp, wk.vabs)
+        t = _abs_conj(-b, yi, wk.k[idx]) if wk.absolute else loss.cy_conj(-b, yi, wk.k[idx])
         wk.dterm[idx] = -t
         _acc(&dual_sum, &dual_c, s * (-t))
         dual_abs += s * (fabs(t) + fabs(b * yi))
+    if m > 0:
+        _flush_comp(rows, rq, cq, m, wk.v, wk.vcomp, wk.vabs)
     dual_sum += dual_c
     for j in range(d):
         wk.v[j] += wk.vcomp[j]
@@ -345,8 +462,12 @@ cdef void _certify(RowData rows, Loss loss, const Problem *pb, const Ball *ball,
             z, za = zq[a % 4], zaq[a % 4]
         else:
             z = rows.dot_abs(i, wk.w, &za)
-        val = loss.cy_ext_value(z, yi, wk.k[idx])
-        der = loss.cy_ext_deriv(z, yi, wk.k[idx])
+        if wk.absolute:
+            val = _abs_ext_value(z, yi, wk.k[idx])
+            der = _abs_ext_deriv(z, yi, wk.k[idx])
+        else:
+            val = loss.cy_ext_value(z, yi, wk.k[idx])
+            der = loss.cy_ext_deriv(z, yi, wk.k[idx])
         _acc(&loss_sum, &loss_c, s * val)
         # |val| for the sum; |psi'| (|<x,w>|_abs + |z| + |y|) for the rounding
         # of z = <x_i, w> and of r = z - y inside the loss
@@ -399,6 +520,7 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
     cdef double tol_gap = 0.5 * lam * target * target
     cdef unsigned long long rng = 0x9E3779B97F4A7C15ULL  # fixed seed
     cdef bint check, blocked = False
+    cdef bint dense = not rows.is_sparse
     _certify(rows, loss, pb, ball, wk, ct, not check_start and max_epochs > 0 and wk.n_active > 0)
     if max_epochs == 0 or ct.distance <= target or wk.n_active == 0:
         return 0
@@ -421,18 +543,21 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
             yi = pb.y[i]
             k = wk.k[idx]
             q = wk.q[idx]
-            xu = rows.dot(i, wk.u)
+            xu = _dense_row_dot(rows, i, wk.u) if dense else rows.dot(i, wk.u)
             if ball.active:
                 # z = <x_i, Pi_B(u)> = <x_i, c> + tau (<x_i, u> - <x_i, c>)
                 tau = 1.0 if wk.nrm2 <= ball.R * ball.R else ball.R / sqrt(wk.nrm2)
                 z = wk.xc[idx] + tau * (xu - wk.xc[idx])
             else:
                 z = xu
-            val = s * loss.cy_ext_value(z, yi, k)
+            if wk.absolute:
+                val = s * _abs_ext_value(z, yi, k)
+            else:
+                val = s * loss.cy_ext_value(z, yi, k)
             p_est += val - wk.pterm[idx]
             wk.pterm[idx] = val
             b_old = wk.beta[idx]
-            b_new = loss.cy_dual_update(b_old, z, yi, k, q)
+            b_new = _abs_dual_update(b_old, z, yi, k, q) if wk.absolute else loss.cy_dual_update(b_old, z, yi, k, q)
             if b_new == b_old:
                 wk.stuck[idx] += 1
                 if wk.stuck[idx] >= SHRINK_AFTER:
@@ -451,8 +576,11 @@ cdef Py_ssize_t _sdca(RowData rows, Loss loss, const Problem *pb, const Ball *ba
                 wk.nrm2 += 2.0 * step * (xu - wk.xc[idx]) + step * step * rows.sq_norm(i)
                 if wk.nrm2 < 0.0:
                     wk.nrm2 = 0.0
-            rows.axpy(i, step, wk.u)
-            t = -loss.cy_conj(-b_new, yi, k)
+            if dense:
+                _dense_row_axpy(rows, i, step, wk.u)
+            else:
+                rows.axpy(i, step, wk.u)
+            t = -(_abs_conj(-b_new, yi, k) if wk.absolute else loss.cy_conj(-b_new, yi, k))
             d_est += s * (t - wk.dterm[idx])
             wk.dterm[idx] = t
         # cheap running estimate of the gap (a trigger only, never reported):
@@ -653,6 +781,7 @@ def certified_erm(RowData rows not None, y, Loss loss not None, double lam, w0=N
     wk.vcomp = &vcomp_v[0] if d > 0 else &dummy
     wk.vabs = &vabs_v[0] if d > 0 else &dummy
     wk.nrm2 = 0.0
+    wk.absolute = type(loss) is Absolute
     # blocked order: the visiting set's membership marks and the block permutation
     mark = np.zeros(n_sub if blocked_order else 0, dtype=np.int8)
     blocks = np.zeros((n_sub + ORDER_BLOCK - 1) // ORDER_BLOCK if blocked_order else 0, dtype=np.intp)
@@ -678,10 +807,12 @@ cdef void _feasible_dual(Loss loss, const Problem *pb, const double[:] guess, co
     # beta_i = guess_i where -psi_i^*(-guess_i) is finite (the dual objective's domain), else 0
     cdef Py_ssize_t idx
     cdef double b
+    cdef bint absolute = type(loss) is Absolute
     with nogil:
         for idx in range(pb.stop - pb.start):
             b = guess[idx]
-            if isfinite(b) and isfinite(loss.cy_conj(-b, pb.y[pb.start + idx], k[idx])):
+            if isfinite(b) and isfinite(_abs_conj(-b, pb.y[pb.start + idx], k[idx]) if absolute
+                                        else loss.cy_conj(-b, pb.y[pb.start + idx], k[idx])):
                 beta[idx] = b
             else:
                 beta[idx] = 0.0

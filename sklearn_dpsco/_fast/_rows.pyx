@@ -57,11 +57,13 @@ cdef class RowData:
     assumes finite rows.
     """
 
-    def __cinit__(self, X, double intercept_scaling=0.0):
+    def __cinit__(self, X, double intercept_scaling=0.0, norms_of=None, raw_sq_norms=None):
         cdef const double[:, ::1] dense_view
         cdef const double[::1] data_view
         cdef const Py_ssize_t[::1] ind_view, ptr_view
         cdef double[::1] norms
+        cdef double[::1] nv
+        cdef const double[::1] raw_sq
         cdef Py_ssize_t i
         if not (intercept_scaling >= 0.0) or not np.isfinite(intercept_scaling):
             raise ValueError(f"intercept_scaling must be finite and >= 0, got {intercept_scaling!r}")
@@ -103,20 +105,46 @@ cdef class RowData:
                 dense_view = arr
                 self.dense = &dense_view[0, 0]
         self.n_features = self.n_raw + (1 if self.has_intercept else 0)
+        if norms_of is not None:
+            # the rows' own cached norms, from a RowData holding the same rows (``take``): computed there from
+            # the same entries by the same loops, so the same floats, and those rows were checked finite there
+            sq, nrm = (np.ascontiguousarray(a, dtype=np.float64) for a in norms_of)
+            if sq.shape != (self.n_samples,) or nrm.shape != (self.n_samples,):
+                raise ValueError("norms_of needs one squared norm and one norm per row.")
+            self._keep = self._keep + (sq, nrm)
+            self._sq_array = sq
+            self._norm_array = nrm
+            if self.n_samples > 0:
+                norms = sq
+                nv = nrm
+                self.sq_norms = &norms[0]
+                self.norms = &nv[0]
+            return
         sq = np.empty(self.n_samples, dtype=np.float64)
         nrm = np.empty(self.n_samples, dtype=np.float64)
         self._keep = self._keep + (sq, nrm)
         self._sq_array = sq
         self._norm_array = nrm
-        cdef double[::1] nv
         if self.n_samples > 0:
             norms = sq
             nv = nrm
             self.sq_norms = &norms[0]
             self.norms = &nv[0]
-            with nogil:
-                for i in range(self.n_samples):
-                    norms[i] = self._raw_sq_norm(i)
+            if raw_sq_norms is not None and not self.is_sparse:
+                # the rows' sums of squares as _raw_sq_norm sums them (column_affine's sq_out, written with
+                # the rows: the same dense_dot), then the intercept's term as _raw_sq_norm adds it
+                raw_sq = np.ascontiguousarray(raw_sq_norms, dtype=np.float64)
+                if raw_sq.shape[0] != self.n_samples:
+                    raise ValueError("raw_sq_norms needs one entry per row.")
+                with nogil:
+                    for i in range(self.n_samples):
+                        norms[i] = raw_sq[i]
+                        if self.has_intercept:
+                            norms[i] += self.intercept_scaling * self.intercept_scaling
+            else:
+                with nogil:
+                    for i in range(self.n_samples):
+                        norms[i] = self._raw_sq_norm(i)
             if not self.is_sparse and not np.all(np.isfinite(sq)) and not np.all(np.isfinite(self._X)):
                 raise ValueError("X contains NaN or infinity")
             with nogil:
@@ -305,6 +333,16 @@ cdef class RowData:
             self.axpy(r[i], a[i], out)
 
     # ---- Python helpers (tests, drivers) -----------------------------------
+    def take(self, index):
+        """``(X, RowData)`` of the dense rows ``index`` (a fresh C-contiguous copy, ``X[index]``'s values), the
+        rows' norms read from this RowData's cache instead of recomputed: the same rows, so the same floats
+        (a working set's rows, ``_working_set.working_set_dual``; speed only). Dense rows only."""
+        if self.is_sparse:
+            raise ValueError("take reads dense rows only.")
+        index = np.asarray(index, dtype=np.intp)
+        X = np.ascontiguousarray(self._X[index])
+        return X, RowData(X, self.intercept_scaling, norms_of=(self._sq_array[index], self._norm_array[index]))
+
     def row_norms(self, squared=False):
         """Euclidean norms of the rows, intercept feature included.
 
@@ -397,9 +435,10 @@ cdef inline double _np_clip(double x, double lo, double hi) noexcept nogil:
 
 
 cdef void _affine_flat(const double *x, const double *c, const double *f, double scale, const double *lo,
-                       const double *hi, double *o, Py_ssize_t n, Py_ssize_t d) noexcept nogil:
+                       const double *hi, double *o, Py_ssize_t n, Py_ssize_t d, double *sq) noexcept nogil:
     # column_affine on C-contiguous rows: per entry the subtraction, the product, the row scale's product
-    # (scale != 1) and the clip (lo != NULL; lo < 0 < hi, NaN kept: np.clip's float) of the strided loops
+    # (scale != 1) and the clip (lo != NULL; lo < 0 < hi, NaN kept: np.clip's float) of the strided loops;
+    # sq != NULL: each written row's dense_dot with itself, while the row is in cache (RowData's own sum)
     cdef Py_ssize_t i, j
     cdef double v
     cdef bint scaled = scale != 1.0
@@ -418,12 +457,14 @@ cdef void _affine_flat(const double *x, const double *c, const double *f, double
                 if scaled:
                     v = v * scale
                 o[j] = _np_clip(v, lo[j], hi[j])
+        if sq != NULL:
+            sq[i] = dense_dot(o, o, d)
         x += d
         o += d
 
 
 def column_affine(const double[:, :] X, const double[::1] centre, const double[::1] factor, double scale=1.0,
-                  bound=None):
+                  bound=None, double[::1] sq_out=None):
     """``(X - centre) * factor`` column by column, in one pass into a fresh C-contiguous array.
 
     The same two roundings per entry as NumPy's ``out = X - centre; out *= factor``
@@ -434,8 +475,20 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
     pass over ``out``). With ``bound`` (one entry per column), each entry is
     then clipped as ``np.clip(out, -bound, bound, out=out)`` clips it (the same
     floats, without NumPy's slower broadcast clip pass over ``out``).
+
+    ``sq_out`` (optional, one entry per row): filled with each mapped row's sum of squares as
+    ``RowData`` sums it (``dense_dot`` of the row with itself, without the intercept's term), in the
+    same pass while the row is in cache: ``RowData(out, s, raw_sq_norms=sq_out)`` then skips its own
+    pass over the rows (the same floats).
     """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i
+    cdef double *sqp = NULL
+    cdef bint fused
+    if sq_out is not None:
+        if sq_out.shape[0] != n:
+            raise ValueError("sq_out needs one entry per row.")
+        if n > 0:
+            sqp = &sq_out[0]
     cdef const double[::1] b
     cdef double[::1] nbv
     cdef double *nb = NULL
@@ -455,12 +508,23 @@ def column_affine(const double[:, :] X, const double[::1] centre, const double[:
     if n > 0 and d > 0 and X.strides[1] == sizeof(double) and X.strides[0] == d * sizeof(double):
         # C-contiguous rows: one fused pass over flat arrays (the strided views' index arithmetic kept the
         # compiler from vectorising: about 4x a plain copy's time); the same operations per entry
+        # (the sums of squares in the pass unless NumPy's clip comes after it)
+        fused = bound is None or nb != NULL
         with nogil:
-            _affine_flat(&X[0, 0], &centre[0], &factor[0], scale, nb, &b[0] if nb != NULL else NULL, &o[0, 0], n, d)
+            _affine_flat(&X[0, 0], &centre[0], &factor[0], scale, nb, &b[0] if nb != NULL else NULL, &o[0, 0], n, d,
+                         sqp if fused else NULL)
+        if fused:
+            sqp = NULL
     else:
         _affine_strided(X, centre, factor, scale, nb, &b[0] if nb != NULL else NULL, o, n, d)
     if bound is not None and nb == NULL:
         np.clip(out, -np.asarray(b), b, out=out)
+    if sqp != NULL and d > 0:
+        with nogil:
+            for i in range(n):
+                sqp[i] = dense_dot(&o[i, 0], &o[i, 0], d)
+    elif sqp != NULL:
+        sq_out[:] = 0.0
     return out
 
 

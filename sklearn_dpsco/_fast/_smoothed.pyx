@@ -25,7 +25,9 @@ products added in the same order), so the screen picks the same rows.
 """
 import numpy as np
 
-from libc.math cimport fabs
+from libc.math cimport fabs, INFINITY
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
 
 from ._dot cimport dense_axpy4, dense_dot
 from ._rows cimport RowData
@@ -279,19 +281,44 @@ cdef const double *_weights(sw, Py_ssize_t n) except? NULL:
     return &view[0] if n > 0 else NULL
 
 
+cdef inline double _negated_unless_below(double c, double ei) noexcept nogil:
+    # ``c if ei < 0.0 else -c`` without a branch (the side of a row is a coin flip to the predictor): C's
+    # negation flips the sign bit only, so flipping it by the comparison gives the same floats (0, NaN too)
+    cdef uint64_t u
+    memcpy(&u, &c, 8)
+    u ^= (<uint64_t>(not (ei < 0.0))) << 63
+    memcpy(&c, &u, 8)
+    return c
+
+
+cdef inline double _kept_if_below(double t, double ei) noexcept nogil:
+    # ``t if ei < 0.0 else 0.0`` without a branch: the bits of t, or all cleared (+0.0)
+    cdef uint64_t u
+    memcpy(&u, &t, 8)
+    u &= -(<uint64_t>(ei < 0.0))
+    memcpy(&t, &u, 8)
+    return t
+
+
 def screen_rows(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::1] z, const double[::1] y, sw,
                 double threshold, bint hinge, const double[::1] cap, double[::1] e, unsigned char[::1] in_set,
-                double[::1] bound):
+                double[::1] bound, double limit=INFINITY):
     """The working set at the products ``z`` of rows [start, stop) (local arrays of length ``stop - start``).
 
     ``e_i`` the kink residual of ``z_i``; ``in_set_i = |e_i| <= ||x_i|| threshold``
     and ``s_i > 0`` (``sw=None``: unit weights); ``bound_i`` the dual value of
     the row's side (hinge: ``c_i y_i`` below the kink, else 0; absolute:
     ``c_i`` below, else ``-c_i``). Returns the size of the set.
+
+    ``limit``: the pass stops as soon as the set holds more than ``limit`` rows and returns that count
+    (above ``limit``; the arrays are then filled up to that row only): a caller that drops a set above
+    ``limit`` reads nothing else. The same floats, set and count as without it whenever the set is at
+    most ``limit`` rows.
     """
     cdef Py_ssize_t n = stop - start, li, count = 0
     cdef const double *s
-    cdef double ei, c
+    cdef const double *nrm
+    cdef double ei
     cdef unsigned char inside
     if not (0 <= start <= stop <= rows.n_samples):
         raise ValueError("row range out of bounds")
@@ -299,18 +326,21 @@ def screen_rows(RowData rows, Py_ssize_t start, Py_ssize_t stop, const double[::
             or bound.shape[0] != n:
         raise ValueError("arrays of the wrong length")
     s = _weights(sw, n)
+    nrm = rows.norms + start
     with nogil:
         for li in range(n):
             ei = _kink(hinge, z[li], y[li])
             e[li] = ei
-            inside = fabs(ei) <= rows.norms[start + li] * threshold and (s == NULL or s[li] > 0.0)
+            # without branches (the sides are coin flips to the predictor): the same comparisons and values
+            inside = (fabs(ei) <= nrm[li] * threshold) & (s == NULL or s[li] > 0.0)
             in_set[li] = inside
             count += inside
-            c = cap[li]
             if hinge:
-                bound[li] = c * y[li] if ei < 0.0 else 0.0
+                bound[li] = _kept_if_below(cap[li] * y[li], ei)
             else:
-                bound[li] = c if ei < 0.0 else -c
+                bound[li] = _negated_unless_below(cap[li], ei)
+            if count > limit:
+                break
     return count
 
 

@@ -506,3 +506,38 @@ def test_unit_weights_are_weights_of_one_to_the_bit(loss, start_dual):
     np.testing.assert_array_equal(a.w, b.w)
     np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
     assert a.n_epochs == b.n_epochs and a.distance_bound == b.distance_bound
+
+
+class _TableAbsolute(Absolute):
+    """Absolute through the class's table: certified_erm's inline path is for ``type(loss) is Absolute`` only."""
+
+
+@pytest.mark.parametrize("d", [1, 4, 5, 21])
+@pytest.mark.parametrize("intercept", [0.0, 1.5])
+@pytest.mark.parametrize("weights", [False, True])
+@pytest.mark.parametrize("ball", [False, True])
+def test_inline_absolute_and_gathered_rows_are_the_table_path_to_the_bit(d, intercept, weights, ball):
+    # the ascent's and the certificate's inline Absolute terms and dense row products, and the certificate's v
+    # gathered 64 rows at a time (_flush_comp), against the loss's own methods: the same path, the same floats
+    # (n not a multiple of 64; uncertified and certified ends); at a dual start without passes, v (hence w and
+    # the dual value) as CSR rows add it row by row (RowData.axpy_comp; their products <x_i, w> sum in another
+    # order than dense rows', so the ascent's path and the primal value may differ in the last bits)
+    rng = np.random.default_rng(d + 10 * weights)
+    n = 1000 + 37 * d
+    X = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4, size=(n, 1))
+    y = X @ rng.normal(size=d) + rng.standard_t(2, size=n)
+    sw = rng.uniform(0, 1, size=n) if weights else None
+    w0 = rng.normal(size=d + (intercept > 0)) * 0.1
+    for lam, epochs, start in [(1e-3, 3, None), (1e-2, 300, None), (1e-2, 0, rng.uniform(-1, 1, size=n - 11))]:
+        kw = dict(clip=0.8, sample_weight=sw, start=5, stop=n - 6, target_distance=1e-6, max_epochs=epochs,
+                  dual_start=start)
+        if ball:
+            kw.update(ball_center=w0 + 0.01, ball_radius=0.5)
+        a = certified_erm(RowData(X, intercept), y, Absolute(), lam, w0, **kw)
+        b = certified_erm(RowData(X, intercept), y, _TableAbsolute(), lam, w0, **kw)
+        assert a.w.tobytes() == b.w.tobytes() and a.dual_coef.tobytes() == b.dual_coef.tobytes()
+        assert (a.n_epochs, a.distance_bound, a.gap, a.primal, a.dual) == (b.n_epochs, b.distance_bound, b.gap,
+                                                                            b.primal, b.dual)
+        if epochs == 0:
+            c = certified_erm(RowData(sp.csr_matrix(X), intercept), y, Absolute(), lam, w0, **kw)
+            assert a.w.tobytes() == c.w.tobytes() and a.dual == c.dual

@@ -250,3 +250,52 @@ def test_column_affine_clip_is_numpys_clip(scale, fortran):
         assert out.flags.c_contiguous and out.tobytes() == ref.tobytes()
     with pytest.raises(ValueError, match="bound"):
         column_affine(np.ones((2, 3)), np.zeros(3), np.ones(3), 1.0, np.ones(2))
+
+
+@pytest.mark.parametrize("clip", [None, "positive", "zero"])
+@pytest.mark.parametrize("fortran", [False, True])
+def test_column_affine_row_squares_are_rowdatas(clip, fortran):
+    # sq_out: each mapped row's sum of squares as RowData sums it (its own dense_dot pass over the rows), bit for
+    # bit, for the fused flat pass, the strided loops and NumPy's clip after a zero bound; RowData built from
+    # them (raw_sq_norms) has RowData's own squared norms and norms, with and without the intercept's column
+    from sklearn_dpsco._fast._rows import column_affine
+
+    rng = np.random.default_rng(11)
+    for t in range(60):
+        n, d = int(rng.integers(0, 300)), int(rng.integers(1, 23))
+        X = rng.standard_normal((n, d)) * 10 ** rng.uniform(-3, 3, d)
+        c, f = rng.standard_normal(d), rng.uniform(0.1, 3, d)
+        b = None if clip is None else rng.uniform(0.5, 3, d)
+        if clip == "zero":
+            b[0] = 0.0
+        sq = np.full(n, np.nan)
+        out = column_affine(np.asfortranarray(X) if fortran else X, c, f, 0.37 if t % 2 else 1.0, b, sq)
+        assert out.tobytes() == column_affine(X, c, f, 0.37 if t % 2 else 1.0, b).tobytes()
+        assert sq.tobytes() == RowData(out).row_norms(squared=True).tobytes()
+        for s in (0.0, 1.5):
+            ref, fused = RowData(out, s), RowData(out, s, raw_sq_norms=sq)
+            assert fused.row_norms(squared=True).tobytes() == ref.row_norms(squared=True).tobytes()
+            assert fused.row_norms().tobytes() == ref.row_norms().tobytes()
+    with pytest.raises(ValueError, match="sq_out"):
+        column_affine(np.ones((2, 3)), np.zeros(3), np.ones(3), 1.0, None, np.empty(3))
+    with pytest.raises(ValueError, match="raw_sq_norms"):
+        RowData(np.ones((2, 3)), raw_sq_norms=np.ones(3))
+
+
+@pytest.mark.parametrize("s", [0.0, 1.5])
+def test_take_reads_the_rows_norms_from_the_cache(s):
+    # RowData.take: the gathered rows X[index] and, bit for bit, the norms RowData computes on them itself
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((500, 9)) * 10 ** rng.uniform(-200, 200, size=(500, 1))  # fast path and fallback
+    rows = RowData(X, s)
+    for index in (np.arange(0), rng.choice(500, 37, replace=False), np.arange(500)[::-1]):
+        sub_X, sub = rows.take(index)
+        ref = RowData(X[index], s)
+        assert sub_X.flags.c_contiguous and np.array_equal(sub_X, X[index])
+        assert sub.row_norms(squared=True).tobytes() == ref.row_norms(squared=True).tobytes()
+        assert sub.row_norms().tobytes() == ref.row_norms().tobytes()
+        assert sub.n_features == ref.n_features and sub.intercept_scaling == s
+    with pytest.raises(ValueError, match="dense"):
+        RowData(sp.csr_matrix(X), s).take([0, 1])
+    with pytest.raises(ValueError, match="norms_of"):
+        RowData(X[:3], s, norms_of=(np.ones(2), np.ones(3)))

@@ -170,6 +170,15 @@ def test_the_screen_passes_are_the_numpy_formulas(sparse, intercept, weights, hi
     bound_ref = np.where(side < 0, cap * y, 0.0) if hinge else np.where(side < 0, cap, -cap)
     assert np.array_equal(e, e_ref) and np.array_equal(in_set.astype(bool), in_ref)
     assert np.array_equal(bound, bound_ref) and count == in_ref.sum() and 0 < count < n
+    # a limit at or above the set's size changes nothing; below it the pass stops once the set exceeds it
+    for limit in (count, count + 0.5, 1e300):
+        e2, in2, bound2 = np.empty(n), np.empty(n, dtype=np.uint8), np.empty(n)
+        assert _smoothed.screen_rows(rows, start, stop, z, y, sw, threshold, hinge, cap, e2, in2, bound2, limit) == count
+        assert e2.tobytes() == e.tobytes() and in2.tobytes() == in_set.tobytes() and bound2.tobytes() == bound.tobytes()
+    for limit in (0.0, count - 1.0, count - 0.5):
+        stopped = _smoothed.screen_rows(rows, start, stop, z, y, sw, threshold, hinge, cap, np.empty(n),
+                                        np.empty(n, dtype=np.uint8), np.empty(n), limit)
+        assert limit < stopped <= count
     beta = rng.uniform(-1, 1, size=n)
     beta_ref = np.where(in_ref, beta, bound_ref)
     shift = np.zeros(rows.n_features)

@@ -135,8 +135,8 @@ def test_a_wrong_start_falls_back_to_the_full_ascent(loss, monkeypatch):
     monkeypatch.setattr(_working_set, "MAX_ROUNDS", 1)
     screen = _working_set.screen_rows
 
-    def flipped(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound):
-        count = screen(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound)
+    def flipped(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound, *limit):
+        count = screen(rows, start, stop, z, y, sw, threshold, hinge, cap, e, in_set, bound, *limit)
         bound[:] = np.where(e > 0, cap * y, 0.0) if hinge else np.where(e > 0, cap, -cap)
         return count
 

@@ -15,7 +15,7 @@ from .._inverse_sensitivity import (
 )
 from .._localization._growth import CENTRED_OBJECTIVE_SCALE, growth_epochs_schedule, localization_schedule
 from .._localization._phases import run_growth_epochs, run_phases
-from .._optim._warm_start import _THREADPOOLS
+from .._optim._warm_start import one_blas_thread
 
 __all__ = ["SOLVERS"]
 
@@ -76,7 +76,7 @@ def _one_blas_thread():
     (OpenBLAS, 2 cores) each call paid more in waking and spinning threads than its arithmetic, and the
     spinning threads took the core the fit ran on (2e5 x 20, default threads, load 4-5: 440 -> 226 ms
     wall, 256 -> 119 ms CPU). The Newton starts already ran on one thread (``_warm_start``)."""
-    return _THREADPOOLS.limit(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def _run_phases(problem, schedule, rng):

@@ -59,6 +59,9 @@ class GLMData:
     intercept_scaling: float = 0.0
     _norms: np.ndarray = field(default=None, init=False, repr=False)
     _rows: object = field(default=None, init=False, repr=False)
+    #: the dense rows' sums of squares as ``RowData`` sums them (no intercept term), when the pass that wrote
+    #: the rows computed them (``DeferredRowScale.rows(..., sq=True)``); None: RowData sums them itself
+    _raw_sq: object = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         if sp.issparse(self.X):
@@ -131,10 +134,14 @@ class GLMData:
         and the replace-one argument of a building block applies unchanged
         (doc/privacy/output_perturbation.rst, "Centring").
         """
+        whole = start == 0 and (stop is None or stop == self.n_samples)
         Xb, stop = self._block(start, stop)
         sw = None if self.sample_weight is None else self.sample_weight[start:stop]
         y = self.y[start:stop] - self.matvec(np.asarray(center, dtype=float), start, stop)
-        return GLMData(Xb, y, sw, self.intercept_scaling)
+        out = GLMData(self.X if whole and not self.sparse else Xb, y, sw, self.intercept_scaling)
+        if whole and out.X is self.X:
+            out._raw_sq = self._raw_sq  # the same rows
+        return out
 
     def weights(self, start=0, stop=None):
         stop = self.n_samples if stop is None else stop
@@ -159,20 +166,26 @@ class DeferredRowScale:
     #: per-column bound ``b`` of the mapped entries (``-b <= z <= b``; ``inf``: none), or None (no clip)
     clip: object = None
 
-    def rows(self, start=0, stop=None):
-        """The mapped rows [start, stop) as a fresh array (the same floats as the eager map's rows)."""
+    def rows(self, start=0, stop=None, sq=False):
+        """The mapped rows [start, stop) as a fresh array (the same floats as the eager map's rows).
+
+        ``sq=True``: ``(rows, raw_sq)``, ``raw_sq`` the rows' sums of squares as ``RowData`` sums them (written
+        in the map's pass, ``column_affine(sq_out=...)``), or None where the map has no compiled pass."""
         X = self.X[start:stop]
         if self.centre is None:
-            return X * self.factor
+            return (X * self.factor, None) if sq else X * self.factor
         from ..._fast._rows import column_affine
 
+        raw_sq = np.empty(X.shape[0]) if sq else None
         # the row scale's product in the same pass (column_affine's scale: the same products as out * factor)
         if self.clip is None:
-            return column_affine(X, self.centre, self.inv_scale, float(self.factor))
-        # clip(z) * f == clip(z * f, b * f): rounding is monotone, so the eager map's clip-then-scale floats;
-        # the clip in the same compiled pass, as np.clip(out, -bound, bound) clips (the same floats)
-        bound = np.broadcast_to(np.asarray(self.clip * float(self.factor), dtype=np.float64), (X.shape[1],))
-        return column_affine(X, self.centre, self.inv_scale, float(self.factor), bound)
+            out = column_affine(X, self.centre, self.inv_scale, float(self.factor), None, raw_sq)
+        else:
+            # clip(z) * f == clip(z * f, b * f): rounding is monotone, so the eager map's clip-then-scale floats;
+            # the clip in the same compiled pass, as np.clip(out, -bound, bound) clips (the same floats)
+            bound = np.broadcast_to(np.asarray(self.clip * float(self.factor), dtype=np.float64), (X.shape[1],))
+            out = column_affine(X, self.centre, self.inv_scale, float(self.factor), bound, raw_sq)
+        return (out, raw_sq) if sq else out
 
 
 def row_norms_of(X):
@@ -249,5 +262,8 @@ class RowScaledData:
         stop = self.n_samples if stop is None else stop
         y, sample_weight, intercept_scaling = self._args
         sw = None if sample_weight is None else sample_weight[start:stop]
-        block = GLMData(self._rows.rows(start, stop), y[start:stop], sw, intercept_scaling)
+        rows, raw_sq = self._rows.rows(start, stop, sq=True)
+        block = GLMData(rows, y[start:stop], sw, intercept_scaling)
+        if raw_sq is not None and block.X is rows:
+            block._raw_sq = raw_sq  # the map's pass summed them: RowData skips its own pass (the same floats)
         return block.centred_block(center)

@@ -55,7 +55,9 @@ def _compiled_loss(loss):
 def _rows(data):
     rows = getattr(data, "_row_data", None)
     if rows is None:
-        rows = RowData(data.X, intercept_scaling=data.intercept_scaling)
+        # a block whose map's pass summed its rows' squares (GLMData._raw_sq): the same floats, no second pass
+        raw_sq = getattr(data, "_raw_sq", None)
+        rows = RowData(data.X, intercept_scaling=data.intercept_scaling, raw_sq_norms=raw_sq)
         data._row_data = rows
     return rows
 

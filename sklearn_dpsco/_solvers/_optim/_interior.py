@@ -36,7 +36,7 @@ from functools import partial
 import numpy as np
 import scipy.linalg
 
-from ._warm_start import _THREADPOOLS, INSIDE, MAX_GRAM_FEATURES, _solve_pos, gram_system, row_matvec, row_rmatvec
+from ._warm_start import INSIDE, MAX_GRAM_FEATURES, _solve_pos, gram_system, one_blas_thread, row_matvec, row_rmatvec
 
 __all__ = ["MAX_IPM_STEPS", "interior_dual_start"]
 
@@ -106,7 +106,7 @@ def interior_dual_start(data, hinge, lam, w0, cap, target_distance, start=0, sto
     tol_gap = 0.5 * lam * (IPM_TARGET * target_distance) ** 2
     best, best_gap = None, np.inf
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"), _THREADPOOLS.limit(limits=1, user_api="blas"):
+        with warnings.catch_warnings(), np.errstate(all="ignore"), one_blas_thread():
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             a = 0.5 * (lo + hi)
             zl, zu = np.ones(m), np.ones(m)

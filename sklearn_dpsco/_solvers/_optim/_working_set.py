@@ -254,7 +254,11 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     # one compiled pass each (_fast/_smoothed.pyx: the same floats as the NumPy formulas they replaced):
     # residuals e, the set |e_i| <= ||x_i|| D / SCREEN_SHRINK (rows of positive weight), bound duals
     e, in_set, bound = np.empty(n), np.empty(n, dtype=np.uint8), np.empty(n)
-    if screen_rows(rows, start, stop, z, y, sw, D / SCREEN_SHRINK, hinge, cap, e, in_set, bound) == 0:
+    limit = (MAX_WORKING_FRACTION if max_fraction is None else max_fraction) * n
+    count = screen_rows(rows, start, stop, z, y, sw, D / SCREEN_SHRINK, hinge, cap, e, in_set, bound, limit)
+    if count > limit:
+        return None  # too many rows near their kink (the pass stopped there: the check below, sooner)
+    if count == 0:
         norms = rows.row_norms()[start:stop]
         positive = np.ones(n, dtype=bool) if sw is None else sw > 0
         in_set[np.argmin(np.where(positive, np.abs(e) / np.maximum(norms, 1e-300), np.inf))] = True
@@ -262,7 +266,7 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
     w0 = np.asarray(w0, dtype=float)
     for _ in range(MAX_ROUNDS):
         index = np.flatnonzero(in_set.view(bool))
-        if index.size > (MAX_WORKING_FRACTION if max_fraction is None else max_fraction) * n:
+        if index.size > limit:
             return None  # too many rows near (or on the wrong side of) their kink
         # the screened rows at their bound; their linear losses shift the centre (their terms of
         # v = (1/n) sum s_i beta_i x_i)
@@ -270,8 +274,12 @@ def working_set_dual(data, rows, loss, lam, w0, clip, cap, start, stop, target_d
         screen_centre(rows, start, stop, in_set, beta, bound, sw, lam * n, shift)
         w_b = w0 + shift
         sub_sw = None if sw is None else np.ascontiguousarray(sw[index])
-        sub_X = _reduced_X(data, start + index)
-        sub_rows, sub_y = RowData(sub_X, intercept_scaling=data.intercept_scaling), np.ascontiguousarray(y[index])
+        if rows.is_sparse:
+            sub_X = _reduced_X(data, start + index)
+            sub_rows = RowData(sub_X, intercept_scaling=data.intercept_scaling)
+        else:  # the same rows, their norms read from the block's cache (the same floats, not recomputed)
+            sub_X, sub_rows = rows.take(start + index)
+        sub_y = np.ascontiguousarray(y[index])
         sub_fit = dict(clip=clip, target_distance=REDUCED_TARGET * target_distance, max_epochs=REDUCED_EPOCHS,
                        dual_start=beta[index], ball_center=ball.get("ball_center"),
                        ball_radius=ball.get("ball_radius"))
