@@ -1,4 +1,7 @@
-"""Study prototype (NOT a library mechanism): the label centre and the label bound released JOINTLY.
+"""Study prototypes (NOT library mechanisms): the label bound released JOINTLY with the label centre
+(``joint_target``) or with the row bound (``joint_row_target``, the proposal of benchmarks/results/label_atoms.md,
+"Follow-up", section 4: ``U(r, t) = min(u_row(r), u_upper(t))`` over the pairs of the unsigned grid, the centre
+released before as now). Below: the centre version.
 
 One selection over the pairs ``(c, t)`` of the centre's signed grid and the bound's unsigned grid, with utility
 ``U(c, t) = min(u_c(c), u_t(c, t))``: ``u_c`` the centre's median utility over y (the library's quantile
@@ -95,3 +98,47 @@ def install():
 
 def joint_target(weight, q=0.8, margin=1.5):
     return dataclasses.replace(A.LABEL_UPPER, q=q, margin=margin, weight=weight, values=joint_marker)
+
+
+# ------------------------------------------------------------------------------------ row bound x label bound
+def joint_row_marker(data, released):  # never called: the bound released jointly with the row bound
+    raise AssertionError("released jointly with the row bound")
+
+
+def release_row_bound(norms, devs, grid, eps, rng, q=0.8):
+    """``(r, t)`` by permute-and-flip over the pairs of the unsigned grid, utility ``min(u_row(r), u_t(t))``: the
+    row norms' median utility and the deviations' level-``q`` utility (each sensitivity 1, so is the minimum)."""
+    from sklearn_dpsco._mechanisms._quantile import QuantileMechanism
+
+    ur = np.array(QuantileMechanism(0.5, 1.0, grid).utility(norms), dtype=np.int64)
+    ut = np.array(QuantileMechanism(q, 1.0, grid).utility(devs), dtype=np.int64)
+    U = np.minimum(ur[:, None], ut[None, :])
+    score = 0.5 * eps * (U - U.max()) + rng.exponential(size=U.shape)
+    i, j = np.unravel_index(int(np.argmax(score)), U.shape)
+    return float(grid.points[i]), float(grid.points[j])
+
+
+def _release_rows(self, data, rng):
+    names = [t.name for t in self.targets]
+    if self.targets[-1].values is not joint_row_marker or names[0] != "row_bound":
+        return _release(self, data, rng)
+    floor = float(self.grid.points[self.grid.points > 0][0])
+    rows = A.every_kth_row(data, self.stride)
+    out = {}
+    parts, mechs = self.parts, self.mechanisms()
+    for target, mech in zip(self.targets[1:-1], mechs[1:-1]):  # the centre (signed: used as is)
+        out[target.name] = mech.release(A.finite(target.values(rows, dict(out))), rng)
+    row, bound = self.targets[0], self.targets[-1]
+    norms = np.abs(A.finite(row.values(rows, {})))
+    devs = A.finite(A.centre_deviations(rows, out))
+    r, t = release_row_bound(norms, devs, self.grid, parts[0].epsilon + parts[-1].epsilon, rng, bound.q)
+    out = {"row_bound": row.margin * max(r, floor), **out, "label_bound": bound.margin * max(t, floor)}
+    return out, self.event
+
+
+def install_rows():
+    A.ScalePlan.release = _release_rows
+
+
+def joint_row_target(weight, q=0.8, margin=1.5):
+    return dataclasses.replace(A.LABEL_UPPER, q=q, margin=margin, weight=weight, values=joint_row_marker)

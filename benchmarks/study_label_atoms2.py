@@ -46,9 +46,10 @@ def _rules():
     r["q82_w25"] = dataclasses.replace(up, q=0.82, margin=1.45, weight=2.5)
     import _joint_label as J
 
-    J.install()
-    for w in (1.0, 1.5, 2.0, 3.0):
+    J.install_rows()  # both joint prototypes (the plain rules are released as before)
+    for w in (1.0, 1.5, 2.0, 2.5, 3.0):
         r[f"joint_w{w:g}".replace(".", "")] = J.joint_target(w)
+        r[f"rowjoint_w{w:g}".replace(".", "")] = J.joint_row_target(w)
     for name in dir(A):  # candidate rules defined in the library (if any)
         if name.startswith("LABEL_RULE_"):
             r[name[len("LABEL_RULE_"):].lower()] = getattr(A, name)
@@ -143,6 +144,8 @@ def main():
         return tails()
     if mode == "jtails":
         return joint_tails()
+    if mode == "rtails":
+        return row_joint_tails()
     if mode == "cont":
         epsilons = [float(e) for e in sys.argv[4].split(",")] if len(sys.argv) > 4 else [0.5, 1.0, 2.0]
         cont(rules, seeds, epsilons, os.environ.get("REF", "prev"))
@@ -217,6 +220,43 @@ def joint_tails(ranks_list=(150, 175, 200)):
         pc = J.pf_pmf_grouped(0.5 * (100 / y.size) * (uc.max() - uc))
         print(f"{name:28s} " + " | ".join(f"r{r}: {c}" for r, c in zip(ranks_list, cells))
               + f" | centre@100 {pc[far > 10].sum():8.1e} {pc[far > 1].sum():8.1e}", flush=True)
+
+
+def row_joint_tails(ranks_list=(125, 150, 175, 200)):
+    """Exact laws of the joint (row bound, label bound) selection (benchmarks/_joint_label.py, the centre at the
+    labels' median): P(B > 10 sd), P(B < sd / 10), P(row release > 8 x / < 1/8 x the median row norm); the row
+    bound alone at its 50 ranks for comparison (the bound alone: tails())."""
+    import _joint_label as J
+    import study_label_atoms as S
+
+    from sklearn_dpsco._mechanisms._quantile import QuantileMechanism
+    from sklearn_dpsco._solvers import safe_row_norms
+
+    grid = A.ScaleGrid()
+    pts = grid.points
+    floor = float(pts[pts > 0][0])
+    sets = [(name, X, y) for name, X, y, _, _ in cont_sets()]
+    sets += [(name, *load()[:2]) for name, load, _ in S.cases(False)]
+    print("row x bound joint: P(B > 10 sd) P(B < sd/10) P(row > 8 med) P(row < med/8) at n epsilon ranks | row alone @50")
+    for name, X, y in sets:
+        X, y = np.asarray(X, float), np.asarray(y, float)
+        sd, med = float(np.std(y)), float(np.quantile(y, 0.5, method="inverted_cdf"))
+        norms = safe_row_norms(X)
+        nmed = float(np.quantile(norms, 0.5, method="inverted_cdf"))
+        devs = A.finite(A.centre_deviations((X, [y], None), {"label_center": med}))
+        ur = np.array(QuantileMechanism(0.5, 1.0, grid).utility(norms), dtype=np.int64)
+        ut = np.array(QuantileMechanism(0.8, 1.0, grid).utility(devs), dtype=np.int64)
+        U = np.minimum(ur[:, None], ut[None, :])
+        B = 1.5 * np.maximum(pts, floor)
+        cells = []
+        for r in ranks_list:
+            P = J.pf_pmf_grouped(0.5 * (r / y.size) * (U.max() - U))
+            pr, pb = P.sum(1), P.sum(0)
+            cells.append(f"{pb[B > 10 * sd].sum():8.1e} {pb[B < sd / 10].sum():8.1e} {pr[pts > 8 * nmed].sum():8.1e} "
+                         f"{pr[pts < nmed / 8].sum():8.1e}")
+        alone = J.pf_pmf_grouped(0.5 * (50 / y.size) * (ur.max() - ur))
+        print(f"{name:28s} " + " | ".join(f"r{r}: {c}" for r, c in zip(ranks_list, cells))
+              + f" | row@50 {alone[pts > 8 * nmed].sum():8.1e} {alone[pts < nmed / 8].sum():8.1e}", flush=True)
 
 
 if __name__ == "__main__":
