@@ -624,6 +624,10 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
             if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
                 raise _Checked(event)
+            # what the public plan warns about, before any row is read: a warning turned into an error
+            # (warnings-as-errors) then refuses the fit with nothing spent, instead of discarding a paid release
+            for message in self._plan_warnings(inputs, plan):
+                warnings.warn(message, UserWarning, stacklevel=3)
 
             rng = check_random_state(self.random_state)
             released = columns = None
@@ -673,21 +677,26 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             if released is not None:
                 self._store_scales(plan, released)
             self._store_columns(plan, columns)
-            if plan.solver == CONSTANT_SOLVER:
-                # visible, not only in fit_info_: the model predicts one value (public: the plan's rule)
-                asked = getattr(self, "solver", "auto")
-                warnings.warn(
-                    f"{type(self).__name__}: n epsilon is too small for the 'auto' scale estimates, so the fit "
-                    f"released the intercept-only model (solver_='{CONSTANT_SOLVER}'"
-                    + (f", not the requested solver={asked!r}" if asked != "auto" else "")
-                    + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
-                    "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates').",
-                    UserWarning, stacklevel=3)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
         return self
+
+    def _plan_warnings(self, inputs, plan):
+        """Warnings about the fit that public facts decide (the plan, ``inputs.n_samples``, the parameters), issued
+        after the checks and before any row is read. Here: the intercept-only release of a budget too small for
+        the "auto" estimates (visible, not only in ``fit_info_``: the model predicts one value)."""
+        if plan.solver != CONSTANT_SOLVER:
+            return []
+        asked = getattr(self, "solver", "auto")
+        return [
+            f"{type(self).__name__}: n epsilon is too small for the 'auto' scale estimates, so the fit "
+            f"releases the intercept-only model (solver_='{CONSTANT_SOLVER}'"
+            + (f", not the requested solver={asked!r}" if asked != "auto" else "")
+            + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
+            "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates')."
+        ]
 
     def _complete_runs(self, plan, jobs, fits, rng):
         """The runs' fits, after any release that reads all of them (a hook: none by default).

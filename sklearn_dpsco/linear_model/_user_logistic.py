@@ -1,7 +1,6 @@
 """UserLevelDPLogistic: logistic regression that protects whole users."""
 
 import numbers
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -718,15 +717,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         super()._store_fit(inputs, plan, fits)
         self.n_users_ = inputs.public["n_users"]
         self.n_bottom_ = [f.outputs.get("n_bottom", 0) for f in fits]
-        r = users_per_noise(self.n_users_, self.n_features_in_ + 1, self.epsilon, self.delta)
-        if r < FEW_USERS_PER_NOISE:
-            # visible, as the regressors' constant release is (public facts only: users, d, epsilon, delta)
-            warnings.warn(
-                f"{type(self).__name__}: {self.n_users_} users are too few for epsilon={self.epsilon:g}, "
-                f"delta={self.delta:g} with {self.n_features_in_} features (users per unit of noise "
-                f"{r:.2g} < {FEW_USERS_PER_NOISE:g}): the noise outweighs the users' signal and the model is close "
-                "to a constant. More users or a larger epsilon help.",
-                UserWarning, stacklevel=4)
+
+    def _plan_warnings(self, inputs, plan):
+        """Too few users for the noise (public facts only: users, d, epsilon, delta), visible as the regressors'
+        constant release is; issued before any row is read (see the template)."""
+        n_users, d = inputs.public["n_users"], self.n_features_in_
+        r = users_per_noise(n_users, d + 1, self.epsilon, self.delta)
+        if r >= FEW_USERS_PER_NOISE:
+            return []
+        return [
+            f"{type(self).__name__}: {n_users} users are too few for epsilon={self.epsilon:g}, "
+            f"delta={self.delta:g} with {d} features (users per unit of noise "
+            f"{r:.2g} < {FEW_USERS_PER_NOISE:g}): the noise outweighs the users' signal and the model is close "
+            "to a constant. More users or a larger epsilon help."
+        ]
 
     # -- fit ----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
