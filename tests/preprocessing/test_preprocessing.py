@@ -246,6 +246,37 @@ def test_pipeline_refuses_non_private_final_and_cross_row_function(data):
         DPPipeline([("n", Normalizer()), ("p", "passthrough")]).fit(X, y)
 
 
+@pytest.mark.parametrize("func", [
+    lambda Z: Z / np.abs(Z).max(),  # scaled by the data's largest value
+    lambda Z: Z / np.abs(Z).max(axis=0),  # a hand-written MaxAbsScaler
+    lambda Z: Z - Z.min(axis=0),  # shifted by the column minima
+    lambda Z: Z - Z[-1],  # relative to the last row
+    lambda Z: np.minimum(Z, np.sort(Z, axis=0)[-2]),  # clipped at the second-largest value
+], ids=["global_max", "column_max", "column_min", "last_row", "second_largest"])
+def test_pipeline_refuses_every_cross_row_function(data, func):
+    """Functions whose output rows read other rows only through an extreme row (a maximum, a minimum, the last
+    row) passed the probe, which dropped the first synthetic row only (found by the bug hunt): the pipeline ran
+    them on the private rows as 'stateless'. Each row must map alone as it does among the others."""
+    from sklearn_dpsco.preprocessing._steps import probe_row_wise
+
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    for d in (1, 3, 5):
+        assert probe_row_wise(FunctionTransformer(func), d) is not None, d
+    with pytest.raises(ValueError, match="step 'f'.*depend on other rows"):
+        DPPipeline([("f", FunctionTransformer(func)), ("clf", TinyDPClassifier())], accountant=acc).fit(X, y)
+    assert acc.ledger == ()
+
+
+@pytest.mark.parametrize("func", [None, np.tanh, np.log, lambda Z: Z[:, :1] * Z, lambda Z: np.c_[Z, Z ** 2]],
+                         ids=["identity", "tanh", "log", "products", "squares"])
+def test_row_wise_functions_pass_the_probe(func):
+    from sklearn_dpsco.preprocessing._steps import probe_row_wise
+
+    for d in (1, 3, 5):
+        assert probe_row_wise(FunctionTransformer(func), d) is None
+
+
 def test_pipeline_checks_budget_and_input_before_any_step(data):
     X, y = data
     acc = BudgetAccountant(1.0)
