@@ -49,7 +49,7 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import check_class_labels, check_delta, check_epsilon
+from .._param_checks import SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
@@ -238,7 +238,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both")],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state"],
         "n_jobs": [numbers.Integral, None],

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_class_labels, check_groups
+from .._param_checks import SCALE_MAX, check_class_labels, check_groups
 from .._rng import spawn_random_states
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from .._solvers._core._user_data import index_users
@@ -354,7 +354,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "solver": [StrOptions({"auto", *SOLVERS})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        # the fit runs at a public fraction of data_norm (down to 1 / (8 sqrt 2)), which must stay >= SCALE_MIN
+        "data_norm": [Interval(numbers.Real, 2.0**-290, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "centering": [StrOptions({AUTO}), "boolean"],
