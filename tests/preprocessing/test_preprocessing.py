@@ -359,6 +359,23 @@ def test_clipper_clips_extreme_rows_instead_of_zeroing_them(sparse):
     np.testing.assert_array_equal(Xt[1:], X[1:])
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("norm,order", [("l2", 2), ("l1", 1), ("max", np.inf)])
+def test_clipper_rows_beyond_float_and_zero_rows(sparse, norm, order):
+    """Found by the bug hunt: a row whose norm itself exceeds float64 (l1 of three entries 1e308, l2 of four) was
+    zeroed (max_norm / inf = 0), and a zero row under max_norm > 4 overflowed max_norm / tiny with a
+    RuntimeWarning that said whether the private rows held a zero row (an error under warnings-as-errors)."""
+    import warnings
+
+    X = np.array([[1e308] * 4, [0.0] * 4, [0.3, 0.4, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Xt = RowNormClipper(max_norm=10.0, norm=norm).fit_transform(sp.csr_matrix(X) if sparse else X)
+    Xt = Xt.toarray() if sparse else Xt
+    np.testing.assert_allclose(np.linalg.norm(Xt[0] / 10.0, ord=order) * 10.0, 10.0, rtol=1e-12)
+    np.testing.assert_array_equal(Xt[1:], X[1:])
+
+
 def test_scaler_without_mean_and_std_only_clips_and_spends_nothing():
     """with_mean=False, with_std=False: nothing to release (it raised 'parts must be >= 1, got 0')."""
     from sklearn_dpsco.accounting import BudgetAccountant
