@@ -435,6 +435,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         source = as_row_source(X, y, sample_weight, **stream)
         if hasattr(source, "peek_n_features"):
             source.peek_n_features()
+            names = source.feature_names  # a stream of DataFrame blocks: the first block's (every block's, checked)
         p = source.n_features
         return FitInputs(source.n_samples, p + (1 if self.fit_intercept else 0), 1, source,
                          plan_options={"streaming": True}, public={"n_features": p, "feature_names": names})
