@@ -82,7 +82,8 @@ def check_fit(estimator, *args, **kwargs):
     Nothing is released or spent and the estimator is left as it was (the template restores it). Searches
     call it for every configured candidate before they charge their budget (model_selection/_search.py).
 
-    A ``DPPipeline`` stops the same way after its own checks (its final step's included).
+    A ``DPPipeline`` stops the same way after its own checks (its final step's included), and a private search
+    after its candidates' checks and the ledger's check of its event, where it would charge its budget.
 
     Returns
     -------
@@ -91,8 +92,10 @@ def check_fit(estimator, *args, **kwargs):
     """
     token = _CHECKING.set(estimator)
     try:
-        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit)
-        estimator._validate_params()
+        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit); a private search
+        # declares none (its fit checks its own parameters)
+        if hasattr(estimator, "_parameter_constraints"):
+            estimator._validate_params()
         estimator.fit(*args, **kwargs)
     except _Checked as done:
         return done.event

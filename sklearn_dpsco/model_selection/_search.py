@@ -24,7 +24,7 @@ from ..accounting._nested import ledger_keys, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
-from ..linear_model._base import DPLinearModelMixin, check_fit
+from ..linear_model._base import _CHECKING, DPLinearModelMixin, _Checked, check_fit
 from ..preprocessing._pipeline import DPPipeline
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
@@ -390,6 +390,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _reserve(self, plan, what):
         accountant = self._get_accountant()
+        if _CHECKING.get() is self:
+            # check_fit (a DPPipeline's check of its final step, a search's of its candidates): every refusal
+            # up to here has had its chance; the ledger's own check of the event, then nothing runs
+            accountant.check(plan.event, privacy_unit=self.privacy_unit)
+            raise _Checked(plan.event)
         # one atomic check-and-spend, committed before any candidate touches data:
         # a crash later never loses it (doc/privacy/accounting.rst)
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)
