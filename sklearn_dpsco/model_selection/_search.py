@@ -54,8 +54,12 @@ def _index(X, idx):
 
 
 def _configure(estimator, params, share, seed, classes):
-    """A clone with the candidate's hyperparameters, its budget share under an allowance, and its seed."""
-    est = clone(estimator).set_params(**params)
+    """A clone with the candidate's hyperparameters, its budget share under an allowance, and its seed.
+
+    The parameter values are cloned too (as scikit-learn's searches do): a value that is an estimator (a
+    pipeline step to try) is then each candidate's own, never one object fitted, seeded and restored by every
+    candidate and split, concurrently under ``n_jobs``, and returned fitted in the user's grid."""
+    est = clone(estimator).set_params(**clone(params, safe=False))
     est.set_params(
         epsilon=share.epsilon,
         delta=share.delta,
