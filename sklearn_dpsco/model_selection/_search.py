@@ -195,6 +195,10 @@ def _estimator_has(attr):
 class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared fit logic of :class:`DPGridSearchCV` and :class:`DPRandomizedSearchCV`."""
 
+    #: :func:`~sklearn_dpsco.linear_model._base.check_fit` runs the search's checks and stops it where it would
+    #: charge (:meth:`_reserve`): a DPPipeline checks a search as its final step this way before its first spend
+    _STOPS_AT_CHECK_FIT = True
+
     @property
     def privacy_unit(self):
         """The estimator's unit: ``"row"``, or ``"user"`` (splits and scores over users; model_selection.rst)."""

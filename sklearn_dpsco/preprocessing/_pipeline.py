@@ -581,9 +581,10 @@ class DPPipeline(AccountantMixin, Pipeline):
         workers).
         """
         from ..linear_model._base import DPLinearModelMixin, check_fit
-        from ..model_selection._search import _BaseDPSearchCV
 
-        if not isinstance(step, (DPLinearModelMixin, DPPipeline, _BaseDPSearchCV)):
+        # a private search declares that check_fit stops it before it charges (model_selection imports this
+        # module, so it is recognised by that flag, not by its class)
+        if not (isinstance(step, (DPLinearModelMixin, DPPipeline)) or getattr(step, "_STOPS_AT_CHECK_FIT", False)):
             return
         d = Z.shape[1]
         if row_chunks is not None:
