@@ -17,7 +17,17 @@ __all__ = [
     "check_dimension",
     "check_groups",
     "check_class_labels",
+    "SCALE_MAX",
+    "SCALE_MIN",
 ]
+
+#: The range of a declared scale (``clip``, ``row_bound``, ``label_bound``, ``data_norm``,
+#: ``intercept_scaling``), checked with the other parameters before anything runs. The noise calibration
+#: squares these bounds and multiplies them by ``n``: beyond the range the public arithmetic leaves float64
+#: (OverflowError, a zero divisor, an infinite Fraction), which the estimators reported as internal errors.
+#: ``SCALE_MIN`` is the secure path's smallest clip (``_mechanisms/_calibrate._MIN_CLIP``).
+SCALE_MIN = 2.0**-300
+SCALE_MAX = 2.0**250
 
 
 def _as_real(value, name):

@@ -200,9 +200,10 @@ class FitAllowance(BudgetAccountant):
                 ceiling=(self.epsilon, self.delta),
             )
         return BudgetExceededError(
-            f"this fit's allowance is {self.allowance} and it already consumed a profile of {self._spent}; "
-            f"{event} does not fit under it (a meta-estimator composes its fits from their allowances, so no "
-            "fit may consume more, or a different kind of privacy loss). Nothing was spent.",
+            f"this fit's allowance ({describe_event(self.allowance)}, epsilon={self.epsilon:.4g}, "
+            f"delta={self.delta:.3g}) does not hold its event ({describe_event(event)}): a meta-estimator composes "
+            "its fits from their allowances, so no fit may consume more, or a different kind of privacy loss (a "
+            "pure-DP part under a zCDP share counts as rho = epsilon^2 / 2). Nothing was spent.",
             requested=event,
             ceiling=(self.epsilon, self.delta),
         )

@@ -49,7 +49,7 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import check_class_labels, check_delta, check_epsilon
+from .._param_checks import SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
@@ -82,7 +82,8 @@ def check_fit(estimator, *args, **kwargs):
     Nothing is released or spent and the estimator is left as it was (the template restores it). Searches
     call it for every configured candidate before they charge their budget (model_selection/_search.py).
 
-    A ``DPPipeline`` stops the same way after its own checks (its final step's included).
+    A ``DPPipeline`` stops the same way after its own checks (its final step's included), and a private search
+    after its candidates' checks and the ledger's check of its event, where it would charge its budget.
 
     Returns
     -------
@@ -91,8 +92,10 @@ def check_fit(estimator, *args, **kwargs):
     """
     token = _CHECKING.set(estimator)
     try:
-        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit)
-        estimator._validate_params()
+        # the parameter constraints, also where fit does not run them itself (DPPipeline.fit); a private search
+        # declares none (its fit checks its own parameters)
+        if hasattr(estimator, "_parameter_constraints"):
+            estimator._validate_params()
         estimator.fit(*args, **kwargs)
     except _Checked as done:
         return done.event
@@ -238,7 +241,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+        "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both")],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state"],
         "n_jobs": [numbers.Integral, None],
@@ -624,6 +627,10 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
             if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
                 raise _Checked(event)
+            # what the public plan warns about, before any row is read: a warning turned into an error
+            # (warnings-as-errors) then refuses the fit with nothing spent, instead of discarding a paid release
+            for message in self._plan_warnings(inputs, plan):
+                warnings.warn(message, UserWarning, stacklevel=3)
 
             rng = check_random_state(self.random_state)
             released = columns = None
@@ -673,21 +680,26 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             if released is not None:
                 self._store_scales(plan, released)
             self._store_columns(plan, columns)
-            if plan.solver == CONSTANT_SOLVER:
-                # visible, not only in fit_info_: the model predicts one value (public: the plan's rule)
-                asked = getattr(self, "solver", "auto")
-                warnings.warn(
-                    f"{type(self).__name__}: n epsilon is too small for the 'auto' scale estimates, so the fit "
-                    f"released the intercept-only model (solver_='{CONSTANT_SOLVER}'"
-                    + (f", not the requested solver={asked!r}" if asked != "auto" else "")
-                    + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
-                    "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates').",
-                    UserWarning, stacklevel=3)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
         return self
+
+    def _plan_warnings(self, inputs, plan):
+        """Warnings about the fit that public facts decide (the plan, ``inputs.n_samples``, the parameters), issued
+        after the checks and before any row is read. Here: the intercept-only release of a budget too small for
+        the "auto" estimates (visible, not only in ``fit_info_``: the model predicts one value)."""
+        if plan.solver != CONSTANT_SOLVER:
+            return []
+        asked = getattr(self, "solver", "auto")
+        return [
+            f"{type(self).__name__}: n epsilon is too small for the 'auto' scale estimates, so the fit "
+            f"releases the intercept-only model (solver_='{CONSTANT_SOLVER}'"
+            + (f", not the requested solver={asked!r}" if asked != "auto" else "")
+            + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
+            "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates')."
+        ]
 
     def _complete_runs(self, plan, jobs, fits, rng):
         """The runs' fits, after any release that reads all of them (a hook: none by default).

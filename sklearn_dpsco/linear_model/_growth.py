@@ -7,6 +7,7 @@ from sklearn.base import RegressorMixin
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
+from .._param_checks import SCALE_MAX, SCALE_MIN
 from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
@@ -258,8 +259,8 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
-        "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "row_bound": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
+        "label_bound": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],

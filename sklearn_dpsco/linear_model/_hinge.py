@@ -9,6 +9,7 @@ from sklearn.base import ClassifierMixin
 from .._compat import Interval, StrOptions, _fit_context
 from .._budget import split_scale_share
 from .._mechanisms import DEFAULT_NOISE
+from .._param_checks import SCALE_MAX, SCALE_MIN
 from .._rng import check_random_state, spawn_random_states
 from .._solvers import ClusterRows, GLMData, get_solver, loss_for, safe_row_norms
 from ._auto_scales import AUTO, CLIP_LEVEL, CLIP_MARGIN, ScaleTarget, is_auto
@@ -297,7 +298,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
-        "clip": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        "clip": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "centering": [StrOptions({AUTO}), "boolean"],
@@ -306,7 +307,7 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         "kappa_lower": [Interval(numbers.Real, 1, None, closed="neither")],
         "repeats": [Interval(numbers.Integral, 1, None, closed="left")],
         "tolerance": [Interval(numbers.Real, 0, None, closed="neither")],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), None],
         "intercept_share": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "classes": ["array-like", None],
         "noise": [StrOptions({"secure", "float"})],

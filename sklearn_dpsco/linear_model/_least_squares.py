@@ -11,6 +11,7 @@ from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
+from .._param_checks import SCALE_MAX, SCALE_MIN
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
 from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
@@ -253,8 +254,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "row_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
-        "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO})],
+        "row_bound": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
+        "label_bound": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), StrOptions({AUTO})],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "radius": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -263,7 +264,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         "growth": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "moment": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "moment_order": [Interval(numbers.Real, 2, None, closed="left")],
-        "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both"), None],
     }
 
     def __init__(
@@ -434,6 +435,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         source = as_row_source(X, y, sample_weight, **stream)
         if hasattr(source, "peek_n_features"):
             source.peek_n_features()
+            names = source.feature_names  # a stream of DataFrame blocks: the first block's (every block's, checked)
         p = source.n_features
         return FitInputs(source.n_samples, p + (1 if self.fit_intercept else 0), 1, source,
                          plan_options={"streaming": True}, public={"n_features": p, "feature_names": names})

@@ -1,7 +1,6 @@
 """UserLevelDPLogistic: logistic regression that protects whole users."""
 
 import numbers
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -11,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import check_class_labels, check_groups
+from .._param_checks import SCALE_MAX, check_class_labels, check_groups
 from .._rng import spawn_random_states
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from .._solvers._core._user_data import index_users
@@ -355,7 +354,8 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         "solver": [StrOptions({"auto", *SOLVERS})],
         "max_items_per_user": [Interval(numbers.Integral, 1, None, closed="left")],
         "item_selection": [StrOptions({"first", "random"})],
-        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({AUTO}), None],
+        # the fit runs at a public fraction of data_norm (down to 1 / (8 sqrt 2)), which must stay >= SCALE_MIN
+        "data_norm": [Interval(numbers.Real, 2.0**-290, SCALE_MAX, closed="both"), StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "column_scaling": [StrOptions({AUTO}), "boolean"],
         "centering": [StrOptions({AUTO}), "boolean"],
@@ -718,15 +718,20 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         super()._store_fit(inputs, plan, fits)
         self.n_users_ = inputs.public["n_users"]
         self.n_bottom_ = [f.outputs.get("n_bottom", 0) for f in fits]
-        r = users_per_noise(self.n_users_, self.n_features_in_ + 1, self.epsilon, self.delta)
-        if r < FEW_USERS_PER_NOISE:
-            # visible, as the regressors' constant release is (public facts only: users, d, epsilon, delta)
-            warnings.warn(
-                f"{type(self).__name__}: {self.n_users_} users are too few for epsilon={self.epsilon:g}, "
-                f"delta={self.delta:g} with {self.n_features_in_} features (users per unit of noise "
-                f"{r:.2g} < {FEW_USERS_PER_NOISE:g}): the noise outweighs the users' signal and the model is close "
-                "to a constant. More users or a larger epsilon help.",
-                UserWarning, stacklevel=4)
+
+    def _plan_warnings(self, inputs, plan):
+        """Too few users for the noise (public facts only: users, d, epsilon, delta), visible as the regressors'
+        constant release is; issued before any row is read (see the template)."""
+        n_users, d = inputs.public["n_users"], self.n_features_in_
+        r = users_per_noise(n_users, d + 1, self.epsilon, self.delta)
+        if r >= FEW_USERS_PER_NOISE:
+            return []
+        return [
+            f"{type(self).__name__}: {n_users} users are too few for epsilon={self.epsilon:g}, "
+            f"delta={self.delta:g} with {d} features (users per unit of noise "
+            f"{r:.2g} < {FEW_USERS_PER_NOISE:g}): the noise outweighs the users' signal and the model is close "
+            "to a constant. More users or a larger epsilon help."
+        ]
 
     # -- fit ----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

@@ -24,7 +24,7 @@ from ..accounting._nested import ledger_keys, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
-from ..linear_model._base import DPLinearModelMixin, check_fit
+from ..linear_model._base import _CHECKING, DPLinearModelMixin, _Checked, check_fit
 from ..preprocessing._pipeline import DPPipeline
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
@@ -54,8 +54,12 @@ def _index(X, idx):
 
 
 def _configure(estimator, params, share, seed, classes):
-    """A clone with the candidate's hyperparameters, its budget share under an allowance, and its seed."""
-    est = clone(estimator).set_params(**params)
+    """A clone with the candidate's hyperparameters, its budget share under an allowance, and its seed.
+
+    The parameter values are cloned too (as scikit-learn's searches do): a value that is an estimator (a
+    pipeline step to try) is then each candidate's own, never one object fitted, seeded and restored by every
+    candidate and split, concurrently under ``n_jobs``, and returned fitted in the user's grid."""
+    est = clone(estimator).set_params(**clone(params, safe=False))
     est.set_params(
         epsilon=share.epsilon,
         delta=share.delta,
@@ -190,6 +194,10 @@ def _estimator_has(attr):
 
 class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared fit logic of :class:`DPGridSearchCV` and :class:`DPRandomizedSearchCV`."""
+
+    #: :func:`~sklearn_dpsco.linear_model._base.check_fit` runs the search's checks and stops it where it would
+    #: charge (:meth:`_reserve`): a DPPipeline checks a search as its final step this way before its first spend
+    _STOPS_AT_CHECK_FIT = True
 
     @property
     def privacy_unit(self):
@@ -390,6 +398,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
 
     def _reserve(self, plan, what):
         accountant = self._get_accountant()
+        if _CHECKING.get() is self:
+            # check_fit (a DPPipeline's check of its final step, a search's of its candidates): every refusal
+            # up to here has had its chance; the ledger's own check of the event, then nothing runs
+            accountant.check(plan.event, privacy_unit=self.privacy_unit)
+            raise _Checked(plan.event)
         # one atomic check-and-spend, committed before any candidate touches data:
         # a crash later never loses it (doc/privacy/accounting.rst)
         accountant.spend(plan.event, label=f"{type(self).__name__}: {what}", privacy_unit=self.privacy_unit)

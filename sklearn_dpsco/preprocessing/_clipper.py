@@ -27,9 +27,26 @@ def _dense_row_norms(X, norm):
     return norms
 
 
+def _clip_factors(norms, max_norm, rows, norm):
+    """``min(1, max_norm / ||x||)`` per row from its norm; ``rows(mask)`` gives the dense rows whose norm is not
+    finite (beyond float64: an l1 sum of entries near 1e308), whose factor is taken on the row divided by its
+    largest entry instead of being 0. Under ``errstate``: ``max_norm / tiny`` overflows to inf (factor 1) for a
+    zero row, and a warning there would tell whether the rows hold one."""
+    with np.errstate(over="ignore", divide="ignore"):
+        factor = np.minimum(1.0, max_norm / np.maximum(norms, np.finfo(float).tiny))
+    bad = ~np.isfinite(norms)
+    if np.any(bad):
+        A = np.abs(rows(bad))
+        top = A.max(axis=1)
+        order = {"l2": 2, "l1": 1, "max": np.inf}[norm]
+        with np.errstate(over="ignore", under="ignore"):
+            factor[bad] = np.minimum(1.0, (max_norm / top) / np.linalg.norm(A / top[:, None], ord=order, axis=1))
+    return factor
+
+
 def _clip_dense_rows(X, max_norm, norm):
     """``x * min(1, max_norm / ||x||)`` of every row of a dense float64 array (each row from itself only)."""
-    factor = np.minimum(1.0, max_norm / np.maximum(_dense_row_norms(X, norm), np.finfo(float).tiny))
+    factor = _clip_factors(_dense_row_norms(X, norm), max_norm, lambda mask: X[mask], norm)
     return X * factor[:, None]
 
 
@@ -112,7 +129,8 @@ class RowNormClipper(LazyRowMapMixin, OneToOneFeatureMixin, TransformerMixin, Ba
             if self.norm == "l2":
                 return safe_row_norms(X)
             if self.norm == "l1":
-                return np.asarray(A.sum(axis=1)).ravel()
+                with np.errstate(over="ignore"):  # a sum beyond float64 is inf: _clip_factors rescales that row
+                    return np.asarray(A.sum(axis=1)).ravel()
             return A.max(axis=1).toarray().ravel()
         return _dense_row_norms(X, self.norm)
 
@@ -124,7 +142,8 @@ class RowNormClipper(LazyRowMapMixin, OneToOneFeatureMixin, TransformerMixin, Ba
         X = validate_data(self, X, accept_sparse="csr", ensure_all_finite=True, reset=False, dtype=np.float64)
         if not sp.issparse(X):
             return _clip_dense_rows(X, self.max_norm, self.norm)
-        factor = np.minimum(1.0, self.max_norm / np.maximum(self._row_norms(X), np.finfo(float).tiny))
+        factor = _clip_factors(self._row_norms(X), self.max_norm, lambda mask: X[np.flatnonzero(mask)].toarray(),
+                               self.norm)
         return sp.diags(factor) @ X
 
     # transform (LazyRowMapMixin): clip the rows of an array, sparse matrix or dask collection

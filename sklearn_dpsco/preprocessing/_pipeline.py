@@ -18,7 +18,7 @@ from sklearn.utils._available_if import available_if
 
 from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import SKLEARN_GROUPS_HINT, check_delta, check_epsilon
-from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
+from ..accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, split_by_weights
@@ -292,8 +292,9 @@ class DPPipeline(AccountantMixin, Pipeline):
     dry-runs its transformers on synthetic rows (shapes, parameters, and a
     row-independence probe of every ``FunctionTransformer``) and runs the
     final step's own checks of ``y`` and its fit parameters (labels,
-    classes, sample weights) on a clone: nothing is spent on an error these
-    can find. A fit that fails anyway leaves the pipeline and every step as
+    classes, sample weights) on a clone — a private search there also runs
+    its candidates' checks and checks its event against its share: nothing
+    is spent on an error these can find. A fit that fails anyway leaves the pipeline and every step as
     they were before the call (what an earlier step spent stays spent).
 
     As in scikit-learn's Pipeline, ``fit_transform`` / ``fit_predict`` exist
@@ -581,7 +582,9 @@ class DPPipeline(AccountantMixin, Pipeline):
         """
         from ..linear_model._base import DPLinearModelMixin, check_fit
 
-        if not isinstance(step, (DPLinearModelMixin, DPPipeline)):
+        # a private search declares that check_fit stops it before it charges (model_selection imports this
+        # module, so it is recognised by that flag, not by its class)
+        if not (isinstance(step, (DPLinearModelMixin, DPPipeline)) or getattr(step, "_STOPS_AT_CHECK_FIT", False)):
             return
         d = Z.shape[1]
         if row_chunks is not None:
@@ -592,7 +595,13 @@ class DPPipeline(AccountantMixin, Pipeline):
             stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
         probe = clone(step)
         probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
-        check_fit(probe, stand_in, y, **params)
+        try:
+            check_fit(probe, stand_in, y, **params)
+        except BudgetExceededError as exc:  # the share, not the ledger: say which step and which share
+            raise BudgetExceededError(
+                f"Pipeline step {self.steps[-1][0]!r} ({type(step).__name__}) would refuse its fit under its share "
+                f"(epsilon={share.epsilon:.4g}, delta={share.delta:.3g}) of the pipeline's budget: {exc}",
+                requested=exc.requested, spent=exc.spent, ceiling=exc.ceiling) from exc
 
     def _prepare(self, X, y, groups, params, method):
         """Every check the public facts and the inputs allow, before anything is spent.

@@ -805,6 +805,11 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         is still checked and recorded once, so the ledger shows the fit.
         """
         event = ComposedEvent(())
+        reason = (f"{n} rows are too few for {2 * d} private quartiles at epsilon {self.epsilon:g}: every feature "
+                  "is left as it is (declare bounds)")
+        # visible, as the regressors' constant release is: a scaler that scales nothing is rarely what was meant;
+        # before the ledger records the fit, so a warning turned into an error leaves no entry behind
+        warnings.warn(f"DPStandardScaler: {reason}; nothing was spent.", UserWarning, stacklevel=3)
         accountant = self._get_accountant()
         accountant.check(event, privacy_unit=self.privacy_unit)
         accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
@@ -812,11 +817,7 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         self.bounds_ = (self.lower_, self.upper_)
         self.passthrough_ = np.ones(d, dtype=bool)
         self.fit_info_ = {"bounds": "auto", "estimated": False, "scale_share": 0.0, "scale_epsilon": 0.0,
-                          "n_passthrough": d,
-                          "reason": f"{n} rows are too few for {2 * d} private quartiles at epsilon "
-                                    f"{self.epsilon:g}: every feature is left as it is (declare bounds)"}
-        # visible, as the regressors' constant release is: a scaler that scales nothing is rarely what was meant
-        warnings.warn(f"DPStandardScaler: {self.fit_info_['reason']}; nothing was spent.", UserWarning, stacklevel=3)
+                          "n_passthrough": d, "reason": reason}
         self.__dict__.pop("n_users_", None)
         self.mean_, self.var_ = np.zeros(d), (np.ones(d) if self.with_std else None)
         self.scale_ = np.ones(d)

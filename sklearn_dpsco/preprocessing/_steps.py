@@ -58,19 +58,43 @@ def classify_step(step):
 def probe_row_wise(step, n_features, seed=0):
     """Check on synthetic data that ``step`` maps each row using that row only.
 
-    Fits a clone on public synthetic rows (never on the private data) and
-    compares the transform of all rows with the transform of all rows but the
-    first. Returns None when the step passes, else a short reason.
+    Fits clones on public synthetic rows (never on the private data) and
+    compares the transform of all rows with the transform of: every row
+    alone, all rows but the first, the rows in another order, and the rows
+    with the first replaced by a far larger one. A function reading other
+    rows through an extreme row (a maximum, a minimum, the last row) passes
+    a single drop-one comparison but not these. Returns None when the step
+    passes, else a short reason.
     """
+    import warnings
+
     from sklearn.base import clone
 
     rng = np.random.default_rng(seed)
     Z = rng.uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
-    try:
-        full = np.asarray(clone(step).fit(Z).transform(Z), dtype=float)
-        rest = np.asarray(clone(step).fit(Z[1:]).transform(Z[1:]), dtype=float)
-    except Exception as exc:  # the function could not be evaluated on a plain float array
-        return f"it could not be evaluated on a synthetic float array ({type(exc).__name__}: {exc})"
-    if full.shape[0] != _PROBE_ROWS or not np.allclose(full[1:], rest, equal_nan=True):
-        return "its output rows depend on other rows (it aggregates across rows)"
+    order = rng.permutation(_PROBE_ROWS)
+    far = Z.copy()
+    far[0] *= -1e4  # far outside the other rows, of the other sign
+
+    def transform(rows):
+        return np.asarray(clone(step).fit(rows).transform(rows), dtype=float)
+
+    dependent = "its output rows depend on other rows (it aggregates across rows)"
+    # the function's own warnings on the synthetic rows (a log of the far row...) are not the user's concern
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            full = transform(Z)
+            pairs = [(transform(Z[1:]), full[1:]), (transform(Z[order]), full[order]),
+                     (transform(far)[1:], full[1:])]
+        except Exception as exc:  # the function could not be evaluated on a plain float array
+            return f"it could not be evaluated on a synthetic float array ({type(exc).__name__}: {exc})"
+        try:  # a row-wise map maps one row as it maps it among others
+            pairs += [(transform(Z[i:i + 1]), full[i:i + 1]) for i in range(_PROBE_ROWS)]
+        except Exception as exc:
+            return f"{dependent}: it fails on a single row ({type(exc).__name__}: {exc})"
+    if full.shape[0] != _PROBE_ROWS or any(
+        part.shape != whole.shape or not np.allclose(part, whole, equal_nan=True) for part, whole in pairs
+    ):
+        return dependent
     return None

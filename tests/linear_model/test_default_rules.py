@@ -327,3 +327,12 @@ def test_user_level_warns_when_too_few_users_for_the_noise():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         UserLevelDPLogistic(accountant=acc, delta=1e-6, random_state=0).fit(X, y, groups=np.arange(600) % 200)
+    # the warning is a fact of the public plan: turned into an error it refuses before any spend (it was raised
+    # after the spend, so the ledger was charged and the model discarded)
+    ledger_before = acc.ledger
+    est = UserLevelDPLogistic(accountant=acc, delta=1e-6, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="3 users are too few"):
+            est.fit(X, y, groups=np.arange(600) % 3)
+    assert acc.ledger == ledger_before and not hasattr(est, "coef_")

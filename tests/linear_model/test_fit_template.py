@@ -317,3 +317,50 @@ def test_clear_errors_for_malformed_inputs_before_any_spend():
     with pytest.raises(ValueError, match=r"shape \(3,\)"):
         DPStandardScaler(bounds=([-1.0, -1.0], [1.0, 1.0]), accountant=acc).fit(X)
     assert len(acc.ledger) == 0
+
+
+_EXTREME_SCALES = [
+    (DPHingeClassifier, {"clip": 1e160}), (DPHingeClassifier, {"intercept_scaling": 1e160}),
+    (DPLinearRegressor, {"row_bound": 1e160}), (DPLinearRegressor, {"label_bound": 1e160}),
+    (DPLinearRegressor, {"label_bound": 1e-200}), (DPLinearRegressor, {"row_bound": 2.0**300, "noise": "float",
+                                                                     "delta": 1e-6}),
+    (DPGrowthAdaptiveRegressor, {"intercept_scaling": 1e300}), (UserLevelDPLogistic, {"data_norm": 1e200}),
+    (UserLevelDPLogistic, {"data_norm": 2.0**-300}),
+]
+
+
+@pytest.mark.parametrize("cls, params", _EXTREME_SCALES, ids=[f"{c.__name__}-{p}" for c, p in _EXTREME_SCALES])
+def test_declared_scales_outside_the_float_range_are_refused_by_name(cls, params):
+    """Declared bounds whose squares leave float64 raised OverflowError '(34, Numerical result out of range)',
+    'cannot convert Infinity to integer ratio' or ZeroDivisionError (the last two while reading rows), or a
+    message naming an internal 'clip' (found by the bug hunt): the parameter's own range check names it."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y_reg, y_cls = _data()
+    y = y_reg if issubclass(cls, DPRegressorMixin) else y_cls
+    fit = {"groups": np.arange(len(y)) % 150} if cls is UserLevelDPLogistic else {}
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    name = next(iter(params))
+    est = cls(random_state=0, accountant=acc, **params, **({"delta": 1e-6} if cls is UserLevelDPLogistic else {}))
+    with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
+        est.fit(X, y, **fit)
+    assert acc.ledger == ()
+
+
+@pytest.mark.parametrize("value", [2.0**-290, 2.0**250])
+def test_declared_scales_at_the_ends_of_their_range_fit(value):
+    X, y_reg, y_cls = _data()
+    groups = np.arange(len(y_cls)) % 150
+    for noise in ("secure", "float"):
+        for delta in (0.0, 1e-6):
+            DPHingeClassifier(clip=value, intercept_scaling=value, noise=noise, delta=delta, random_state=0).fit(X, y_cls)
+            DPGrowthAdaptiveRegressor(row_bound=value, label_bound=value, intercept_scaling=value, noise=noise,
+                                      delta=delta, random_state=0).fit(X, y_reg)
+            for params in ({"row_bound": value}, {"label_bound": value}):
+                try:
+                    DPLinearRegressor(**params, noise=noise, delta=delta, random_state=0).fit(X, y_reg)
+                except ValueError as exc:  # AdaSSP's own overflow rule at the top, with its reason
+                    assert "could overflow float64" in str(exc) and value > 1
+            if delta > 0:
+                UserLevelDPLogistic(data_norm=value, noise=noise, delta=delta, random_state=0).fit(X, y_cls,
+                                                                                                   groups=groups)

@@ -283,6 +283,33 @@ def test_stream_of_a_dataframe_records_its_feature_names():
     assert not hasattr(reg, "feature_names_in_") and reg.n_features_in_ == 4
 
 
+def test_stream_of_dataframe_blocks_checks_their_columns():
+    """Found by the bug hunt: a stream of DataFrame blocks dropped the column names, and a block whose columns came
+    in another order (a Parquet row group written with another schema order) was summed into the others silently,
+    column by position: the coefficients of two columns mixed. The first block's names are the fit's; a later
+    block with other names is refused before anything is spent."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(1000)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+
+    def blocks(last=None):
+        for i in range(0, 1000, 250):
+            block = df.iloc[i:i + 250]
+            yield (block if i < 750 or last is None else last(block)), y[i:i + 250]
+
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    reg = _stream_reg(acc, "adassp").fit_stream(blocks(), n_samples=1000)
+    np.testing.assert_array_equal(reg.feature_names_in_, ["a", "b", "c", "d"])
+    as_arrays = _stream_reg(acc, "adassp").fit_stream(blocks(lambda b: b.to_numpy()), n_samples=1000)
+    np.testing.assert_array_equal(reg.coef_, as_arrays.coef_)  # the same rows in the same blocks
+    spent = len(acc.ledger)
+    # (blocks without names after named ones are read by position, as fit reads an array: as_arrays above)
+    for last in (lambda b: b[["d", "c", "b", "a"]], lambda b: b.rename(columns={"a": "z"})):
+        with pytest.raises(ValueError, match="block 3: its columns .* first block's.*Nothing was spent"):
+            _stream_reg(acc, "adassp").fit_stream(blocks(last), n_samples=1000)
+    assert len(acc.ledger) == spent
+
+
 @pytest.mark.parametrize("fmt", ["coo", "dok", "bsr", "lil"])
 def test_stream_of_any_sparse_format_fits_like_csr(fmt):
     # fit_stream(coo_matrix) raised "TypeError: 'coo_matrix' object is not subscriptable" (fit() takes it)

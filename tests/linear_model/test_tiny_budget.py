@@ -105,6 +105,24 @@ def test_the_intercept_only_release_is_visible_as_a_warning(cls):
 
 
 @pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
+def test_the_warning_turned_into_an_error_spends_nothing(cls):
+    """Under warnings-as-errors (pytest -W error, a user's filterwarnings) the intercept-only warning used to be
+    raised after the spend: the ledger was charged and the model discarded. It is a fact of the public plan, so it
+    is raised before any row is read: refused, nothing spent, nothing fitted."""
+    import warnings
+
+    X, y, _, _ = _family(200, 3, 0)
+    acc = BudgetAccountant(epsilon=10.0)
+    est = cls(epsilon=0.5, random_state=0, accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="intercept-only model"):
+            est.fit(X, y)
+    assert acc.ledger == () and acc.total() == (0.0, 0.0)
+    assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
 def test_the_report_of_a_constant_release_lists_only_what_it_rests_on(cls):
     """The intercept-only model reads no bound, clip or radius: the report must not claim it rests on them."""
     from sklearn_dpsco import privacy_report

@@ -267,6 +267,30 @@ def test_results_do_not_depend_on_n_jobs_or_backend(data):
         np.testing.assert_array_equal(coef, ref[2])
 
 
+@pytest.mark.parametrize("selection", ["exponential", "random_stopping"])
+def test_estimator_valued_grids_give_every_candidate_its_own_copy(data, selection):
+    """Found by the bug hunt: grid values that are estimators (a pipeline step to try) were set on every
+    candidate as the same object, as given: all candidates and splits fitted that one object (n_jobs=2 raced on
+    it and failed after the search had charged its budget: 'this estimator's accountant is the one-fit
+    allowance...'), its random_state was overwritten by each configuration (every int-seeded candidate fit drew
+    the same noise), and the user's grid objects were returned fitted and mutated. Each candidate now gets a
+    clone, as scikit-learn's searches do."""
+    X, y = data
+    fits = []
+    for n_jobs in (1, 2):
+        steps = [TinyDPClassifier(shift=-0.3), TinyDPClassifier(shift=0.3)]
+        before = [repr(est.get_params()) for est in steps]
+        acc = BudgetAccountant(10.0)
+        pipe = DPPipeline([("clip", RowNormClipper(3.0)), ("clf", TinyDPClassifier())])
+        s = DPGridSearchCV(pipe, {"clf": steps}, epsilon=2.0, selection=selection, accountant=acc, random_state=5,
+                           n_jobs=n_jobs).fit(X, y)
+        assert [repr(est.get_params()) for est in steps] == before and not any(hasattr(e, "coef_") for e in steps)
+        assert s.best_estimator_[-1] is not steps[s.best_index_] and len(acc.ledger) == 1
+        fits.append((s.best_index_, s.best_estimator_[-1].coef_.copy()))
+    assert fits[0][0] == fits[1][0]
+    np.testing.assert_array_equal(fits[0][1], fits[1][1])
+
+
 def test_randomized_search(data):
     X, y = data
     acc = BudgetAccountant(4.0)

@@ -208,3 +208,28 @@ def test_one_row_or_one_class_is_refused_in_scikit_learns_words_before_any_spend
         with pytest.raises(ValueError, match="got 1 class. Nothing was spent."):
             search.fit(X[:2], np.zeros(2, int))
     assert len(acc.ledger) == 0
+
+
+def test_a_search_as_a_pipelines_final_step_is_checked_before_the_first_spend():
+    """Found by the bug hunt: DPPipeline ran its final step's checks only for linear models and pipelines, so a
+    DPGridSearchCV after a DPStandardScaler at delta > 0 (whose exponential selection's pure part does not fit the
+    zCDP share the pipeline gives it) was refused only after the scaler had spent its share, with an allowance's
+    internal repr ('... consumed a profile of PrivacyProfile(pure_eps=0.0, ...)'). The same held one level up: a
+    search over such a pipeline charged its whole budget, then failed."""
+    from sklearn_dpsco import DPStandardScaler, make_dp_pipeline
+
+    acc = BudgetAccountant(100.0, 1e-3)
+    inner = DPGridSearchCV(DPHingeClassifier(), {"alpha": [1e-3, 1e-2]}, random_state=0)
+    pipe = make_dp_pipeline(DPStandardScaler(), inner, epsilon=1.0, delta=1e-6, accountant=acc)
+    with pytest.raises(BudgetExceededError, match="dpgridsearchcv.*Nothing was spent") as info:
+        pipe.fit(X, Y)
+    assert "PrivacyProfile(" not in str(info.value)
+    assert acc.ledger == ()
+    outer = DPGridSearchCV(make_dp_pipeline(DPStandardScaler(), inner), {"dpstandardscaler__scale_share": [0.2, 0.4]},
+                           epsilon=1.0, delta=1e-6, accountant=acc, random_state=0)
+    with pytest.raises(BudgetExceededError, match="would refuse its fit"):
+        outer.fit(X, Y)
+    assert acc.ledger == ()
+    # at delta = 0 the same pipeline fits, one spend per step
+    make_dp_pipeline(DPStandardScaler(), inner, epsilon=1.0, accountant=acc).fit(X, Y)
+    assert len(acc.ledger) == 2

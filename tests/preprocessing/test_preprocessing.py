@@ -246,6 +246,37 @@ def test_pipeline_refuses_non_private_final_and_cross_row_function(data):
         DPPipeline([("n", Normalizer()), ("p", "passthrough")]).fit(X, y)
 
 
+@pytest.mark.parametrize("func", [
+    lambda Z: Z / np.abs(Z).max(),  # scaled by the data's largest value
+    lambda Z: Z / np.abs(Z).max(axis=0),  # a hand-written MaxAbsScaler
+    lambda Z: Z - Z.min(axis=0),  # shifted by the column minima
+    lambda Z: Z - Z[-1],  # relative to the last row
+    lambda Z: np.minimum(Z, np.sort(Z, axis=0)[-2]),  # clipped at the second-largest value
+], ids=["global_max", "column_max", "column_min", "last_row", "second_largest"])
+def test_pipeline_refuses_every_cross_row_function(data, func):
+    """Functions whose output rows read other rows only through an extreme row (a maximum, a minimum, the last
+    row) passed the probe, which dropped the first synthetic row only (found by the bug hunt): the pipeline ran
+    them on the private rows as 'stateless'. Each row must map alone as it does among the others."""
+    from sklearn_dpsco.preprocessing._steps import probe_row_wise
+
+    X, y = data
+    acc = BudgetAccountant(10.0)
+    for d in (1, 3, 5):
+        assert probe_row_wise(FunctionTransformer(func), d) is not None, d
+    with pytest.raises(ValueError, match="step 'f'.*depend on other rows"):
+        DPPipeline([("f", FunctionTransformer(func)), ("clf", TinyDPClassifier())], accountant=acc).fit(X, y)
+    assert acc.ledger == ()
+
+
+@pytest.mark.parametrize("func", [None, np.tanh, np.log, lambda Z: Z[:, :1] * Z, lambda Z: np.c_[Z, Z ** 2]],
+                         ids=["identity", "tanh", "log", "products", "squares"])
+def test_row_wise_functions_pass_the_probe(func):
+    from sklearn_dpsco.preprocessing._steps import probe_row_wise
+
+    for d in (1, 3, 5):
+        assert probe_row_wise(FunctionTransformer(func), d) is None
+
+
 def test_pipeline_checks_budget_and_input_before_any_step(data):
     X, y = data
     acc = BudgetAccountant(1.0)
@@ -325,6 +356,23 @@ def test_clipper_clips_extreme_rows_instead_of_zeroing_them(sparse):
     Xt = RowNormClipper(max_norm=1.0).fit_transform(sp.csr_matrix(X) if sparse else X)
     Xt = Xt.toarray() if sparse else Xt
     np.testing.assert_allclose(Xt[0], [0.6, 0.8], rtol=1e-12)
+    np.testing.assert_array_equal(Xt[1:], X[1:])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("norm,order", [("l2", 2), ("l1", 1), ("max", np.inf)])
+def test_clipper_rows_beyond_float_and_zero_rows(sparse, norm, order):
+    """Found by the bug hunt: a row whose norm itself exceeds float64 (l1 of three entries 1e308, l2 of four) was
+    zeroed (max_norm / inf = 0), and a zero row under max_norm > 4 overflowed max_norm / tiny with a
+    RuntimeWarning that said whether the private rows held a zero row (an error under warnings-as-errors)."""
+    import warnings
+
+    X = np.array([[1e308] * 4, [0.0] * 4, [0.3, 0.4, 0.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Xt = RowNormClipper(max_norm=10.0, norm=norm).fit_transform(sp.csr_matrix(X) if sparse else X)
+    Xt = Xt.toarray() if sparse else Xt
+    np.testing.assert_allclose(np.linalg.norm(Xt[0] / 10.0, ord=order) * 10.0, 10.0, rtol=1e-12)
     np.testing.assert_array_equal(Xt[1:], X[1:])
 
 

@@ -236,6 +236,16 @@ def test_too_few_rows_release_nothing_and_spend_nothing(releases):
     assert DPStandardScaler(epsilon=0.3, accountant=BudgetAccountant()).fit(1e6 * X).privacy_event_ == ComposedEvent(())
     # declared bounds always release their statistics
     assert DPStandardScaler(epsilon=0.3, bounds=(-400, 20)).would_estimate_bounds(n, d)
+    # warnings as errors: the warning comes before the ledger records the fit (it left a 0 entry behind an error)
+    import warnings
+
+    acc, sc = BudgetAccountant(epsilon=1.0), DPStandardScaler(epsilon=0.3, random_state=0)
+    sc.set_params(accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match="too few"):
+            sc.fit(X)
+    assert acc.ledger == () and not hasattr(sc, "scale_")
 
 
 def test_default_pipeline_gives_an_idle_scaler_almost_nothing():

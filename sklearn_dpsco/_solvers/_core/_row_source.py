@@ -23,6 +23,7 @@ from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import _get_feature_names
 
 from ._cluster import DEFAULT_BLOCK_ROWS, chunk_tasks, feed_chain, fold_chunks
 
@@ -132,6 +133,8 @@ class IterableSource(RowSource):
         self.n_samples = int(n_samples)
         self.n_features = n_features
         self._first = None
+        #: the first block's column names (a DataFrame's, as scikit-learn records them), else None
+        self.feature_names = None
 
     def peek_n_features(self):
         """Read the first block to learn the number of features (it is replayed by :meth:`blocks`)."""
@@ -146,6 +149,7 @@ class IterableSource(RowSource):
                 raise ValueError("block 0: expected a tuple (X, y) or (X, y, sample_weight) with a 2-d X block. "
                                  "Nothing was spent.")
             self.n_features = int(np.shape(X)[1])
+            self.feature_names = _get_feature_names(X)
         return self.n_features
 
     def blocks(self):
@@ -156,7 +160,11 @@ class IterableSource(RowSource):
             it, first = iter(self._blocks), []
         seen = 0
         for k, block in enumerate(_chain(first, it)):
-            checked = _check_block(*_block_parts(block, k), self.n_features, f"block {k}")
+            parts = _block_parts(block, k)
+            if k == 0 and self.feature_names is None:
+                self.feature_names = _get_feature_names(parts[0])
+            _check_block_names(parts[0], self.feature_names, k)
+            checked = _check_block(*parts, self.n_features, f"block {k}")
             seen += checked[0].shape[0]
             if seen > self.n_samples:  # the declared count is public: every solver relies on it
                 raise ValueError(f"block {k}: the stream holds more than the declared n_samples={self.n_samples} "
@@ -165,6 +173,16 @@ class IterableSource(RowSource):
         if seen != self.n_samples:
             raise ValueError(f"the stream held {seen} rows, not the declared n_samples={self.n_samples}. "
                              "Nothing was spent.")
+
+
+def _check_block_names(X, first, k):
+    """Refuse block ``k`` whose column names differ from the first block's (``first``): its columns would be
+    read by position, so a block with its columns in another order would mix them. Blocks without names
+    (arrays) are read by position, as ``fit`` reads an array."""
+    names = _get_feature_names(X)
+    if first is not None and names is not None and not np.array_equal(names, first):
+        raise ValueError(f"block {k}: its columns {list(names)} are not the first block's {list(first)} (in the "
+                         "same order); the blocks' columns are read by position. Nothing was spent.")
 
 
 def _block_parts(block, k):
