@@ -1,6 +1,6 @@
 """Row magnitudes below the median-and-spread rule (issue 16, fresh.md proposal B).
 
-``python benchmarks/study_row_magnitudes.py [--seeds 10] [--sets Chile,wine] [--ranks 0]``
+``python benchmarks/study_row_magnitudes.py [--seeds 10] [--sets Chile,wine] [--ranks 0] [--keep 1] [--regressors]``
 
 Below ``n epsilon ~ 200 d`` (``COLUMN_MAD_RANKS``) ``column_scaling="auto"`` leaves the columns alone, and the
 "auto" clip follows the largest-unit columns (Chile: population and income in the hundred thousands next to a
@@ -74,8 +74,22 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sets", default=None)
     ap.add_argument("--ranks", type=float, default=0.0, help="ROW_MAGNITUDE_RANKS of the new arm")
+    ap.add_argument("--keep", type=int, default=None, help="ROW_MAGNITUDE_KEEP_BIN of the new arm")
+    ap.add_argument("--leave", type=int, default=None, help="ROW_MAGNITUDE_LEAVE_BIN of the new arm")
+    ap.add_argument("--regressors", action="store_true",
+                    help="let the regressors take the magnitudes too (the library's rule: hinge only)")
     args = ap.parse_args(argv)
     from sklearn_dpsco.linear_model import _column_scaling as C
+
+    if args.regressors:
+        from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+
+        DPLinearRegressor._ROW_MAGNITUDES = DPGrowthAdaptiveRegressor._ROW_MAGNITUDES = True
+
+    if args.keep is not None:
+        C.ROW_MAGNITUDE_KEEP_BIN = args.keep
+    if args.leave is not None:
+        C.ROW_MAGNITUDE_LEAVE_BIN = args.leave
 
     names = None if args.sets is None else set(args.sets.split(","))
     print("| set | model | n | d | eps | ranks | main | magnitudes | diff | win/loss |")
@@ -85,11 +99,13 @@ def main(argv=None):
         for model in ("hinge",) if task == "clf" else ("linear", "growth"):
             for eps in EPSILONS:
                 C.ROW_MAGNITUDE_RANKS = args.ranks
-                applies = C.column_scaling_mode("auto", n, d, eps, declared=False, dense=True) == "magnitudes"
+                takes = model == "hinge" or args.regressors
+                applies = C.column_scaling_mode("auto", n, d, eps, declared=False, dense=True,
+                                                magnitudes=takes) == "magnitudes"
                 if not applies:
                     C.ROW_MAGNITUDE_RANKS = None
                     print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | - | not applied "
-                          f"({C.column_scaling_mode('auto', n, d, eps, declared=False, dense=True)}) | | |", flush=True)
+                          f"({C.column_scaling_mode('auto', n, d, eps, declared=False, dense=True, magnitudes=takes)}) | | |", flush=True)
                     continue
                 old, new, ones = [], [], [0, 0]
                 for s in range(args.seeds):

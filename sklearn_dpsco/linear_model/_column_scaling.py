@@ -145,6 +145,13 @@ ROW_MAGNITUDE_BIN_OCTAVES = 2
 #: The released bin is the top of the run of bins above the noisy mode whose noisy counts are at least this many
 #: noise standard deviations (as at user level).
 ROW_MAGNITUDE_RUN_SIGMAS = 3.0
+#: Columns whose released bin is at most this one are left as they are; a column in bin ``k`` above it is divided
+#: by ``2^(2 (k - KEEP) + 1)`` (1: the user-level rule, every column within about [-2, 2]; 2: columns within 16
+#: kept, larger ones brought to within about 8).
+ROW_MAGNITUDE_KEEP_BIN = 1
+#: Columns released at a bin up to this one are left as they are even above ``ROW_MAGNITUDE_KEEP_BIN`` (a column within
+#: 16, e.g. pixel counts 0..16 or 1..10 grades, whose noisy mode says little: zero-inflated columns share the units).
+ROW_MAGNITUDE_LEAVE_BIN = 1
 #: Below the median and spread's rule the magnitudes run when each histogram cell gets ``n share epsilon / (2 d) >=
 #: ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``). None: never.
 ROW_MAGNITUDE_RANKS = None
@@ -218,12 +225,15 @@ def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
     return not declared and per_release >= COLUMN_RANKS
 
 
-def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False):
+def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False,
+                        magnitudes=True):
     """``"quartiles"``, ``"median_mad"`` or None: which column map a fit releases (public facts only).
 
     ``"quartiles"`` where :func:`column_scaling_applies`; else ``"median_mad"`` for ``setting="auto"`` with
     nothing declared, dense rows in memory (not on a cluster), an intercept (``centre``), row-level rows
-    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else None.
+    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else
+    ``"magnitudes"`` under the same conditions, for an estimator that takes them (``magnitudes``: the hinge
+    classifier) when ``n share epsilon / (2 d) >= ROW_MAGNITUDE_RANKS``; else None.
     """
     if column_scaling_applies(setting, n, d, epsilon, declared=declared, dense=dense):
         return "quartiles"
@@ -233,7 +243,8 @@ def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True,
     if per_release >= COLUMN_MAD_RANKS:
         return "median_mad"
     # the same per-release ranks are the histogram cells' n share epsilon / (2 d) (l1-sensitivity 2 d)
-    return "magnitudes" if ROW_MAGNITUDE_RANKS is not None and per_release >= ROW_MAGNITUDE_RANKS else None
+    on = magnitudes and ROW_MAGNITUDE_RANKS is not None and per_release >= ROW_MAGNITUDE_RANKS
+    return "magnitudes" if on else None
 
 
 @dataclass(frozen=True)
@@ -426,7 +437,9 @@ def row_magnitude_scales(noisy, tau):
     for j in range(noisy.shape[0]):
         while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
             top[j] += 1
-    return np.where(top > 1, np.ldexp(1.0, top * ROW_MAGNITUDE_BIN_OCTAVES - 1), 1.0)
+    keep = ROW_MAGNITUDE_KEEP_BIN
+    scaled = (top > keep) & (top > ROW_MAGNITUDE_LEAVE_BIN)
+    return np.where(scaled, np.ldexp(1.0, (top - keep) * ROW_MAGNITUDE_BIN_OCTAVES + 1), 1.0)
 
 
 def _spread(lo, hi):
