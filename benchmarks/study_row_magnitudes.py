@@ -76,6 +76,7 @@ def main(argv=None):
     ap.add_argument("--ranks", type=float, default=0.0, help="ROW_MAGNITUDE_RANKS of the new arm")
     ap.add_argument("--keep", type=int, default=None, help="ROW_MAGNITUDE_KEEP_BIN of the new arm")
     ap.add_argument("--leave", type=int, default=None, help="ROW_MAGNITUDE_LEAVE_BIN of the new arm")
+    ap.add_argument("--rule", default="mode", help="ROW_MAGNITUDE_RULE of the new arm: mode or median")
     ap.add_argument("--regressors", action="store_true",
                     help="let the regressors take the magnitudes too (the library's rule: hinge only)")
     args = ap.parse_args(argv)
@@ -88,6 +89,7 @@ def main(argv=None):
 
     if args.keep is not None:
         C.ROW_MAGNITUDE_KEEP_BIN = args.keep
+    C.ROW_MAGNITUDE_RULE = args.rule
     if args.leave is not None:
         C.ROW_MAGNITUDE_LEAVE_BIN = args.leave
 
