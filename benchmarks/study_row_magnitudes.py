@@ -1,6 +1,6 @@
 """Row magnitudes below the median-and-spread rule (issue 16, fresh.md proposal B).
 
-``python benchmarks/study_row_magnitudes.py [--seeds 10] [--sets Chile,wine] [--ranks 0] [--keep 1] [--regressors]``
+``python benchmarks/study_row_magnitudes.py [--seeds 10] [--sets Chile,wine] [--ranks 0] [--regressors]``
 
 Below ``n epsilon ~ 200 d`` (``COLUMN_MAD_RANKS``) ``column_scaling="auto"`` leaves the columns alone, and the
 "auto" clip follows the largest-unit columns (Chile: population and income in the hundred thousands next to a
@@ -74,9 +74,6 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sets", default=None)
     ap.add_argument("--ranks", type=float, default=0.0, help="ROW_MAGNITUDE_RANKS of the new arm")
-    ap.add_argument("--keep", type=int, default=None, help="ROW_MAGNITUDE_KEEP_BIN of the new arm")
-    ap.add_argument("--leave", type=int, default=None, help="ROW_MAGNITUDE_LEAVE_BIN of the new arm")
-    ap.add_argument("--rule", default="mode", help="ROW_MAGNITUDE_RULE of the new arm: mode or median")
     ap.add_argument("--regressors", action="store_true",
                     help="let the regressors take the magnitudes too (the library's rule: hinge only)")
     args = ap.parse_args(argv)
@@ -87,11 +84,6 @@ def main(argv=None):
 
         DPLinearRegressor._ROW_MAGNITUDES = DPGrowthAdaptiveRegressor._ROW_MAGNITUDES = True
 
-    if args.keep is not None:
-        C.ROW_MAGNITUDE_KEEP_BIN = args.keep
-    C.ROW_MAGNITUDE_RULE = args.rule
-    if args.leave is not None:
-        C.ROW_MAGNITUDE_LEAVE_BIN = args.leave
 
     names = None if args.sets is None else set(args.sets.split(","))
     print("| set | model | n | d | eps | ranks | main | magnitudes | diff | win/loss |")

@@ -145,18 +145,10 @@ ROW_MAGNITUDE_BIN_OCTAVES = 2
 #: The released bin is the top of the run of bins above the noisy mode whose noisy counts are at least this many
 #: noise standard deviations (as at user level).
 ROW_MAGNITUDE_RUN_SIGMAS = 3.0
-#: Columns whose released bin is at most this one are left as they are; a column in bin ``k`` above it is divided
-#: by ``2^(2 (k - KEEP) + 1)`` (1: the user-level rule, every column within about [-2, 2]; 2: columns within 16
-#: kept, larger ones brought to within about 8).
-ROW_MAGNITUDE_KEEP_BIN = 1
-#: Columns released at a bin up to this one are left as they are even above ``ROW_MAGNITUDE_KEEP_BIN`` (a column within
-#: 16, e.g. pixel counts 0..16 or 1..10 grades, whose noisy mode says little: zero-inflated columns share the units).
-ROW_MAGNITUDE_LEAVE_BIN = 1
-#: "mode": the noisy mode and its run (as at user level); "median": the first bin where the noisy cumulative count
-#: reaches n / 2 (an error moves the bin by a few places, never to an isolated noisy cell far from the column's mass).
-ROW_MAGNITUDE_RULE = "mode"
 #: Below the median and spread's rule the magnitudes run when each histogram cell gets ``n share epsilon / (2 d) >=
-#: ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``). None: never.
+#: ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``). None: never (the
+#: default: measured and not adopted, benchmarks/results/row_magnitudes.md: Chile +0.17..+0.33 accuracy, but biopsy
+#: and digits, columns in one unit, lose to the mode of zero-inflated columns and to isolated noisy cells).
 ROW_MAGNITUDE_RANKS = None
 
 
@@ -364,8 +356,7 @@ class ColumnScalingPlan:
         mechanism = self._magnitude_mechanism
         noisy = mechanism.release(H.ravel().astype(np.float64), rng)
         # the Laplace's standard deviation sqrt(2) b (public: the calibration)
-        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale,
-                                     X.shape[0])
+        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale)
         d = self.n_features
         return ColumnScaling(np.array([np.zeros(d), scale]), np.zeros(d), scale, np.zeros(d, dtype=bool)), mechanism.event
 
@@ -432,25 +423,16 @@ def row_magnitude_histogram(X, bins=ROW_MAGNITUDE_BINS):
     return H
 
 
-def row_magnitude_scales(noisy, tau, n_rows=None):
+def row_magnitude_scales(noisy, tau):
     """Each column's scale from the noisy histogram (post-processing): the noisy mode, raised through the run of
     bins above it with noisy counts ``>= tau``; ``2^(2 k - 1)`` for that bin ``k >= 2`` (within a factor 2 of its
     values either way), else 1 (values within 4: left as they are)."""
     noisy = np.asarray(noisy, dtype=float)
-    if ROW_MAGNITUDE_RULE == "median":
-        # n is public (replace-one-row); each column's counts sum to n
-        cum = np.cumsum(noisy, axis=1)
-        reached = cum >= n_rows / 2.0
-        reached[:, -1] = True
-        top = np.argmax(reached, axis=1)
-    else:
-        top = np.argmax(noisy, axis=1)
-        for j in range(noisy.shape[0]):
-            while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
-                top[j] += 1
-    keep = ROW_MAGNITUDE_KEEP_BIN
-    scaled = (top > keep) & (top > ROW_MAGNITUDE_LEAVE_BIN)
-    return np.where(scaled, np.ldexp(1.0, (top - keep) * ROW_MAGNITUDE_BIN_OCTAVES + 1), 1.0)
+    top = np.argmax(noisy, axis=1)
+    for j in range(noisy.shape[0]):
+        while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
+            top[j] += 1
+    return np.where(top > 1, np.ldexp(1.0, top * ROW_MAGNITUDE_BIN_OCTAVES - 1), 1.0)
 
 
 def _spread(lo, hi):
