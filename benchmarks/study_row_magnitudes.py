@@ -74,11 +74,15 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sets", default=None)
     ap.add_argument("--ranks", type=float, default=0.0, help="ROW_MAGNITUDE_RANKS of the new arm")
+    ap.add_argument("--eps", default=None, help="comma-separated epsilons (default 0.5,1,2)")
+    ap.add_argument("--octaves", type=int, default=None, help="octaves per bin (bins: 32 / octaves)")
     ap.add_argument("--regressors", action="store_true",
                     help="let the regressors take the magnitudes too (the library's rule: hinge only)")
     args = ap.parse_args(argv)
     from sklearn_dpsco.linear_model import _column_scaling as C
 
+    if args.octaves:
+        C.ROW_MAGNITUDE_BIN_OCTAVES, C.ROW_MAGNITUDE_BINS = args.octaves, 32 // args.octaves
     if args.regressors:
         from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 
@@ -91,7 +95,7 @@ def main(argv=None):
     for name, task, Xtr, ytr, Xte, yte in _sets(names):
         n, d = Xtr.shape
         for model in ("hinge",) if task == "clf" else ("linear", "growth"):
-            for eps in EPSILONS:
+            for eps in (EPSILONS if args.eps is None else [float(e) for e in args.eps.split(",")]):
                 C.ROW_MAGNITUDE_RANKS = args.ranks
                 takes = model == "hinge" or args.regressors
                 applies = C.column_scaling_mode("auto", n, d, eps, declared=False, dense=True,

@@ -408,9 +408,10 @@ class ColumnScalingPlan:
                                    "stages": self.stages, "mode": self.mode}}
 
 
-def row_magnitude_histogram(X, bins=ROW_MAGNITUDE_BINS):
+def row_magnitude_histogram(X, bins=None):
     """``(d, bins)`` integer counts: for every column, the rows per bin of ``|x_rj|`` (bin 0: ``<= 1``; bin ``k``:
     ``(4^(k-1), 4^k]``; the last open above). Each row adds exactly one count per column."""
+    bins = ROW_MAGNITUDE_BINS if bins is None else bins
     A = np.abs(np.asarray(X, dtype=np.float64))
     n, d = A.shape
     with np.errstate(divide="ignore"):
@@ -432,7 +433,8 @@ def row_magnitude_scales(noisy, tau):
     for j in range(noisy.shape[0]):
         while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
             top[j] += 1
-    return np.where(top > 1, np.ldexp(1.0, top * ROW_MAGNITUDE_BIN_OCTAVES - 1), 1.0)
+    w = ROW_MAGNITUDE_BIN_OCTAVES
+    return np.where(top > 1, np.ldexp(1.0, top * w - w // 2), 1.0)
 
 
 def _spread(lo, hi):
