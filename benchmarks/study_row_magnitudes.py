@@ -57,6 +57,34 @@ def _ranks(n, d, eps):
     return n * default_column_share(n, d, eps) * eps / (len(BOUNDS_LEVELS) * d)
 
 
+#: ``--both-ways``: four-octave bins extended below 1 (bin 0: exact zeros; bin SHIFT: (1/16, 1]; SHIFT + 1: (1, 16]),
+#: columns released in (1/16, 16] or at zero kept, larger ones divided and smaller ones enlarged to about 1.
+SHIFT, WIDE_BINS = 5, 13
+
+
+def _both_ways(C):
+    def histogram(X, bins=None):
+        A = np.abs(np.asarray(X, dtype=np.float64))
+        with np.errstate(divide="ignore"):
+            k = np.ceil(np.log2(A) / 4.0) + SHIFT
+        k = np.clip(np.nan_to_num(k, neginf=0.0), 0, WIDE_BINS - 1).astype(np.intp)
+        H = np.zeros((A.shape[1], WIDE_BINS), dtype=np.int64)
+        for j in range(A.shape[1]):
+            H[j] = np.bincount(k[:, j], minlength=WIDE_BINS)
+        return H
+
+    def scales(noisy, tau):
+        noisy = np.asarray(noisy, dtype=float)
+        top = np.argmax(noisy, axis=1)
+        for j in range(noisy.shape[0]):
+            while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
+                top[j] += 1
+        kept = (top == 0) | (top == SHIFT) | (top == SHIFT + 1)
+        return np.where(kept, 1.0, np.ldexp(1.0, 4 * (top - SHIFT) - 2))
+
+    C.row_magnitude_histogram, C.row_magnitude_scales, C.ROW_MAGNITUDE_BINS = histogram, scales, WIDE_BINS
+
+
 def _fit_score(model, task, eps, seed, Xtr, ytr, Xte, yte):
     est = B.ours(model, eps, seed)
     with warnings.catch_warnings():
@@ -75,6 +103,7 @@ def main(argv=None):
     ap.add_argument("--sets", default=None)
     ap.add_argument("--ranks", type=float, default=0.0, help="ROW_MAGNITUDE_RANKS of the new arm")
     ap.add_argument("--eps", default=None, help="comma-separated epsilons (default 0.5,1,2)")
+    ap.add_argument("--both-ways", action="store_true", help="enlarge small columns too (see _both_ways)")
     ap.add_argument("--octaves", type=int, default=None, help="octaves per bin (bins: 32 / octaves)")
     ap.add_argument("--regressors", action="store_true",
                     help="let the regressors take the magnitudes too (the library's rule: hinge only)")
@@ -83,6 +112,8 @@ def main(argv=None):
 
     if args.octaves:
         C.ROW_MAGNITUDE_BIN_OCTAVES, C.ROW_MAGNITUDE_BINS = args.octaves, 32 // args.octaves
+    if args.both_ways:
+        _both_ways(C)
     if args.regressors:
         from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 
