@@ -427,7 +427,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         mode = column_scaling_mode(setting, inputs.n_samples, d, self.epsilon, declared=self._declares_scales(),
                                    dense=dense, centre=bool(self.fit_intercept),
                                    positional=self._COLUMN_ROWS_POSITIONAL,
-                                   cluster=bool(inputs.public.get("cluster")))
+                                   cluster=bool(inputs.public.get("cluster")), magnitudes=self._ROW_MAGNITUDES)
         if mode is None:
             return None
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept,
@@ -441,6 +441,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
     #: The rows of :meth:`_column_rows` keep their positions under the privacy unit's neighbours (replace one
     #: row in place), so the column quartiles may read every k-th of them (public positions).
     _COLUMN_ROWS_POSITIONAL = True
+    #: Below the median and spread the fit may release its columns' magnitudes (linear_model/_column_scaling.py,
+    #: "Row magnitudes"): the hinge classifier only (the regressors lost with it, benchmarks/results/row_magnitudes.md).
+    _ROW_MAGNITUDES = False
 
     def _column_rows(self, inputs, columns):
         """The rows ``columns`` (the column plan) is released from: every row (one row is the privacy unit)."""

@@ -77,6 +77,7 @@ import numpy as np
 from .._budget import Budget, split_scale_share
 from ..accounting import ComposedEvent, ParallelComposedEvent
 from .._fast._rows import column_affine
+from .._mechanisms._calibrate import laplace_mechanism_for
 from .._mechanisms._scale_grid import ScaleGrid
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection
@@ -162,6 +163,19 @@ COLUMN_MAD_CLIP = 8.0
 #: when every column is clipped). A count near 0 (PSID's children, median 2) keeps its clip: leaving every column at the
 #: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
 MAD_CLIP_FAR_CENTRE = 16.0
+#: Row magnitudes (module docstring, "Row magnitudes"): bins ``0 .. K - 1`` of ``|x_rj|``: ``v <= 1``, then
+#: ``(4^(k-1), 4^k]`` (two octaves each, the user-level release's bins, linear_model/_column_magnitudes.py), the last
+#: open above (``4^(K-2)`` is about 1e9).
+ROW_MAGNITUDE_BINS = 16
+ROW_MAGNITUDE_BIN_OCTAVES = 2
+#: The released bin is the top of the run of bins above the noisy mode whose noisy counts are at least this many
+#: noise standard deviations (as at user level).
+ROW_MAGNITUDE_RUN_SIGMAS = 3.0
+#: Below the median and spread's rule the magnitudes run when each histogram cell gets ``n share epsilon / (2 d) >=
+#: ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``). None: never (the
+#: default: measured and not adopted, benchmarks/results/row_magnitudes.md: Chile +0.17..+0.33 accuracy, but biopsy
+#: and digits, columns in one unit, lose to the mode of zero-inflated columns and to isolated noisy cells).
+ROW_MAGNITUDE_RANKS = None
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -232,19 +246,26 @@ def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
     return not declared and per_release >= COLUMN_RANKS
 
 
-def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False):
+def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False,
+                        magnitudes=True):
     """``"quartiles"``, ``"median_mad"`` or None: which column map a fit releases (public facts only).
 
     ``"quartiles"`` where :func:`column_scaling_applies`; else ``"median_mad"`` for ``setting="auto"`` with
     nothing declared, dense rows in memory (not on a cluster), an intercept (``centre``), row-level rows
-    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else None.
+    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else
+    ``"magnitudes"`` under the same conditions, for an estimator that takes them (``magnitudes``: the hinge
+    classifier) when ``n share epsilon / (2 d) >= ROW_MAGNITUDE_RANKS``; else None.
     """
     if column_scaling_applies(setting, n, d, epsilon, declared=declared, dense=dense):
         return "quartiles"
     if setting != "auto" or declared or not dense or cluster or not centre or not positional or d == 0:
         return None
     per_release = n * default_column_share(n, d, epsilon) * epsilon / (len(BOUNDS_LEVELS) * d)
-    return "median_mad" if per_release >= COLUMN_MAD_RANKS else None
+    if per_release >= COLUMN_MAD_RANKS:
+        return "median_mad"
+    # the same per-release ranks are the histogram cells' n share epsilon / (2 d) (l1-sensitivity 2 d)
+    on = magnitudes and ROW_MAGNITUDE_RANKS is not None and per_release >= ROW_MAGNITUDE_RANKS
+    return "magnitudes" if on else None
 
 
 @dataclass(frozen=True)
@@ -294,7 +315,7 @@ class ColumnScalingPlan:
         """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
-        if mode == "median_mad":  # every row, one stage (the band sits far below the stride's and two stages' rules)
+        if mode in ("median_mad", "magnitudes"):  # every row, one stage (far below the stride's and two stages' rules)
             return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, True, 1, 1, mode)
         stages = column_stages(n, d, budget.epsilon, share, bool(centre) and positional)
         # two halves of n / k rows at the whole share: each release gets the ranks of n / k rows at half of
@@ -311,6 +332,8 @@ class ColumnScalingPlan:
 
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
         candidate solver plan)."""
+        if self.mode == "magnitudes":
+            return self._magnitude_mechanism.event
         if self.mode == "median_mad":
             medians, spreads = self._median_mad_budgets()
             return ComposedEvent((column_quantiles_event(MEDIAN_LEVELS, medians, self.n_features, grid=BOUNDS_GRID),
@@ -328,6 +351,8 @@ class ColumnScalingPlan:
         centre. Call only after the budget checks. ``n_jobs``: threads for the grid counts (joblib's
         meaning; the counts, hence the releases, are the same for every value).
         """
+        if self.mode == "magnitudes":
+            return self._magnitudes(X, rng)
         if self.mode == "median_mad":
             return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
@@ -341,6 +366,25 @@ class ColumnScalingPlan:
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
         return (ColumnScaling.from_two_stages(centre_1, second.value, first.value).with_clip(COLUMN_CLIP),
                 ParallelComposedEvent((first.event, second.event)))
+
+    @cached_property
+    def _magnitude_mechanism(self):
+        """Coordinate Laplace (discrete on the secure path) on the ``d x K`` histogram, on all of ``budget``."""
+        d = self.n_features
+        # why: replacing one row moves, in each column, one count from one bin to another (integers): the
+        # histogram's l1 distance is <= 2 d (doc/privacy/column_scaling.rst, "Row magnitudes")
+        return laplace_mechanism_for(2.0 * d, self.budget, d * ROW_MAGNITUDE_BINS)
+
+    def _magnitudes(self, X, rng):
+        """Row magnitudes (doc/privacy/column_scaling.rst): the noisy histogram of every column's bins of
+        ``|x_rj|``, then (post-processing) each column's scale, no centre."""
+        H = row_magnitude_histogram(X)
+        mechanism = self._magnitude_mechanism
+        noisy = mechanism.release(H.ravel().astype(np.float64), rng)
+        # the Laplace's standard deviation sqrt(2) b (public: the calibration)
+        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale)
+        d = self.n_features
+        return ColumnScaling(np.array([np.zeros(d), scale]), np.zeros(d), scale, np.zeros(d, dtype=bool)), mechanism.event
 
     def _median_mad_budgets(self):
         """``(medians, spreads)``: ``MEDIAN_PART`` of the budget and the exact rest (Sterbenz: the difference of
@@ -392,6 +436,35 @@ class ColumnScalingPlan:
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
                                    "stages": self.stages, "mode": self.mode}}
+
+
+def row_magnitude_histogram(X, bins=None):
+    """``(d, bins)`` integer counts: for every column, the rows per bin of ``|x_rj|`` (bin 0: ``<= 1``; bin ``k``:
+    ``(4^(k-1), 4^k]``; the last open above). Each row adds exactly one count per column."""
+    bins = ROW_MAGNITUDE_BINS if bins is None else bins
+    A = np.abs(np.asarray(X, dtype=np.float64))
+    n, d = A.shape
+    with np.errstate(divide="ignore"):
+        # log2 is exact at powers of two and the division by 2 exact: the bin edges are the powers of 4 exactly
+        k = np.ceil(np.log2(np.maximum(A, 1.0)) / ROW_MAGNITUDE_BIN_OCTAVES)
+    k = np.clip(k, 0, int(bins) - 1).astype(np.intp)
+    H = np.zeros((d, int(bins)), dtype=np.int64)
+    for j in range(d):
+        H[j] = np.bincount(k[:, j], minlength=int(bins))
+    return H
+
+
+def row_magnitude_scales(noisy, tau):
+    """Each column's scale from the noisy histogram (post-processing): the noisy mode, raised through the run of
+    bins above it with noisy counts ``>= tau``; ``2^(2 k - 1)`` for that bin ``k >= 2`` (within a factor 2 of its
+    values either way), else 1 (values within 4: left as they are)."""
+    noisy = np.asarray(noisy, dtype=float)
+    top = np.argmax(noisy, axis=1)
+    for j in range(noisy.shape[0]):
+        while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
+            top[j] += 1
+    w = ROW_MAGNITUDE_BIN_OCTAVES
+    return np.where(top > 1, np.ldexp(1.0, top * w - w // 2), 1.0)
 
 
 def _spread(lo, hi):

@@ -294,6 +294,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     True
     """
 
+    #: Row magnitudes below the median and spread (linear_model/_column_scaling.py, "Row magnitudes"; public).
+    _ROW_MAGNITUDES = True
+
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
         "solver": [StrOptions({"auto", *SOLVERS})],
