@@ -1,6 +1,12 @@
 """Row magnitudes below the median-and-spread rule (issue 16, fresh.md proposal B).
 
 ``python benchmarks/study_row_magnitudes.py [--seeds 10] [--sets Chile,wine] [--ranks 0] [--regressors]``
+``python benchmarks/study_row_magnitudes.py --arms "gated:r10,o4,g4;ungated:r10,o4,g0" [--eps 0.5,1,2,4,6,8]``
+
+``--arms``: several variants against main in one run (the main fit shared, paired by seed), each ``r`` =
+``ROW_MAGNITUDE_RANKS``, ``o`` = octaves per bin, ``g`` = ``ROW_MAGNITUDE_GATE_BIN`` (``g0``: no gate); unset options
+take the library's values; ``applied`` = seeds whose released map is not the identity (the gate fired). Without
+``--arms`` the new arm is the library's rule (its octaves and gate) at ``--ranks``.
 
 Below ``n epsilon ~ 200 d`` (``COLUMN_MAD_RANKS``) ``column_scaling="auto"`` leaves the columns alone, and the
 "auto" clip follows the largest-unit columns (Chile: population and income in the hundred thousands next to a
@@ -93,8 +99,100 @@ def _fit_score(model, task, eps, seed, Xtr, ytr, Xte, yte):
     p = est.predict(Xte)
     info = est.fit_info_[0] if isinstance(est.fit_info_, list) else est.fit_info_
     mode = info.get("column_scaling", {}).get("mode")
+    applied = info.get("column_scaling", {}).get("applied", False)
     one = task == "clf" and len(np.unique(p)) == 1
-    return B.score(task, yte, p), mode, one
+    return B.score(task, yte, p), mode, one, applied
+
+
+def _parse_arms(spec, C):
+    """``name:r10,o4,g4;...``: ROW_MAGNITUDE_RANKS, octaves per bin, ROW_MAGNITUDE_GATE_BIN (the share variants of
+    row_magnitudes.md, ``s0.1`` and ``q12``, were measured with a share knob the library no longer has)."""
+    arms = []
+    for part in spec.split(";"):
+        name, _, opts = part.partition(":")
+        # unset options: the library's values (g0: no gate)
+        cfg = {"ranks": C.ROW_MAGNITUDE_RANKS, "octaves": C.ROW_MAGNITUDE_BIN_OCTAVES, "gate": C.ROW_MAGNITUDE_GATE_BIN}
+        for o in filter(None, opts.split(",")):
+            key = {"r": "ranks", "o": "octaves", "g": "gate"}[o[0]]
+            cfg[key] = int(o[1:]) if key in ("octaves", "gate") else float(o[1:])
+        cfg["gate"] = cfg["gate"] or None
+        arms.append((name, cfg))
+    return arms
+
+
+def _set_arm(C, cfg):
+    if cfg is None:
+        C.ROW_MAGNITUDE_RANKS = None
+        return
+    C.ROW_MAGNITUDE_RANKS = cfg["ranks"]
+    C.ROW_MAGNITUDE_BIN_OCTAVES, C.ROW_MAGNITUDE_BINS = cfg["octaves"], 32 // cfg["octaves"]
+    C.ROW_MAGNITUDE_GATE_BIN = cfg["gate"]
+
+
+def _row(name, model, n, d, eps, label, old, new, ones, applied=None):
+    old, new = np.array(old), np.array(new)
+    diff = new - old
+    se = diff.std(ddof=1) / np.sqrt(len(diff))
+    oc = f" 1c{ones[0]}" if ones[0] else ""
+    nc = f" 1c{ones[1]}" if ones[1] else ""
+    ap = "" if applied is None else f" | {applied}/{len(diff)}"
+    print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | {label} | "
+          f"{old.mean():.3f} ({old.std():.3f}){oc} | {new.mean():.3f} ({new.std():.3f}){nc} | "
+          f"{diff.mean():+.3f} (se {se:.3f}) | {(diff > 1e-12).sum()}/{(diff < -1e-12).sum()}{ap} |", flush=True)
+
+
+def main_arms(args):
+    """Several arms against main in one run (``--arms``), the main fit shared (paired by seed)."""
+    from sklearn_dpsco.linear_model import _column_scaling as C
+
+    if args.regressors:
+        from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+
+        DPLinearRegressor._ROW_MAGNITUDES = DPGrowthAdaptiveRegressor._ROW_MAGNITUDES = True
+    arms = _parse_arms(args.arms, C)
+    names = None if args.sets is None else set(args.sets.split(","))
+    print("| set | model | n | d | eps | ranks | arm | main | arm's | diff | win/loss | applied |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, task, Xtr, ytr, Xte, yte in _sets(names):
+        n, d = Xtr.shape
+        for model in ("hinge",) if task == "clf" else ("linear", "growth"):
+            for eps in (EPSILONS if args.eps is None else [float(e) for e in args.eps.split(",")]):
+                takes = model == "hinge" or args.regressors
+                live = []
+                for label, cfg in arms:
+                    _set_arm(C, cfg)
+                    if C.column_scaling_mode("auto", n, d, eps, declared=False, dense=True,
+                                             magnitudes=takes) == "magnitudes":
+                        live.append((label, cfg))
+                _set_arm(C, None)
+                if not live:
+                    mode = C.column_scaling_mode("auto", n, d, eps, declared=False, dense=True, magnitudes=takes)
+                    print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | all | not released "
+                          f"({mode}): identical | | | | |", flush=True)
+                    continue
+                old, ones0 = [], 0
+                new = {label: ([], [0], [0]) for label, _ in live}
+                for s in range(args.seeds):
+                    _set_arm(C, None)
+                    sc, mode, one, _ = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
+                    assert mode != "magnitudes"
+                    old.append(sc)
+                    ones0 += one
+                    for label, cfg in live:
+                        _set_arm(C, cfg)
+                        sc, mode, one, applied = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
+                        assert mode == "magnitudes", mode
+                        new[label][0].append(sc)
+                        new[label][1][0] += one
+                        new[label][2][0] += applied
+                _set_arm(C, None)
+                for label, _ in live:
+                    _row(name, model, n, d, eps, label, old, new[label][0], (ones0, new[label][1][0]),
+                         new[label][2][0])
+                skipped = [label for label, _ in arms if label not in dict(live)]
+                if skipped:
+                    print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | "
+                          f"{','.join(skipped)} | not released: identical | | | | |", flush=True)
 
 
 def main(argv=None):
@@ -107,7 +205,11 @@ def main(argv=None):
     ap.add_argument("--octaves", type=int, default=None, help="octaves per bin (bins: 32 / octaves)")
     ap.add_argument("--regressors", action="store_true",
                     help="let the regressors take the magnitudes too (the library's rule: hinge only)")
+    ap.add_argument("--arms", default=None,
+                    help="several arms, 'name:r10,o4,g4;...' (ranks, octaves, gate bin; see _parse_arms)")
     args = ap.parse_args(argv)
+    if args.arms:
+        return main_arms(args)
     from sklearn_dpsco.linear_model import _column_scaling as C
 
     if args.octaves:
@@ -140,7 +242,7 @@ def main(argv=None):
                 for s in range(args.seeds):
                     for arm, ranks, out in ((0, None, old), (1, args.ranks, new)):
                         C.ROW_MAGNITUDE_RANKS = ranks
-                        sc, mode, one = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
+                        sc, mode, one, _ = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
                         assert (mode == "magnitudes") == (arm == 1), (mode, arm)
                         out.append(sc)
                         ones[arm] += one

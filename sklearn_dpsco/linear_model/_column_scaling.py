@@ -164,18 +164,25 @@ COLUMN_MAD_CLIP = 8.0
 #: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
 MAD_CLIP_FAR_CENTRE = 16.0
 #: Row magnitudes (module docstring, "Row magnitudes"): bins ``0 .. K - 1`` of ``|x_rj|``: ``v <= 1``, then
-#: ``(4^(k-1), 4^k]`` (two octaves each, the user-level release's bins, linear_model/_column_magnitudes.py), the last
-#: open above (``4^(K-2)`` is about 1e9).
-ROW_MAGNITUDE_BINS = 16
-ROW_MAGNITUDE_BIN_OCTAVES = 2
+#: ``(16^(k-1), 16^k]`` (four octaves each), the last open above (``16^(K-2)`` is about 1.7e7). Four octaves:
+#: Chile epsilon 1 0.916 (two octaves: 0.867) and half the null cells per column (benchmarks/results/row_magnitudes.md).
+ROW_MAGNITUDE_BINS = 8
+ROW_MAGNITUDE_BIN_OCTAVES = 4
 #: The released bin is the top of the run of bins above the noisy mode whose noisy counts are at least this many
 #: noise standard deviations (as at user level).
 ROW_MAGNITUDE_RUN_SIGMAS = 3.0
-#: Below the median and spread's rule the magnitudes run when each histogram cell gets ``n share epsilon / (2 d) >=
-#: ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``). None: never (the
-#: default: measured and not adopted, benchmarks/results/row_magnitudes.md: Chile +0.17..+0.33 accuracy, but biopsy
-#: and digits, columns in one unit, lose to the mode of zero-inflated columns and to isolated noisy cells).
-ROW_MAGNITUDE_RANKS = None
+#: Below the median and spread's rule the magnitudes are released when each histogram cell gets ``n share epsilon /
+#: (2 d) >= ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``; public).
+#: 10: below it the gate misfires on null cells (biopsy epsilon 1, 6.6 ranks: 3 of 10 seeds, -0.036 (se 0.022);
+#: Schooling 6 ranks: 6 of 10), and Chile epsilon 0.5 (5.3 ranks) fires on 7 of 10 only. None: never.
+ROW_MAGNITUDE_RANKS = 10.0
+#: The gate (post-processing of the released histogram, nothing spent): the map is applied only when some column's
+#: noisy mode is a bin ``>= ROW_MAGNITUDE_GATE_BIN`` (values above ``2^(w (GATE_BIN - 1))`` = 4096) with a noisy count
+#: of at least the run's threshold; else every scale is 1 (the columns as they are; the histogram's share is spent all
+#: the same). A column in the thousands of units (Chile's population and income, above 2^12 on 99 % / 94 % of rows)
+#: buries the others under the "auto" clip; breast_cancer's area and wine's proline (below 2^12), whose large columns
+#: are the predictive ones, and the one-unit sets (digits, biopsy) stay as they are. None: no gate.
+ROW_MAGNITUDE_GATE_BIN = 4
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -382,7 +389,8 @@ class ColumnScalingPlan:
         mechanism = self._magnitude_mechanism
         noisy = mechanism.release(H.ravel().astype(np.float64), rng)
         # the Laplace's standard deviation sqrt(2) b (public: the calibration)
-        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale)
+        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale,
+                                     ROW_MAGNITUDE_GATE_BIN)
         d = self.n_features
         return ColumnScaling(np.array([np.zeros(d), scale]), np.zeros(d), scale, np.zeros(d, dtype=bool)), mechanism.event
 
@@ -435,12 +443,15 @@ class ColumnScalingPlan:
         """Public facts for ``fit_info_``."""
         return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
-                                   "stages": self.stages, "mode": self.mode}}
+                                   "stages": self.stages, "mode": self.mode,
+                                   **({"applied": bool(np.any(columns.scale != 1.0))} if self.mode == "magnitudes"
+                                      else {})}}
 
 
 def row_magnitude_histogram(X, bins=None):
     """``(d, bins)`` integer counts: for every column, the rows per bin of ``|x_rj|`` (bin 0: ``<= 1``; bin ``k``:
-    ``(4^(k-1), 4^k]``; the last open above). Each row adds exactly one count per column."""
+    ``(2^(w (k-1)), 2^(w k)]``, ``w = ROW_MAGNITUDE_BIN_OCTAVES``; the last open above). Each row adds exactly one
+    count per column."""
     bins = ROW_MAGNITUDE_BINS if bins is None else bins
     A = np.abs(np.asarray(X, dtype=np.float64))
     n, d = A.shape
@@ -454,12 +465,19 @@ def row_magnitude_histogram(X, bins=None):
     return H
 
 
-def row_magnitude_scales(noisy, tau):
+def row_magnitude_scales(noisy, tau, gate=None):
     """Each column's scale from the noisy histogram (post-processing): the noisy mode, raised through the run of
-    bins above it with noisy counts ``>= tau``; ``2^(2 k - 1)`` for that bin ``k >= 2`` (within a factor 2 of its
-    values either way), else 1 (values within 4: left as they are)."""
+    bins above it with noisy counts ``>= tau``; ``2^(w k - w / 2)`` for that bin ``k >= 2`` (``w`` octaves per bin:
+    the bin's values land within ``2^(w / 2)`` of 1), else 1 (bins 0-1: left as they are).
+
+    ``gate`` (``ROW_MAGNITUDE_GATE_BIN``; None: none): unless some column's noisy mode is a bin ``>= gate`` with a
+    noisy count ``>= tau``, every scale is 1 (the map is not applied). A function of the released counts only."""
     noisy = np.asarray(noisy, dtype=float)
     top = np.argmax(noisy, axis=1)
+    if gate is not None:
+        # the gate (post-processing): some column's noisy mode at a bin >= gate with a noisy count >= tau
+        if not np.any((top >= gate) & (noisy[np.arange(noisy.shape[0]), top] >= tau)):
+            return np.ones(noisy.shape[0])
     for j in range(noisy.shape[0]):
         while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
             top[j] += 1

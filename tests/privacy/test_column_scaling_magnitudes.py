@@ -109,15 +109,58 @@ def test_the_map_is_the_released_histogram(magnitudes_on):
 
 
 def test_scales_from_a_histogram():
+    # four-octave bins: bin k holds (16^(k-1), 16^k], scale 2^(4 k - 2) for k >= 2
     noisy = np.zeros((3, ROW_MAGNITUDE_BINS))
     noisy[0, 0] = 100  # a 0/1 column: 1
-    noisy[1, 9] = 100  # a column in (4^8, 4^9]: 2^17
-    noisy[2, 3], noisy[2, 4], noisy[2, 5] = 100, 50, 5  # the run above the mode while >= tau = 10
-    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0), [1.0, 2.0**17, 2.0**7])
+    noisy[1, 5] = 100  # a column in (16^4, 16^5]: 2^18
+    noisy[2, 2], noisy[2, 3], noisy[2, 4] = 100, 50, 5  # the run above the mode while >= tau = 10
+    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0), [1.0, 2.0**18, 2.0**10])
+
+
+def test_the_gate_reads_the_released_modes_only():
+    # applied only when some column's noisy mode is a bin >= the gate with a noisy count >= tau; else the identity
+    noisy = np.zeros((3, ROW_MAGNITUDE_BINS))
+    noisy[0, 0], noisy[1, 5], noisy[2, 2] = 100, 100, 100
+    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0, gate=4), [1.0, 2.0**18, 2.0**6])
+    noisy[1, 5] = 9.0  # below tau: not a mode to open the gate (column 1's mode is now bin 0, count 0 ... 9)
+    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0, gate=4), np.ones(3))
+    noisy[1] = 0.0
+    noisy[1, 3], noisy[1, 4], noisy[1, 5] = 100, 50, 50  # a run reaching bin 5 from a mode in bin 3: closed
+    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0, gate=4), np.ones(3))
+    np.testing.assert_array_equal(row_magnitude_scales(noisy, 10.0), [1.0, 2.0**18, 2.0**6])  # no gate
+
+
+def test_the_library_rule_and_gate():
+    # released from n, d, epsilon (10 ranks per cell at the default share); applied where a column is above 2^12
+    assert C.ROW_MAGNITUDE_RANKS == 10.0 and C.ROW_MAGNITUDE_GATE_BIN == 4 and C.ROW_MAGNITUDE_BIN_OCTAVES == 4
+    on = dict(declared=False, dense=True)
+    assert column_scaling_mode("auto", 1196, 14, 1.0, **on) == "magnitudes"  # Chile epsilon 1: 10.7 ranks
+    assert column_scaling_mode("auto", 1196, 14, 0.5, **on) is None  # 5.3 ranks
+    assert column_scaling_mode("auto", 1196, 14, 1.0, **on, magnitudes=False) is None  # the regressors
+
+
+@pytest.mark.parametrize("factor", [1.0, 100.0])
+def test_the_gate_is_post_processing(factor):
+    # the same event, budget and ledger entry whether the gate opens (a column multiplied to ~2^16) or not: the
+    # gate only chooses the map from the released histogram
+    X, y, _ = mixed_units(n=400)
+    X = X.copy()
+    X[:, 1] *= factor
+    n, d = X.shape
+    assert column_scaling_mode("auto", n, d, 1.0, declared=False, dense=True) == "magnitudes"
+    est = DPHingeClassifier(epsilon=1.0, random_state=0, accountant=_ledger()).fit(X, y)
+    ref = DPHingeClassifier(epsilon=1.0, random_state=0, accountant=_ledger()).fit(mixed_units(n=400)[0], y)
+    assert est.privacy_event_ == ref.privacy_event_ and est.epsilon_spent_ == ref.epsilon_spent_
+    info = est.fit_info_[0]["column_scaling"]
+    assert info["mode"] == "magnitudes" and info["applied"] == (factor > 1)
+    if factor > 1:
+        assert est.column_scale_[1] >= 2.0**10 and np.all(est.column_scale_ >= 1.0)
+    else:
+        np.testing.assert_array_equal(est.column_scale_, np.ones(d))
 
 
 def test_histogram_counts_and_bin_edges():
-    X = np.array([[0.0, 1.0, 4.0, 4.000001, -16.0, 1e300, -np.inf]]).repeat(2, axis=0)[:, :6]
+    X = np.array([[0.0, 1.0, 16.0, 16.000001, -256.0, 1e300, -np.inf]]).repeat(2, axis=0)[:, :6]
     H = row_magnitude_histogram(X)
     assert H.shape == (6, ROW_MAGNITUDE_BINS) and np.all(H.sum(axis=1) == 2)
     assert [int(np.argmax(h)) for h in H] == [0, 0, 1, 2, 2, ROW_MAGNITUDE_BINS - 1]
