@@ -118,7 +118,13 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         memory) a cheaper pair instead: the private median ``m`` of every
         column, then the median of ``|x - m|`` on a coarse grid, rows mapped
         to ``(x - m) / max(2 spread, 1)`` (doc/privacy/column_scaling.rst,
-        "Median and spread").
+        "Median and spread"). Below that, from ``n epsilon ~ 80
+        n_features``, a noisy histogram of every column's magnitude (bins of
+        four octaves), applied only when some column's released magnitude is
+        above ``2^12`` (a population, an income): each column divided by its
+        released magnitude (doc/privacy/column_scaling.rst, "Row
+        magnitudes"); otherwise the columns are left as they are and the
+        histogram's share is spent.
         ``True``: always (dense rows only). ``False``: never.
         :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
         after a ``DPStandardScaler`` that releases.
