@@ -4,8 +4,9 @@
 ``python benchmarks/study_row_magnitudes.py --arms "gated:r10,o4,g4;ungated:r10,o4,g0" [--eps 0.5,1,2,4,6,8]``
 
 ``--arms``: several variants against main in one run (the main fit shared, paired by seed), each ``r`` =
-``ROW_MAGNITUDE_RANKS``, ``o`` = octaves per bin, ``g`` = ``ROW_MAGNITUDE_GATE_BIN`` (``g0``: no gate); unset options
-take the library's values; ``applied`` = seeds whose released map is not the identity (the gate fired). Without
+``ROW_MAGNITUDE_RANKS``, ``o`` = octaves per bin, ``g`` = ``ROW_MAGNITUDE_GATE_BIN`` (``g0``: no gate), ``c`` =
+``ROW_MAGNITUDE_COUNT_SHARE`` (``c0``: no count first); unset options take the library's values; ``applied`` = seeds
+whose released map is not the identity (the gate fired), ``opened`` = seeds whose noisy count opened the histogram. Without
 ``--arms`` the new arm is the library's rule (its octaves and gate) at ``--ranks``.
 
 Below ``n epsilon ~ 200 d`` (``COLUMN_MAD_RANKS``) ``column_scaling="auto"`` leaves the columns alone, and the
@@ -100,8 +101,9 @@ def _fit_score(model, task, eps, seed, Xtr, ytr, Xte, yte):
     info = est.fit_info_[0] if isinstance(est.fit_info_, list) else est.fit_info_
     mode = info.get("column_scaling", {}).get("mode")
     applied = info.get("column_scaling", {}).get("applied", False)
+    opened = info.get("column_scaling", {}).get("opened", True)
     one = task == "clf" and len(np.unique(p)) == 1
-    return B.score(task, yte, p), mode, one, applied
+    return B.score(task, yte, p), mode, one, (applied, opened)
 
 
 def _parse_arms(spec, C):
@@ -111,11 +113,13 @@ def _parse_arms(spec, C):
     for part in spec.split(";"):
         name, _, opts = part.partition(":")
         # unset options: the library's values (g0: no gate)
-        cfg = {"ranks": C.ROW_MAGNITUDE_RANKS, "octaves": C.ROW_MAGNITUDE_BIN_OCTAVES, "gate": C.ROW_MAGNITUDE_GATE_BIN}
+        cfg = {"ranks": C.ROW_MAGNITUDE_RANKS, "octaves": C.ROW_MAGNITUDE_BIN_OCTAVES, "gate": C.ROW_MAGNITUDE_GATE_BIN,
+               "count": C.ROW_MAGNITUDE_COUNT_SHARE}
         for o in filter(None, opts.split(",")):
-            key = {"r": "ranks", "o": "octaves", "g": "gate"}[o[0]]
+            key = {"r": "ranks", "o": "octaves", "g": "gate", "c": "count"}[o[0]]
             cfg[key] = int(o[1:]) if key in ("octaves", "gate") else float(o[1:])
         cfg["gate"] = cfg["gate"] or None
+        cfg["count"] = cfg["count"] or None  # c0: no count first (the histogram wherever the ranks rule holds)
         arms.append((name, cfg))
     return arms
 
@@ -127,6 +131,7 @@ def _set_arm(C, cfg):
     C.ROW_MAGNITUDE_RANKS = cfg["ranks"]
     C.ROW_MAGNITUDE_BIN_OCTAVES, C.ROW_MAGNITUDE_BINS = cfg["octaves"], 32 // cfg["octaves"]
     C.ROW_MAGNITUDE_GATE_BIN = cfg["gate"]
+    C.ROW_MAGNITUDE_COUNT_SHARE = cfg["count"]
 
 
 def _row(name, model, n, d, eps, label, old, new, ones, applied=None):
@@ -135,7 +140,7 @@ def _row(name, model, n, d, eps, label, old, new, ones, applied=None):
     se = diff.std(ddof=1) / np.sqrt(len(diff))
     oc = f" 1c{ones[0]}" if ones[0] else ""
     nc = f" 1c{ones[1]}" if ones[1] else ""
-    ap = "" if applied is None else f" | {applied}/{len(diff)}"
+    ap = "" if applied is None else f" | {applied}"
     print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | {label} | "
           f"{old.mean():.3f} ({old.std():.3f}){oc} | {new.mean():.3f} ({new.std():.3f}){nc} | "
           f"{diff.mean():+.3f} (se {se:.3f}) | {(diff > 1e-12).sum()}/{(diff < -1e-12).sum()}{ap} |", flush=True)
@@ -171,7 +176,7 @@ def main_arms(args):
                           f"({mode}): identical | | | | |", flush=True)
                     continue
                 old, ones0 = [], 0
-                new = {label: ([], [0], [0]) for label, _ in live}
+                new = {label: ([], [0], [0], [0]) for label, _ in live}
                 for s in range(args.seeds):
                     _set_arm(C, None)
                     sc, mode, one, _ = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
@@ -180,15 +185,17 @@ def main_arms(args):
                     ones0 += one
                     for label, cfg in live:
                         _set_arm(C, cfg)
-                        sc, mode, one, applied = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
+                        sc, mode, one, (applied, opened) = _fit_score(model, task, eps, s, Xtr, ytr, Xte, yte)
                         assert mode == "magnitudes", mode
                         new[label][0].append(sc)
                         new[label][1][0] += one
                         new[label][2][0] += applied
+                        new[label][3][0] += opened
                 _set_arm(C, None)
                 for label, _ in live:
+                    opened = "" if dict(live)[label]["count"] is None else f" (opened {new[label][3][0]})"
                     _row(name, model, n, d, eps, label, old, new[label][0], (ones0, new[label][1][0]),
-                         new[label][2][0])
+                         f"{new[label][2][0]}{opened}")
                 skipped = [label for label, _ in arms if label not in dict(live)]
                 if skipped:
                     print(f"| {name} | {model} | {n} | {d} | {eps:g} | {_ranks(n, d, eps):.1f} | "

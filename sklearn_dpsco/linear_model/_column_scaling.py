@@ -183,6 +183,17 @@ ROW_MAGNITUDE_RANKS = 10.0
 #: buries the others under the "auto" clip; breast_cancer's area and wine's proline (below 2^12), whose large columns
 #: are the predictive ones, and the one-unit sets (digits, biopsy) stay as they are. None: no gate.
 ROW_MAGNITUDE_GATE_BIN = 4
+#: Count first (doc/privacy/column_scaling.rst, "Row magnitudes", "The count first"): before the histogram the fit
+#: releases, on this share of epsilon, ONE noisy count: the rows with some ``|x_rj| > 2^(w (GATE_BIN - 1))`` (4096;
+#: sensitivity 1 under replace-one-row, discrete Laplace on the secure path). Only above
+#: :func:`row_magnitude_count_threshold` is the histogram released (its share) and gated as above; else the fit gets
+#: everything but this share. None: no count (the histogram wherever the ranks rule holds).
+ROW_MAGNITUDE_COUNT_SHARE = 0.03
+#: The count's threshold: ``n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES b`` (``b`` its Laplace scale; public).
+#: ``n / K``: a column's noisy mode can be a bin above 2^12 (the histogram's gate) only if about ``n / K`` of its rows
+#: are there (``K`` bins), each such row counted once; 3 scales: a null count (no row above 2^12) opens with
+#: probability ``<= exp(-3) / 2`` (2.5 %) whatever n.
+ROW_MAGNITUDE_COUNT_SCALES = 3.0
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -307,6 +318,41 @@ class ColumnScalingPlan:
     stride: int = 1
     stages: int = 1
     mode: str = "quartiles"
+    #: Count first (mode "magnitudes", ``ROW_MAGNITUDE_COUNT_SHARE``): the count's budget, else None
+    count_budget: Budget = None
+    #: With a count: True for the plan that releases the histogram (:meth:`opened`), False for the one that does not
+    opened: bool = True
+
+    @property
+    def count_first(self):
+        """True when the plan releases the count first (and its event depends on the count's branch)."""
+        return self.count_budget is not None
+
+    def opened_plan(self):
+        """The plan of the open branch: the histogram on ``budget``, the fit on what count and histogram leave."""
+        rest = Budget(self.rest.epsilon - self.budget.epsilon, self.rest.delta, self.rest.noise)
+        return replace(self, rest=rest, opened=True)
+
+    @cached_property
+    def _count_mechanism(self):
+        """Laplace (discrete on the secure path) on one count, on ``count_budget``."""
+        # why: replacing one row changes the number of rows with some |x_j| > 2^12 by at most 1 (the row's own
+        # indicator; doc/privacy/column_scaling.rst, "The count first")
+        return laplace_mechanism_for(1.0, self.count_budget, 1)
+
+    @property
+    def count_event(self):
+        return self._count_mechanism.event
+
+    def count_threshold(self, n):
+        """The public threshold of the noisy count (:func:`row_magnitude_count_threshold`)."""
+        return row_magnitude_count_threshold(n, self._count_mechanism.scale)
+
+    def release_count(self, X, rng):
+        """``(noisy count, event)``: the rows of ``X`` with some ``|x_rj| > 2^12``, with Laplace noise."""
+        mechanism = self._count_mechanism
+        noisy = mechanism.release(np.array([float(row_magnitude_count(X))]), rng)
+        return float(np.asarray(noisy).ravel()[0]), mechanism.event
 
     @classmethod
     def build(cls, budget, n, d, centre, positional=True, mode="quartiles"):
@@ -322,6 +368,12 @@ class ColumnScalingPlan:
         """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
+        if mode == "magnitudes" and ROW_MAGNITUDE_COUNT_SHARE is not None:
+            # count first: the count's share, then (if it opens) the histogram's share of the whole epsilon; the closed
+            # plan's solver gets the rest of the count (the open one, opened(), what the histogram leaves)
+            count, after = split_scale_share(budget, ROW_MAGNITUDE_COUNT_SHARE)
+            return cls(int(d), Budget(share * budget.epsilon, 0.0, count.noise), after, share, True, 1, 1, mode,
+                       Budget(count.epsilon, 0.0, count.noise), False)
         if mode in ("median_mad", "magnitudes"):  # every row, one stage (far below the stride's and two stages' rules)
             return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, True, 1, 1, mode)
         stages = column_stages(n, d, budget.epsilon, share, bool(centre) and positional)
@@ -340,6 +392,9 @@ class ColumnScalingPlan:
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
         candidate solver plan)."""
         if self.mode == "magnitudes":
+            if self.count_first:  # the count, then the histogram if the count opened it
+                return ComposedEvent((self.count_event, self._magnitude_mechanism.event) if self.opened
+                                     else (self.count_event,))
             return self._magnitude_mechanism.event
         if self.mode == "median_mad":
             medians, spreads = self._median_mad_budgets()
@@ -348,7 +403,7 @@ class ColumnScalingPlan:
         one = column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
         return one if self.stages == 1 else ParallelComposedEvent((one, one))
 
-    def release(self, X, rng, n_jobs=None):
+    def release(self, X, rng, n_jobs=None, count=None):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
 
         Reads the rows ``0, stride, 2 stride, ...`` of ``X`` (dense, finite; in memory or a dask
@@ -359,7 +414,18 @@ class ColumnScalingPlan:
         meaning; the counts, hence the releases, are the same for every value).
         """
         if self.mode == "magnitudes":
-            return self._magnitudes(X, rng)
+            if not self.count_first:
+                return self._magnitudes(X, rng)
+            # count first: ``count`` is the count's (noisy value, event) the template released and read to choose
+            # this branch; the event records it, then the histogram if this branch releases it
+            count_event = count[1]
+            if not self.opened:
+                d = self.n_features
+                one = np.ones(d)
+                return (ColumnScaling(np.array([np.zeros(d), one]), np.zeros(d), one, np.zeros(d, dtype=bool)),
+                        ComposedEvent((count_event,)))
+            columns, event = self._magnitudes(X, rng)
+            return columns, ComposedEvent((count_event, event))
         if self.mode == "median_mad":
             return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
@@ -441,11 +507,30 @@ class ColumnScalingPlan:
 
     def info(self, columns):
         """Public facts for ``fit_info_``."""
-        return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
+        spent = self.budget.epsilon
+        if self.count_first:  # what ran: the count, and the histogram only in the open branch
+            spent = self.count_budget.epsilon + (self.budget.epsilon if self.opened else 0.0)
+        return {"column_scaling": {"share": self.share, "epsilon": spent,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
                                    "stages": self.stages, "mode": self.mode,
                                    **({"applied": bool(np.any(columns.scale != 1.0))} if self.mode == "magnitudes"
-                                      else {})}}
+                                      else {}),
+                                   **({"count_epsilon": self.count_budget.epsilon, "opened": bool(self.opened)}
+                                      if self.count_first else {})}}
+
+
+def row_magnitude_count(X):
+    """The rows of ``X`` with some ``|x_rj| > 2^(w (ROW_MAGNITUDE_GATE_BIN - 1))`` (4096): the gate's bins and above.
+    Each row adds 0 or 1."""
+    A = np.abs(np.asarray(X, dtype=np.float64))
+    return int(np.count_nonzero(np.any(A > np.ldexp(1.0, ROW_MAGNITUDE_BIN_OCTAVES * (ROW_MAGNITUDE_GATE_BIN - 1)),
+                                       axis=1)))
+
+
+def row_magnitude_count_threshold(n, scale):
+    """``n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES scale``: the noisy count opens the histogram above it
+    (public: n and the count's Laplace scale)."""
+    return n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES * scale
 
 
 def row_magnitude_histogram(X, bins=None):

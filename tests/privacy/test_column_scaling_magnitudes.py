@@ -29,7 +29,9 @@ N_LOW = 300  # mixed_units has d = 4: 300 x 0.25 / 8 = 9.4 per release at epsilo
 
 @pytest.fixture
 def magnitudes_on(monkeypatch):
+    # the histogram itself (no count first: its branches, events and audit are tests/privacy/test_row_magnitude_count.py)
     monkeypatch.setattr(C, "ROW_MAGNITUDE_RANKS", 4.0)
+    monkeypatch.setattr(C, "ROW_MAGNITUDE_COUNT_SHARE", None)
     return 4.0
 
 
@@ -139,10 +141,14 @@ def test_the_library_rule_and_gate():
     assert column_scaling_mode("auto", 1196, 14, 1.0, **on, magnitudes=False) is None  # the regressors
 
 
+@pytest.mark.parametrize("count", [None, 0.03])
 @pytest.mark.parametrize("factor", [1.0, 100.0])
-def test_the_gate_is_post_processing(factor):
-    # the same event, budget and ledger entry whether the gate opens (a column multiplied to ~2^16) or not: the
-    # gate only chooses the map from the released histogram
+def test_the_gate_is_post_processing(factor, count, monkeypatch):
+    # without the count: the same event, budget and ledger entry whether the gate opens (a column multiplied to ~2^16)
+    # or not: the gate only chooses the map from the released histogram. With the count first (the library's rule)
+    # the count chooses the branch (adaptive composition): the same event type and epsilon, the histogram's event only
+    # where it was released (tests/privacy/test_row_magnitude_count.py)
+    monkeypatch.setattr(C, "ROW_MAGNITUDE_COUNT_SHARE", count)
     X, y, _ = mixed_units(n=400)
     X = X.copy()
     X[:, 1] *= factor
@@ -150,7 +156,13 @@ def test_the_gate_is_post_processing(factor):
     assert column_scaling_mode("auto", n, d, 1.0, declared=False, dense=True) == "magnitudes"
     est = DPHingeClassifier(epsilon=1.0, random_state=0, accountant=_ledger()).fit(X, y)
     ref = DPHingeClassifier(epsilon=1.0, random_state=0, accountant=_ledger()).fit(mixed_units(n=400)[0], y)
-    assert est.privacy_event_ == ref.privacy_event_ and est.epsilon_spent_ == ref.epsilon_spent_
+    if count is None or factor == 1:
+        assert est.privacy_event_ == ref.privacy_event_ and est.epsilon_spent_ == ref.epsilon_spent_
+    else:
+        assert type(est.privacy_event_) is type(ref.privacy_event_)
+        assert est.epsilon_spent_ == pytest.approx(ref.epsilon_spent_, rel=1e-9)
+        assert est.privacy_event_.events[0].events[0] == ref.privacy_event_.events[0].events[0]  # the count
+        assert len(est.privacy_event_.events[0].events) == 2 and len(ref.privacy_event_.events[0].events) == 1
     info = est.fit_info_[0]["column_scaling"]
     assert info["mode"] == "magnitudes" and info["applied"] == (factor > 1)
     if factor > 1:
