@@ -64,6 +64,13 @@ the floor at a centre far from it, ``MAD_CLIP_FAR_CENTRE``), so a missing-value 
 stays ``k`` spreads out instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
 columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
 
+Row magnitudes (issue 16; doc/privacy/column_scaling.rst, "Row magnitudes"): below the median and spread, the hinge
+classifier first releases one noisy count (``ROW_MAGNITUDE_COUNT_SHARE`` of epsilon, sensitivity 1) of the rows with
+some ``|x_j| > 2^12``; above a public threshold a ``d x K`` histogram of every column's magnitude bins follows (the
+column share) and each column is divided by its noisy mode when some mode is above ``2^12``; below it, nothing more is
+released and the fit gets the rest. Both branches are planned and checked before any row is read (adaptive
+composition: the event records what ran, the user's epsilon in both).
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`
 and :func:`column_scaling_mode`.

@@ -120,11 +120,13 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         to ``(x - m) / max(2 spread, 1)`` (doc/privacy/column_scaling.rst,
         "Median and spread"). Below that, from ``n epsilon ~ 80
         n_features``, a noisy histogram of every column's magnitude (bins of
-        four octaves), applied only when some column's released magnitude is
-        above ``2^12`` (a population, an income): each column divided by its
-        released magnitude (doc/privacy/column_scaling.rst, "Row
-        magnitudes"); otherwise the columns are left as they are and the
-        histogram's share is spent.
+        four octaves), released only when a noisy count (on 0.03 of
+        epsilon) of the rows with some value above ``2^12`` (a population,
+        an income) is above ``n / 8`` plus 3 noise scales, and applied only
+        when some column's released magnitude is above ``2^12``: each column
+        divided by its released magnitude (doc/privacy/column_scaling.rst,
+        "Row magnitudes"); otherwise the columns are left as they are and
+        the fit gets everything but the count's share.
         ``True``: always (dense rows only). ``False``: never.
         :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
         after a ``DPStandardScaler`` that releases.
