@@ -574,12 +574,14 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         usage = self._allowance_usage()
         if usage is not None and not self._branches_fit(plan, event, usage):
             plan, event = self._plan_within_allowance(inputs, usage, (plan, event))
+        # every branch a count-first column plan may take (its event is then a function of the count's release)
+        branches = [branch_event for _, branch_event in plan.branches(event)]
+        for branch_event in branches:
+            self._check_within_budget(branch_event)  # 3
         # the parameter, else the budget block in force, else the ledger bound
         # when this estimator was sent to a worker, else the session default
         accountant = self._get_accountant()
-        # every branch a count-first column plan may take (its event is then a function of the count's release)
-        for _, branch_event in plan.branches(event):
-            self._check_within_budget(branch_event)  # 3
+        for branch_event in branches:
             accountant.check(branch_event, privacy_unit=self.privacy_unit)
         return inputs, plan, event, accountant
 
