@@ -183,6 +183,13 @@ class FitPlan:
     attributes: dict = field(default_factory=dict)
     scales: Any = None
     columns: Any = None
+    #: ``(FitPlan, event)`` of the branch a count-first column plan (``columns.count_first``) takes when its noisy count
+    #: opens the histogram; None otherwise. Planned and checked with this plan, before any data is read.
+    opened: Any = None
+
+    def branches(self, event):
+        """``[(plan, event)]`` of every branch the fit may take (this one first)."""
+        return [(self, event)] + ([] if self.opened is None else [self.opened])
 
     @property
     def event(self):
@@ -430,7 +437,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         mode = column_scaling_mode(setting, inputs.n_samples, d, self.epsilon, declared=self._declares_scales(),
                                    dense=dense, centre=bool(self.fit_intercept),
                                    positional=self._COLUMN_ROWS_POSITIONAL,
-                                   cluster=bool(inputs.public.get("cluster")))
+                                   cluster=bool(inputs.public.get("cluster")), magnitudes=self._ROW_MAGNITUDES)
         if mode is None:
             return None
         return ColumnScalingPlan.build(self._budget(), inputs.n_samples, d, centre=self.fit_intercept,
@@ -444,6 +451,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
     #: The rows of :meth:`_column_rows` keep their positions under the privacy unit's neighbours (replace one
     #: row in place), so the column quartiles may read every k-th of them (public positions).
     _COLUMN_ROWS_POSITIONAL = True
+    #: Below the median and spread the fit may release its columns' magnitudes (linear_model/_column_scaling.py,
+    #: "Row magnitudes"): the hinge classifier only (the regressors lost with it, benchmarks/results/row_magnitudes.md).
+    _ROW_MAGNITUDES = False
 
     def _column_rows(self, inputs, columns):
         """The rows ``columns`` (the column plan) is released from: every row (one row is the privacy unit)."""
@@ -565,13 +575,17 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         inputs = self._validate_fit_inputs(*args, **kwargs)  # 1
         plan, event = self._plan_fit(inputs)  # 2
         usage = self._allowance_usage()
-        if usage is not None and not self._plan_fits(event, usage):
+        if usage is not None and not self._branches_fit(plan, event, usage):
             plan, event = self._plan_within_allowance(inputs, usage, (plan, event))
-        self._check_within_budget(event)  # 3
+        # every branch a count-first column plan may take (its event is then a function of the count's release)
+        branches = [branch_event for _, branch_event in plan.branches(event)]
+        for branch_event in branches:
+            self._check_within_budget(branch_event)  # 3
         # the parameter, else the budget block in force, else the ledger bound
         # when this estimator was sent to a worker, else the session default
         accountant = self._get_accountant()
-        accountant.check(event, privacy_unit=self.privacy_unit)
+        for branch_event in branches:
+            accountant.check(branch_event, privacy_unit=self.privacy_unit)
         return inputs, plan, event, accountant
 
     def _plan_fit(self, inputs):
@@ -581,8 +595,18 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if columns_plan is not None:
             options["columns"] = columns_plan
         plan = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)
+        if getattr(columns_plan, "count_first", False):
+            # count first (linear_model/_column_scaling.py, "Row magnitudes"): this plan is the closed branch (the
+            # count only); the open one (count, histogram, the fit on the rest) is planned here too, from public facts
+            options["columns"] = columns_plan.opened_plan()
+            wide = self._plan(inputs.n_samples, inputs.n_coef, inputs.n_problems, **options)
+            plan = replace(plan, opened=(wide, fit_event(wide.scales, wide.event, inputs.n_problems, wide.columns)))
         # the column quartiles' and the estimates' pure parts first (if any), then the solver's runs
         return plan, fit_event(plan.scales, plan.event, inputs.n_problems, plan.columns)
+
+    def _branches_fit(self, plan, event, usage):
+        """:meth:`_plan_fits` for every branch of ``plan``."""
+        return all(self._plan_fits(e, usage) for _, e in plan.branches(event))
 
     def _plan_fits(self, event, usage):
         """True when ``event`` is within the fit's (epsilon, delta) and its meta-estimator's allowance."""
@@ -613,7 +637,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             return self._plan_fit(inputs)
 
         try:
-            best = largest_fitting_fraction(plan, lambda trial: self._plan_fits(trial[1], usage),
+            best = largest_fitting_fraction(plan, lambda trial: self._branches_fit(*trial, usage),
                                             self._ALLOWANCE_STEPS)
         finally:
             self.epsilon = epsilon
@@ -635,8 +659,17 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             rng = check_random_state(self.random_state)
             released = columns = None
             if plan.columns is not None:  # 4a: column quartiles (after the checks), then a public per-row map
-                columns, column_event = plan.columns.release(self._column_rows(inputs, plan.columns), rng,
-                                                               n_jobs=self.n_jobs)
+                rows, count = self._column_rows(inputs, plan.columns), None
+                if getattr(plan.columns, "count_first", False):
+                    # the count first, then the branch it chooses (adaptive sequential composition: both branches
+                    # were planned and checked at the same epsilon; the event spent is the one that runs)
+                    count = plan.columns.release_count(rows, rng)
+                    if count[1] != plan.columns.count_event:
+                        raise AssertionError(f"the count consumed {count[1]}, planned {plan.columns.count_event}")
+                    if plan.opened is not None and count[0] > plan.columns.count_threshold(inputs.n_samples):
+                        plan, event = plan.opened
+                columns, column_event = plan.columns.release(rows, rng, n_jobs=self.n_jobs,
+                                                               **({} if count is None else {"count": count}))
                 if column_event != plan.columns.event:
                     raise AssertionError(f"column quartiles consumed {column_event}, planned {plan.columns.event}")
                 if not self._CLIPS_COLUMNS:

@@ -64,6 +64,13 @@ the floor at a centre far from it, ``MAD_CLIP_FAR_CENTRE``), so a missing-value 
 stays ``k`` spreads out instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
 columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
 
+Row magnitudes (issue 16; doc/privacy/column_scaling.rst, "Row magnitudes"): below the median and spread, the hinge
+classifier first releases one noisy count (``ROW_MAGNITUDE_COUNT_SHARE`` of epsilon, sensitivity 1) of the rows with
+some ``|x_j| > 2^12``; above a public threshold a ``d x K`` histogram of every column's magnitude bins follows (the
+column share) and each column is divided by its noisy mode when some mode is above ``2^12``; below it, nothing more is
+released and the fit gets the rest. Both branches are planned and checked before any row is read (adaptive
+composition: the event records what ran, the user's epsilon in both).
+
 Only public facts decide whether it runs and with what share (n, d, epsilon,
 the declared settings, the input's format): see :func:`column_scaling_applies`
 and :func:`column_scaling_mode`.
@@ -77,6 +84,7 @@ import numpy as np
 from .._budget import Budget, split_scale_share
 from ..accounting import ComposedEvent, ParallelComposedEvent
 from .._fast._rows import column_affine
+from .._mechanisms._calibrate import laplace_mechanism_for
 from .._mechanisms._scale_grid import ScaleGrid
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection
@@ -162,6 +170,37 @@ COLUMN_MAD_CLIP = 8.0
 #: when every column is clipped). A count near 0 (PSID's children, median 2) keeps its clip: leaving every column at the
 #: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
 MAD_CLIP_FAR_CENTRE = 16.0
+#: Row magnitudes (module docstring, "Row magnitudes"): bins ``0 .. K - 1`` of ``|x_rj|``: ``v <= 1``, then
+#: ``(16^(k-1), 16^k]`` (four octaves each), the last open above (``16^(K-2)`` is about 1.7e7). Four octaves:
+#: Chile epsilon 1 0.916 (two octaves: 0.867) and half the null cells per column (benchmarks/results/row_magnitudes.md).
+ROW_MAGNITUDE_BINS = 8
+ROW_MAGNITUDE_BIN_OCTAVES = 4
+#: The released bin is the top of the run of bins above the noisy mode whose noisy counts are at least this many
+#: noise standard deviations (as at user level).
+ROW_MAGNITUDE_RUN_SIGMAS = 3.0
+#: Below the median and spread's rule the magnitudes are released when each histogram cell gets ``n share epsilon /
+#: (2 d) >= ROW_MAGNITUDE_RANKS`` (the counts' signal over the Laplace scale ``2 d / (share epsilon)``; public).
+#: 10: below it the gate misfires on null cells (biopsy epsilon 1, 6.6 ranks: 3 of 10 seeds, -0.036 (se 0.022);
+#: Schooling 6 ranks: 6 of 10), and Chile epsilon 0.5 (5.3 ranks) fires on 7 of 10 only. None: never.
+ROW_MAGNITUDE_RANKS = 10.0
+#: The gate (post-processing of the released histogram, nothing spent): the map is applied only when some column's
+#: noisy mode is a bin ``>= ROW_MAGNITUDE_GATE_BIN`` (values above ``2^(w (GATE_BIN - 1))`` = 4096) with a noisy count
+#: of at least the run's threshold; else every scale is 1 (the columns as they are; the histogram's share is spent all
+#: the same). A column in the thousands of units (Chile's population and income, above 2^12 on 99 % / 94 % of rows)
+#: buries the others under the "auto" clip; breast_cancer's area and wine's proline (below 2^12), whose large columns
+#: are the predictive ones, and the one-unit sets (digits, biopsy) stay as they are. None: no gate.
+ROW_MAGNITUDE_GATE_BIN = 4
+#: Count first (doc/privacy/column_scaling.rst, "Row magnitudes", "The count first"): before the histogram the fit
+#: releases, on this share of epsilon, ONE noisy count: the rows with some ``|x_rj| > 2^(w (GATE_BIN - 1))`` (4096;
+#: sensitivity 1 under replace-one-row, discrete Laplace on the secure path). Only above
+#: :func:`row_magnitude_count_threshold` is the histogram released (its share) and gated as above; else the fit gets
+#: everything but this share. None: no count (the histogram wherever the ranks rule holds).
+ROW_MAGNITUDE_COUNT_SHARE = 0.03
+#: The count's threshold: ``n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES b`` (``b`` its Laplace scale; public).
+#: ``n / K``: a column's noisy mode can be a bin above 2^12 (the histogram's gate) only if about ``n / K`` of its rows
+#: are there (``K`` bins), each such row counted once; 3 scales: a null count (no row above 2^12) opens with
+#: probability ``<= exp(-3) / 2`` (2.5 %) whatever n.
+ROW_MAGNITUDE_COUNT_SCALES = 3.0
 
 
 def column_sample_stride(n, d, epsilon, share, parts=1):
@@ -232,19 +271,26 @@ def column_scaling_applies(setting, n, d, epsilon, *, declared, dense):
     return not declared and per_release >= COLUMN_RANKS
 
 
-def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False):
+def column_scaling_mode(setting, n, d, epsilon, *, declared, dense, centre=True, positional=True, cluster=False,
+                        magnitudes=True):
     """``"quartiles"``, ``"median_mad"`` or None: which column map a fit releases (public facts only).
 
     ``"quartiles"`` where :func:`column_scaling_applies`; else ``"median_mad"`` for ``setting="auto"`` with
     nothing declared, dense rows in memory (not on a cluster), an intercept (``centre``), row-level rows
-    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else None.
+    (``positional``) and ``n share epsilon / (2 d) >= COLUMN_MAD_RANKS`` at the default share; else
+    ``"magnitudes"`` under the same conditions, for an estimator that takes them (``magnitudes``: the hinge
+    classifier) when ``n share epsilon / (2 d) >= ROW_MAGNITUDE_RANKS``; else None.
     """
     if column_scaling_applies(setting, n, d, epsilon, declared=declared, dense=dense):
         return "quartiles"
     if setting != "auto" or declared or not dense or cluster or not centre or not positional or d == 0:
         return None
     per_release = n * default_column_share(n, d, epsilon) * epsilon / (len(BOUNDS_LEVELS) * d)
-    return "median_mad" if per_release >= COLUMN_MAD_RANKS else None
+    if per_release >= COLUMN_MAD_RANKS:
+        return "median_mad"
+    # the same per-release ranks are the histogram cells' n share epsilon / (2 d) (l1-sensitivity 2 d)
+    on = magnitudes and ROW_MAGNITUDE_RANKS is not None and per_release >= ROW_MAGNITUDE_RANKS
+    return "magnitudes" if on else None
 
 
 @dataclass(frozen=True)
@@ -279,6 +325,41 @@ class ColumnScalingPlan:
     stride: int = 1
     stages: int = 1
     mode: str = "quartiles"
+    #: Count first (mode "magnitudes", ``ROW_MAGNITUDE_COUNT_SHARE``): the count's budget, else None
+    count_budget: Budget = None
+    #: With a count: True for the plan that releases the histogram (:meth:`opened`), False for the one that does not
+    opened: bool = True
+
+    @property
+    def count_first(self):
+        """True when the plan releases the count first (and its event depends on the count's branch)."""
+        return self.count_budget is not None
+
+    def opened_plan(self):
+        """The plan of the open branch: the histogram on ``budget``, the fit on what count and histogram leave."""
+        rest = Budget(self.rest.epsilon - self.budget.epsilon, self.rest.delta, self.rest.noise)
+        return replace(self, rest=rest, opened=True)
+
+    @cached_property
+    def _count_mechanism(self):
+        """Laplace (discrete on the secure path) on one count, on ``count_budget``."""
+        # why: replacing one row changes the number of rows with some |x_j| > 2^12 by at most 1 (the row's own
+        # indicator; doc/privacy/column_scaling.rst, "The count first")
+        return laplace_mechanism_for(1.0, self.count_budget, 1)
+
+    @property
+    def count_event(self):
+        return self._count_mechanism.event
+
+    def count_threshold(self, n):
+        """The public threshold of the noisy count (:func:`row_magnitude_count_threshold`)."""
+        return row_magnitude_count_threshold(n, self._count_mechanism.scale)
+
+    def release_count(self, X, rng):
+        """``(noisy count, event)``: the rows of ``X`` with some ``|x_rj| > 2^12``, with Laplace noise."""
+        mechanism = self._count_mechanism
+        noisy = mechanism.release(np.array([float(row_magnitude_count(X))]), rng)
+        return float(np.asarray(noisy).ravel()[0]), mechanism.event
 
     @classmethod
     def build(cls, budget, n, d, centre, positional=True, mode="quartiles"):
@@ -294,7 +375,13 @@ class ColumnScalingPlan:
         """
         share = default_column_share(n, d, budget.epsilon)
         scale_budget, rest = split_scale_share(budget, share)
-        if mode == "median_mad":  # every row, one stage (the band sits far below the stride's and two stages' rules)
+        if mode == "magnitudes" and ROW_MAGNITUDE_COUNT_SHARE is not None:
+            # count first: the count's share, then (if it opens) the histogram's share of the whole epsilon; the closed
+            # plan's solver gets the rest of the count (the open one, opened(), what the histogram leaves)
+            count, after = split_scale_share(budget, ROW_MAGNITUDE_COUNT_SHARE)
+            return cls(int(d), Budget(share * budget.epsilon, 0.0, count.noise), after, share, True, 1, 1, mode,
+                       Budget(count.epsilon, 0.0, count.noise), False)
+        if mode in ("median_mad", "magnitudes"):  # every row, one stage (far below the stride's and two stages' rules)
             return cls(int(d), Budget(scale_budget.epsilon, 0.0, scale_budget.noise), rest, share, True, 1, 1, mode)
         stages = column_stages(n, d, budget.epsilon, share, bool(centre) and positional)
         # two halves of n / k rows at the whole share: each release gets the ranks of n / k rows at half of
@@ -311,6 +398,11 @@ class ColumnScalingPlan:
 
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
         candidate solver plan)."""
+        if self.mode == "magnitudes":
+            if self.count_first:  # the count, then the histogram if the count opened it
+                return ComposedEvent((self.count_event, self._magnitude_mechanism.event) if self.opened
+                                     else (self.count_event,))
+            return self._magnitude_mechanism.event
         if self.mode == "median_mad":
             medians, spreads = self._median_mad_budgets()
             return ComposedEvent((column_quantiles_event(MEDIAN_LEVELS, medians, self.n_features, grid=BOUNDS_GRID),
@@ -318,7 +410,7 @@ class ColumnScalingPlan:
         one = column_quantiles_event(BOUNDS_LEVELS, self.budget, self.n_features, grid=BOUNDS_GRID)
         return one if self.stages == 1 else ParallelComposedEvent((one, one))
 
-    def release(self, X, rng, n_jobs=None):
+    def release(self, X, rng, n_jobs=None, count=None):
         """``(ColumnScaling, event)``: the released quartiles and the public map they define.
 
         Reads the rows ``0, stride, 2 stride, ...`` of ``X`` (dense, finite; in memory or a dask
@@ -328,6 +420,19 @@ class ColumnScalingPlan:
         centre. Call only after the budget checks. ``n_jobs``: threads for the grid counts (joblib's
         meaning; the counts, hence the releases, are the same for every value).
         """
+        if self.mode == "magnitudes":
+            if not self.count_first:
+                return self._magnitudes(X, rng)
+            # count first: ``count`` is the count's (noisy value, event) the template released and read to choose
+            # this branch; the event records it, then the histogram if this branch releases it
+            count_event = count[1]
+            if not self.opened:
+                d = self.n_features
+                one = np.ones(d)
+                return (ColumnScaling(np.array([np.zeros(d), one]), np.zeros(d), one, np.zeros(d, dtype=bool)),
+                        ComposedEvent((count_event,)))
+            columns, event = self._magnitudes(X, rng)
+            return columns, ComposedEvent((count_event, event))
         if self.mode == "median_mad":
             return self._median_mad(X, rng, n_jobs)
         if self.stages == 1:
@@ -341,6 +446,26 @@ class ColumnScalingPlan:
         second = self._quartiles(X, self.stride, period, centre_1, rng, n_jobs)
         return (ColumnScaling.from_two_stages(centre_1, second.value, first.value).with_clip(COLUMN_CLIP),
                 ParallelComposedEvent((first.event, second.event)))
+
+    @cached_property
+    def _magnitude_mechanism(self):
+        """Coordinate Laplace (discrete on the secure path) on the ``d x K`` histogram, on all of ``budget``."""
+        d = self.n_features
+        # why: replacing one row moves, in each column, one count from one bin to another (integers): the
+        # histogram's l1 distance is <= 2 d (doc/privacy/column_scaling.rst, "Row magnitudes")
+        return laplace_mechanism_for(2.0 * d, self.budget, d * ROW_MAGNITUDE_BINS)
+
+    def _magnitudes(self, X, rng):
+        """Row magnitudes (doc/privacy/column_scaling.rst): the noisy histogram of every column's bins of
+        ``|x_rj|``, then (post-processing) each column's scale, no centre."""
+        H = row_magnitude_histogram(X)
+        mechanism = self._magnitude_mechanism
+        noisy = mechanism.release(H.ravel().astype(np.float64), rng)
+        # the Laplace's standard deviation sqrt(2) b (public: the calibration)
+        scale = row_magnitude_scales(noisy.reshape(H.shape), ROW_MAGNITUDE_RUN_SIGMAS * np.sqrt(2.0) * mechanism.scale,
+                                     ROW_MAGNITUDE_GATE_BIN)
+        d = self.n_features
+        return ColumnScaling(np.array([np.zeros(d), scale]), np.zeros(d), scale, np.zeros(d, dtype=bool)), mechanism.event
 
     def _median_mad_budgets(self):
         """``(medians, spreads)``: ``MEDIAN_PART`` of the budget and the exact rest (Sterbenz: the difference of
@@ -389,9 +514,67 @@ class ColumnScalingPlan:
 
     def info(self, columns):
         """Public facts for ``fit_info_``."""
-        return {"column_scaling": {"share": self.share, "epsilon": self.budget.epsilon,
+        spent = self.budget.epsilon
+        if self.count_first:  # what ran: the count, and the histogram only in the open branch
+            spent = self.count_budget.epsilon + (self.budget.epsilon if self.opened else 0.0)
+        return {"column_scaling": {"share": self.share, "epsilon": spent,
                                    "n_passthrough": int(columns.passthrough.sum()), "row_stride": self.stride,
-                                   "stages": self.stages, "mode": self.mode}}
+                                   "stages": self.stages, "mode": self.mode,
+                                   **({"applied": bool(np.any(columns.scale != 1.0))} if self.mode == "magnitudes"
+                                      else {}),
+                                   **({"count_epsilon": self.count_budget.epsilon, "opened": bool(self.opened)}
+                                      if self.count_first else {})}}
+
+
+def row_magnitude_count(X):
+    """The rows of ``X`` with some ``|x_rj| > 2^(w (ROW_MAGNITUDE_GATE_BIN - 1))`` (4096): the gate's bins and above.
+    Each row adds 0 or 1."""
+    A = np.abs(np.asarray(X, dtype=np.float64))
+    return int(np.count_nonzero(np.any(A > np.ldexp(1.0, ROW_MAGNITUDE_BIN_OCTAVES * (ROW_MAGNITUDE_GATE_BIN - 1)),
+                                       axis=1)))
+
+
+def row_magnitude_count_threshold(n, scale):
+    """``n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES scale``: the noisy count opens the histogram above it
+    (public: n and the count's Laplace scale)."""
+    return n / ROW_MAGNITUDE_BINS + ROW_MAGNITUDE_COUNT_SCALES * scale
+
+
+def row_magnitude_histogram(X, bins=None):
+    """``(d, bins)`` integer counts: for every column, the rows per bin of ``|x_rj|`` (bin 0: ``<= 1``; bin ``k``:
+    ``(2^(w (k-1)), 2^(w k)]``, ``w = ROW_MAGNITUDE_BIN_OCTAVES``; the last open above). Each row adds exactly one
+    count per column."""
+    bins = ROW_MAGNITUDE_BINS if bins is None else bins
+    A = np.abs(np.asarray(X, dtype=np.float64))
+    n, d = A.shape
+    with np.errstate(divide="ignore"):
+        # log2 is exact at powers of two and the division by 2 exact: the bin edges are the powers of 4 exactly
+        k = np.ceil(np.log2(np.maximum(A, 1.0)) / ROW_MAGNITUDE_BIN_OCTAVES)
+    k = np.clip(k, 0, int(bins) - 1).astype(np.intp)
+    H = np.zeros((d, int(bins)), dtype=np.int64)
+    for j in range(d):
+        H[j] = np.bincount(k[:, j], minlength=int(bins))
+    return H
+
+
+def row_magnitude_scales(noisy, tau, gate=None):
+    """Each column's scale from the noisy histogram (post-processing): the noisy mode, raised through the run of
+    bins above it with noisy counts ``>= tau``; ``2^(w k - w / 2)`` for that bin ``k >= 2`` (``w`` octaves per bin:
+    the bin's values land within ``2^(w / 2)`` of 1), else 1 (bins 0-1: left as they are).
+
+    ``gate`` (``ROW_MAGNITUDE_GATE_BIN``; None: none): unless some column's noisy mode is a bin ``>= gate`` with a
+    noisy count ``>= tau``, every scale is 1 (the map is not applied). A function of the released counts only."""
+    noisy = np.asarray(noisy, dtype=float)
+    top = np.argmax(noisy, axis=1)
+    if gate is not None:
+        # the gate (post-processing): some column's noisy mode at a bin >= gate with a noisy count >= tau
+        if not np.any((top >= gate) & (noisy[np.arange(noisy.shape[0]), top] >= tau)):
+            return np.ones(noisy.shape[0])
+    for j in range(noisy.shape[0]):
+        while top[j] + 1 < noisy.shape[1] and noisy[j, top[j] + 1] >= tau:
+            top[j] += 1
+    w = ROW_MAGNITUDE_BIN_OCTAVES
+    return np.where(top > 1, np.ldexp(1.0, top * w - w // 2), 1.0)
 
 
 def _spread(lo, hi):

@@ -119,7 +119,15 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         memory) a cheaper pair instead: the private median ``m`` of every
         column, then the median of ``|x - m|`` on a coarse grid, rows mapped
         to ``(x - m) / max(2 spread, 1)`` (doc/privacy/column_scaling.rst,
-        "Median and spread").
+        "Median and spread"). Below that, from ``n epsilon ~ 80
+        n_features``, a noisy histogram of every column's magnitude (bins of
+        four octaves), released only when a noisy count (on 0.03 of
+        epsilon) of the rows with some value above ``2^12`` (a population,
+        an income) is above ``n / 8`` plus 3 noise scales, and applied only
+        when some column's released magnitude is above ``2^12``: each column
+        divided by its released magnitude (doc/privacy/column_scaling.rst,
+        "Row magnitudes"); otherwise the columns are left as they are and
+        the fit gets everything but the count's share.
         ``True``: always (dense rows only). ``False``: never.
         :class:`~sklearn_dpsco.preprocessing.DPPipeline` turns ``"auto"`` off
         after a ``DPStandardScaler`` that releases.
@@ -294,6 +302,9 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
     >>> clf.score(X, y) > 0.8
     True
     """
+
+    #: Row magnitudes below the median and spread (linear_model/_column_scaling.py, "Row magnitudes"; public).
+    _ROW_MAGNITUDES = True
 
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,

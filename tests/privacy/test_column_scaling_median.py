@@ -18,6 +18,7 @@ from sklearn_dpsco.linear_model._column_scaling import (
     COLUMN_RANKS,
     MAD_GRID,
     MEDIAN_PART,
+    ROW_MAGNITUDE_RANKS,
     ColumnScaling,
     ColumnScalingPlan,
     column_scaling_applies,
@@ -49,7 +50,8 @@ def test_the_band_is_a_public_rule():
                       (15590, 21, 1.0), (427, 6, 2.0), (300, 4, 1.0)]:
         per = n * default_column_share(n, d, eps) * eps / (2 * d)
         mode = column_scaling_mode("auto", n, d, eps, declared=False, dense=True)
-        expected = "quartiles" if per >= COLUMN_RANKS else "median_mad" if per >= COLUMN_MAD_RANKS else None
+        expected = ("quartiles" if per >= COLUMN_RANKS else "median_mad" if per >= COLUMN_MAD_RANKS
+                    else "magnitudes" if per >= ROW_MAGNITUDE_RANKS else None)  # below the band: the hinge's histogram
         assert mode == expected, (n, d, eps, per)
         assert (mode == "quartiles") == column_scaling_applies("auto", n, d, eps, declared=False, dense=True)
         if mode == "median_mad":  # every veto is a public fact
