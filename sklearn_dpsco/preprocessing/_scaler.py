@@ -689,6 +689,9 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         else:
             X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         n, d = X.shape
+        model = self.__dict__.get("_handed_over_to")
+        if model is not None:  # a DPPipeline gave this scaler's work to its model (public: the configuration)
+            return self._fit_identity(n, d, handed_over_to=model)
         scale_budget, budget, bounds_event = self._bounds_plan(n, d)
         if budget is None:  # bounds="auto" on too few rows for its budget: nothing is released
             return self._fit_identity(n, d)
@@ -798,18 +801,25 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         record_features(self, X.shape[1], names)
         return X
 
-    def _fit_identity(self, n, d):
+    def _fit_identity(self, n, d, handed_over_to=None):
         """``bounds="auto"`` below :func:`auto_bounds_feasible`: every feature as it is, nothing spent.
 
         Decided from ``n``, ``d``, epsilon and the share only; the empty event
         is still checked and recorded once, so the ledger shows the fit.
+        ``handed_over_to``: the name of the model a :class:`DPPipeline` gave
+        this scaler's work to (its configuration decides, ``_hands_over``): the
+        same identity, without a warning (the pipeline's documented default).
         """
         event = ComposedEvent(())
-        reason = (f"{n} rows are too few for {2 * d} private quartiles at epsilon {self.epsilon:g}: every feature "
-                  "is left as it is (declare bounds)")
-        # visible, as the regressors' constant release is: a scaler that scales nothing is rarely what was meant;
-        # before the ledger records the fit, so a warning turned into an error leaves no entry behind
-        warnings.warn(f"DPStandardScaler: {reason}; nothing was spent.", UserWarning, stacklevel=3)
+        if handed_over_to is not None:
+            reason = (f"the pipeline gave the columns' map to {handed_over_to} (column_scaling='auto'), which maps "
+                      "them itself on the whole budget: every feature is left as it is (declare bounds to scale here)")
+        else:
+            reason = (f"{n} rows are too few for {2 * d} private quartiles at epsilon {self.epsilon:g}: every feature "
+                      "is left as it is (declare bounds)")
+            # visible, as the regressors' constant release is: a scaler that scales nothing is rarely what was meant;
+            # before the ledger records the fit, so a warning turned into an error leaves no entry behind
+            warnings.warn(f"DPStandardScaler: {reason}; nothing was spent.", UserWarning, stacklevel=3)
         accountant = self._get_accountant()
         accountant.check(event, privacy_unit=self.privacy_unit)
         accountant.spend(event, label=type(self).__name__, privacy_unit=self.privacy_unit)
@@ -818,6 +828,8 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         self.passthrough_ = np.ones(d, dtype=bool)
         self.fit_info_ = {"bounds": "auto", "estimated": False, "scale_share": 0.0, "scale_epsilon": 0.0,
                           "n_passthrough": d, "reason": reason}
+        if handed_over_to is not None:
+            self.fit_info_["handed_over"] = handed_over_to
         self.__dict__.pop("n_users_", None)
         self.mean_, self.var_ = np.zeros(d), (np.ones(d) if self.with_std else None)
         self.scale_ = np.ones(d)

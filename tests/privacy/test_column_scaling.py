@@ -6,6 +6,8 @@ budget check, folded back inexactly, double-spent after a DPStandardScaler,
 or if the rule read the data.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinear
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._scale_estimation import private_column_quantiles
 from sklearn_dpsco._solvers._core._cluster import DEFAULT_BLOCK_ROWS
-from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, ParallelComposedEvent, PureDPEvent, epsilon_delta
+from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, ParallelComposedEvent, PureDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model import _column_scaling
 from sklearn_dpsco.linear_model._column_scaling import (
     COLUMN_RANKS,
@@ -270,11 +272,79 @@ def test_too_few_rows_and_sparse_rows_leave_the_fit_as_before():
     assert len(acc.ledger) == 0
 
 
+def pipe_name(cls):
+    return cls.__name__.lower()
+
+
+@pytest.mark.parametrize("name,cls,args", CASES, ids=IDS)
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_default_pipeline_scaler_hands_its_work_to_the_model(name, cls, args, delta):
+    """Issue 16: with weights=None, DPStandardScaler(bounds="auto") before a model that maps its columns itself
+    releases nothing, spends nothing and passes the columns through; the model runs on the whole budget with its own
+    rules, as it runs alone (pure: the same release draw for draw; delta > 0: the split's 1e-9 calibration slack).
+    Decided from the configuration only: the same for any values."""
+    X, y = args
+    acc = BudgetAccountant(epsilon=1.0, delta=delta)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, delta=delta,
+                            accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a handed-over scaler says so in fit_info_, not in a warning
+        pipe.fit(X, y)
+    scaler, model = pipe[0], pipe[-1]
+    assert scaler.fit_info_["handed_over"] == cls.__name__ and scaler.fit_info_["estimated"] is False
+    assert scaler.privacy_event_ == ComposedEvent(()) and scaler.epsilon_spent_ == 0.0
+    assert scaler.passthrough_.all()
+    np.testing.assert_array_equal(scaler.transform(X), X)
+    assert pipe.budget_shares_[pipe_name(cls)][1] == delta and pipe.budget_shares_["dpstandardscaler"] == (0.0, 0.0)
+    assert pipe.privacy_event_ == ComposedEvent((ComposedEvent(()), model.privacy_event_))
+    assert pipe.epsilon_spent_ == pytest.approx(1.0, rel=1e-8) and pipe.epsilon_spent_ <= 1.0
+    assert acc.total()[0] == pytest.approx(1.0, rel=1e-8) and len(acc.ledger) == 2
+    assert model.column_scale_ is not None and model.get_params()["column_scaling"] == "auto"
+    alone = cls(random_state=0, epsilon=pipe.budget_shares_[pipe_name(cls)][0], delta=delta,
+                accountant=BudgetAccountant(epsilon=1.0, delta=delta)).fit(X, y)
+    if delta == 0:  # the same draws, the same floats
+        np.testing.assert_array_equal(model.coef_, alone.coef_)
+        np.testing.assert_array_equal(model.intercept_, alone.intercept_)
+    else:  # the same draws; the pipeline's allowance calibrates its Gaussian within the share (last digits)
+        np.testing.assert_allclose(model.coef_, alone.coef_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(model.intercept_, alone.intercept_, rtol=1e-9, atol=1e-12)
+    assert scaler.get_params()["accountant"] is None and "_handed_over_to" not in scaler.__dict__
+    # the whole budget is checked before any step reads the data; nothing is spent on a refusal
+    short = BudgetAccountant(epsilon=0.99, delta=delta)
+    with pytest.raises(BudgetExceededError):
+        make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, delta=delta,
+                         accountant=short).fit(X, y)
+    assert short.ledger == ()
+    # the same decision on other values (public: the configuration)
+    other = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, delta=delta,
+                             accountant=BudgetAccountant(epsilon=1.0, delta=delta)).fit(1e6 * X, y)
+    assert other.budget_shares_ == pipe.budget_shares_ and other[0].privacy_event_ == ComposedEvent(())
+
+
+@pytest.mark.parametrize("name,cls,args", CASES, ids=IDS)
+def test_pipeline_scaler_keeps_its_work_when_bounds_or_scales_are_declared(name, cls, args):
+    """Declared scaler bounds, a model with column_scaling=False or a declared scale, or declared weights: the
+    scaler works as before (its share, its release; the model's column rules off after it)."""
+    X, y = args
+    lo, hi = X.min(0) - 1, X.max(0) + 1  # a test's "public" range
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(lo, hi), random_state=0), cls(random_state=0), epsilon=1.0,
+                            accountant=_ledger()).fit(X, y)
+    assert pipe.budget_shares_["dpstandardscaler"][0] == pytest.approx(0.3) and pipe[0].epsilon_spent_ > 0
+    assert pipe[-1].column_scale_ is None
+    declared = {"hinge": {"clip": 1.0}}.get(name, {"row_bound": 1.0})
+    for model in (cls(random_state=0, column_scaling=False), cls(random_state=0, **declared)):
+        pipe = make_dp_pipeline(DPStandardScaler(random_state=0), model, epsilon=1.0, accountant=_ledger()).fit(X, y)
+        assert pipe.budget_shares_["dpstandardscaler"][0] == pytest.approx(0.3)
+        assert "handed_over" not in pipe[0].fit_info_
+
+
 @pytest.mark.parametrize("name,cls,args", CASES, ids=IDS)
 def test_pipeline_after_a_scaler_turns_it_off_and_restores_it(name, cls, args, monkeypatch):
     X, y = args
     model = cls(random_state=0)
-    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), model, epsilon=1.0, accountant=_ledger())
+    # declared weights: the scaler works (by default it would hand its work to the model)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), model, epsilon=1.0, accountant=_ledger(),
+                            weights={"dpstandardscaler": 0.3, pipe_name(cls): 0.7})
     pipe.fit(X, y)
     assert pipe[-1].column_scale_ is None
     assert pipe[-1].get_params()["column_scaling"] == "auto"
@@ -289,7 +359,10 @@ def test_pipeline_after_an_idle_scaler_keeps_the_models_rules(name, cls, args):
     share 0.15) leaves the columns raw; the model keeps its own column scaling and centring, decided from public
     facts (n, the scaler's input width, its share), the same in the pipeline's checks and its fit."""
     X, y = args[0][:2000], args[1][:2000]
-    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=0.5, accountant=_ledger())
+    # declared weights (by default the scaler would hand its work to the model): the idle scaler's weight
+    idle = {"dpstandardscaler": 1e-3, pipe_name(cls): 1 - 1e-3}
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=0.5, accountant=_ledger(),
+                            weights=idle)
     with pytest.warns(UserWarning, match="too few"):
         pipe.fit(X, y)
     assert pipe[0].fit_info_["estimated"] is False and pipe[0].epsilon_spent_ == 0.0
@@ -298,7 +371,8 @@ def test_pipeline_after_an_idle_scaler_keeps_the_models_rules(name, cls, args):
     alone = cls(random_state=0, epsilon=pipe.budget_shares_[pipe.steps[-1][0]][0], accountant=_ledger()).fit(X, y)
     np.testing.assert_array_equal(pipe[-1].coef_, alone.coef_)
     # a scaler that releases (epsilon 1: share 0.3) still turns the model's rules off
-    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, accountant=_ledger())
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), cls(random_state=0), epsilon=1.0, accountant=_ledger(),
+                            weights={"dpstandardscaler": 0.3, pipe_name(cls): 0.7})
     pipe.fit(X, y)
     assert pipe[0].fit_info_["estimated"] is True and pipe[-1].column_scale_ is None
 
