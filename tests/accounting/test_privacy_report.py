@@ -348,7 +348,9 @@ def test_auto_scales_are_reported_as_private_estimates_not_as_declared(data):
     declared = DPLinearRegressor(row_bound=1.0, label_bound=1.0, random_state=0).fit(X, X @ [0.3, -0.2, 0.1])
     assert not [n for n in privacy_report(declared).notes if "private estimates" in n]
     big = np.random.default_rng(1).uniform(-1, 1, size=(6000, 3))  # rows enough for the scaler's quartiles
-    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0)).fit(big, big[:, 0] > 0)
+    # explicit weights keep the scaler working (with weights=None it hands its work to the model: DPPipeline)
+    pipe = make_dp_pipeline(DPStandardScaler(random_state=0), DPHingeClassifier(random_state=0),
+                            weights={"dpstandardscaler": 0.3, "dphingeclassifier": 0.7}).fit(big, big[:, 0] > 0)
     notes = privacy_report(pipe).notes
     assert any(n.startswith("dpstandardscaler (DPStandardScaler): bounds left to") for n in notes)
     declared_pipe = make_dp_pipeline(DPStandardScaler(bounds=(-2, 2)), DPHingeClassifier(clip=1.0, random_state=0))
