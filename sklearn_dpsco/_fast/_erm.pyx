@@ -58,7 +58,7 @@ import numpy as np
 from libc.math cimport sqrt, fabs, INFINITY, isfinite
 
 from ._dot cimport dense_dot
-from ._rows cimport RowData
+from ._rows cimport RowData, _neumaier
 from ._losses cimport Absolute, Loss
 from ._objective cimport Problem, Objective, row_k, row_weight, loss_gradient
 
@@ -137,20 +137,11 @@ cdef struct Certificate:
 
 
 cdef inline void _acc(double *s, double *c, double x) noexcept nogil:
-    # Neumaier compensated summation step, its error by branch-free TwoSum (see _rows._neumaier).
+    # Neumaier compensated summation step, its error by branch-free TwoSum (see _rows.pxd, _neumaier).
     cdef double t = s[0] + x
     cdef double b = t - s[0]
     c[0] += (s[0] - (t - b)) + (x - b)
     s[0] = t
-
-
-cdef inline void _neu(double *s, double *c, double *a, double x) noexcept nogil:
-    # RowData.axpy_comp's step (_rows._neumaier): the compensated sum and the sum of magnitudes
-    cdef double t = s[0] + x
-    cdef double b = t - s[0]
-    c[0] += (s[0] - (t - b)) + (x - b)
-    s[0] = t
-    a[0] += fabs(x)
 
 
 # Absolute's extended loss, derivative and conjugate (_losses.pyx: Absolute.cy_ext_value, Loss.cy_ext_deriv
@@ -224,10 +215,10 @@ cdef void _flush_comp(RowData rows, const Py_ssize_t *r, const double *coef, Py_
         for q in range(m):
             x = rows.dense + r[q] * p + j0
             a = coef[q]
-            _neu(&s0, &c0, &a0, a * x[0])
-            _neu(&s1, &c1, &a1, a * x[1])
-            _neu(&s2, &c2, &a2, a * x[2])
-            _neu(&s3, &c3, &a3, a * x[3])
+            _neumaier(&s0, &c0, &a0, a * x[0])
+            _neumaier(&s1, &c1, &a1, a * x[1])
+            _neumaier(&s2, &c2, &a2, a * x[2])
+            _neumaier(&s3, &c3, &a3, a * x[3])
         v[j0], v[j0 + 1], v[j0 + 2], v[j0 + 3] = s0, s1, s2, s3
         vc[j0], vc[j0 + 1], vc[j0 + 2], vc[j0 + 3] = c0, c1, c2, c3
         va[j0], va[j0 + 1], va[j0 + 2], va[j0 + 3] = a0, a1, a2, a3
@@ -235,13 +226,13 @@ cdef void _flush_comp(RowData rows, const Py_ssize_t *r, const double *coef, Py_
     for j in range(j0, p):
         s0, c0, a0 = v[j], vc[j], va[j]
         for q in range(m):
-            _neu(&s0, &c0, &a0, coef[q] * rows.dense[r[q] * p + j])
+            _neumaier(&s0, &c0, &a0, coef[q] * rows.dense[r[q] * p + j])
         v[j], vc[j], va[j] = s0, c0, a0
     if rows.has_intercept:
         s0, c0, a0 = v[p], vc[p], va[p]
         t = rows.intercept_scaling
         for q in range(m):
-            _neu(&s0, &c0, &a0, coef[q] * t)
+            _neumaier(&s0, &c0, &a0, coef[q] * t)
         v[p], vc[p], va[p] = s0, c0, a0
 
 

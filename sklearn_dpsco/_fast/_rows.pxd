@@ -1,5 +1,18 @@
 # Row access for dense and CSR data: one interface, kernels written once.
 cimport cython
+from libc.math cimport fabs
+
+
+cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
+    # Neumaier (Kahan-Babuska) step: s + c carries the sum with error
+    # <= 2u |sum| + O(n u^2) sum |x|. The rounding error of s + x is taken by
+    # Knuth's branch-free TwoSum: the same exact error as Neumaier's
+    # magnitude-ordered form, so the same floats, without an unpredictable branch.
+    cdef double t = s[0] + x
+    cdef double b = t - s[0]
+    c[0] += (s[0] - (t - b)) + (x - b)
+    s[0] = t
+    a[0] += fabs(x)
 
 
 @cython.final

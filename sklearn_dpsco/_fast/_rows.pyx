@@ -16,18 +16,6 @@ from libc.math cimport sqrt, fabs, isfinite, nearbyint
 from ._dot cimport clip_scale, dense_axpy4, dense_dot
 
 
-cdef inline void _neumaier(double *s, double *c, double *a, double x) noexcept nogil:
-    # Neumaier (Kahan-Babuska) step: s + c carries the sum with error
-    # <= 2u |sum| + O(n u^2) sum |x|. The rounding error of s + x is taken by
-    # Knuth's branch-free TwoSum: the same exact error as Neumaier's
-    # magnitude-ordered form, so the same floats, without an unpredictable branch.
-    cdef double t = s[0] + x
-    cdef double b = t - s[0]
-    c[0] += (s[0] - (t - b)) + (x - b)
-    s[0] = t
-    a[0] += fabs(x)
-
-
 cdef class RowData:
     """Rows of a dense or CSR matrix, with an optional virtual intercept column.
 
@@ -111,17 +99,9 @@ cdef class RowData:
             sq, nrm = (np.ascontiguousarray(a, dtype=np.float64) for a in norms_of)
             if sq.shape != (self.n_samples,) or nrm.shape != (self.n_samples,):
                 raise ValueError("norms_of needs one squared norm and one norm per row.")
-            self._keep = self._keep + (sq, nrm)
-            self._sq_array = sq
-            self._norm_array = nrm
-            if self.n_samples > 0:
-                norms = sq
-                nv = nrm
-                self.sq_norms = &norms[0]
-                self.norms = &nv[0]
-            return
-        sq = np.empty(self.n_samples, dtype=np.float64)
-        nrm = np.empty(self.n_samples, dtype=np.float64)
+        else:
+            sq = np.empty(self.n_samples, dtype=np.float64)
+            nrm = np.empty(self.n_samples, dtype=np.float64)
         self._keep = self._keep + (sq, nrm)
         self._sq_array = sq
         self._norm_array = nrm
@@ -130,26 +110,28 @@ cdef class RowData:
             nv = nrm
             self.sq_norms = &norms[0]
             self.norms = &nv[0]
-            if raw_sq_norms is not None and not self.is_sparse:
-                # the rows' sums of squares as _raw_sq_norm sums them (column_affine's sq_out, written with
-                # the rows: the same dense_dot), then the intercept's term as _raw_sq_norm adds it
-                raw_sq = np.ascontiguousarray(raw_sq_norms, dtype=np.float64)
-                if raw_sq.shape[0] != self.n_samples:
-                    raise ValueError("raw_sq_norms needs one entry per row.")
-                with nogil:
-                    for i in range(self.n_samples):
-                        norms[i] = raw_sq[i]
-                        if self.has_intercept:
-                            norms[i] += self.intercept_scaling * self.intercept_scaling
-            else:
-                with nogil:
-                    for i in range(self.n_samples):
-                        norms[i] = self._raw_sq_norm(i)
-            if not self.is_sparse and not np.all(np.isfinite(sq)) and not np.all(np.isfinite(self._X)):
-                raise ValueError("X contains NaN or infinity")
+        if norms_of is not None or self.n_samples == 0:
+            return
+        if raw_sq_norms is not None and not self.is_sparse:
+            # the rows' sums of squares as _raw_sq_norm sums them (column_affine's sq_out, written with
+            # the rows: the same dense_dot), then the intercept's term as _raw_sq_norm adds it
+            raw_sq = np.ascontiguousarray(raw_sq_norms, dtype=np.float64)
+            if raw_sq.shape[0] != self.n_samples:
+                raise ValueError("raw_sq_norms needs one entry per row.")
             with nogil:
                 for i in range(self.n_samples):
-                    nv[i] = self._safe_norm(i, norms[i])
+                    norms[i] = raw_sq[i]
+                    if self.has_intercept:
+                        norms[i] += self.intercept_scaling * self.intercept_scaling
+        else:
+            with nogil:
+                for i in range(self.n_samples):
+                    norms[i] = self._raw_sq_norm(i)
+        if not self.is_sparse and not np.all(np.isfinite(sq)) and not np.all(np.isfinite(self._X)):
+            raise ValueError("X contains NaN or infinity")
+        with nogil:
+            for i in range(self.n_samples):
+                nv[i] = self._safe_norm(i, norms[i])
 
     cdef double _safe_norm(self, Py_ssize_t i, double sq) noexcept nogil:
         # ||x_i|| for every finite row. Fast path: sqrt of the plain sum of
