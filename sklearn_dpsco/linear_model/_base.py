@@ -495,9 +495,13 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
 
     # -- checks ---------------------------------------------------------------------------
     def _check_privacy_params(self):
-        # sklearn's Interval lets inf through; the privacy checks do not.
+        # sklearn's Interval lets inf and bools through; the privacy checks do not.
         check_epsilon(self.epsilon)
         check_delta(self.delta)
+        if isinstance(getattr(self, "alpha", None), bool):
+            # a bool alpha reached the solvers, refused there as 'lam' (hinge) or fitted as 1.0 (user level);
+            # its range is scikit-learn's parameter validation's (InvalidParameterError)
+            raise TypeError("alpha must be a real number, got bool.")
 
     def _validate_X(self, X, reset):
         return validate_data(

@@ -347,6 +347,19 @@ def test_declared_scales_outside_the_float_range_are_refused_by_name(cls, params
     assert acc.ledger == ()
 
 
+@pytest.mark.parametrize("cls", [DPHingeClassifier, UserLevelDPLogistic])
+def test_a_bool_alpha_is_refused_by_name_before_any_spend(cls):
+    """alpha=True passed scikit-learn's Interval (a bool is a Real) and reached the solvers: the hinge refused it
+    as 'lam', the user-level model fitted it as 1.0 (found by the bug hunt)."""
+    X, _, y = _data()
+    fit = {"groups": np.arange(len(y)) % 150} if cls is UserLevelDPLogistic else {}
+    acc = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    est = cls(alpha=True, random_state=0, accountant=acc, **({"delta": 1e-6} if cls is UserLevelDPLogistic else {}))
+    with pytest.raises(TypeError, match="^alpha must be a real number"):
+        est.fit(X, y, **fit)
+    assert acc.ledger == ()
+
+
 @pytest.mark.parametrize("value", [2.0**-290, 2.0**250])
 def test_declared_scales_at_the_ends_of_their_range_fit(value):
     X, y_reg, y_cls = _data()
