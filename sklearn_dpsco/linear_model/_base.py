@@ -809,7 +809,7 @@ class DPClassifierMixin:
                 raise ValueError("classes must not contain duplicates.")
             unknown = np.setdiff1d(np.unique(y_), classes)
             if unknown.size:
-                raise ValueError(f"y contains labels not listed in classes: {unknown[:5]!r}.")
+                raise ValueError(f"y contains labels not listed in classes: {unknown[:5]!r}. Nothing was spent.")
             classes = np.sort(classes)
         if classes.size < 2:
             raise ValueError(

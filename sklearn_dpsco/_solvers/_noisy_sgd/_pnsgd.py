@@ -58,7 +58,7 @@ def rho_for_budget(epsilon, delta):
     if delta == 0:
         raise ValueError(
             "PNSGD / Snowball-SGD give approximate DP only (their guarantee is Renyi DP); "
-            "set delta > 0 or choose a pure-DP solver."
+            "set delta > 0 or choose a pure-DP solver. Nothing was spent."
         )
     return math.sqrt(2.0 * zcdp_rho(epsilon, delta))
 
