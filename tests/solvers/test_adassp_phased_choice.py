@@ -11,7 +11,6 @@ side) and the double-epsilon mutant is flagged.
 """
 
 import math
-from functools import partial
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._solvers import ArraySource, GLMData, Problem, get_loss
 from sklearn_dpsco._solvers import _adassp as AD
-from sklearn_dpsco._solvers._adassp import _selection_block, run_adassp
+from sklearn_dpsco._solvers._adassp import run_adassp
 from sklearn_dpsco._solvers._adassp_selection import (
     PHASED_CHOICE_SELECTION_SHARE,
     PHASED_CHOICE_SHARE,
@@ -44,11 +43,6 @@ def _params(R=1.0, B=1.0, s=0.25, recentre=False):
 
 def _composite(n=400, d=6, eps=1.0, noise="secure", **kw):
     return adassp(n, d, Budget(eps, 0.0, noise), _params(**kw)).schedule
-
-
-def _utilities(plan, X, y, w, thetas):
-    src = ArraySource(np.asarray(X, float), np.asarray(y, float), None if w is None else np.asarray(w, float))
-    return plan.selection.utilities(src, partial(_selection_block, plan), thetas)
 
 
 def test_public_rule():
@@ -102,33 +96,21 @@ def _worst_pair(n=20, eps=1.0):
     return plan, thetas, X, y, y2
 
 
-def test_worst_case_pair_attains_the_sensitivity_exactly():
+def test_worst_case_pair_attains_the_sensitivity_exactly(selection_utilities):
     plan, thetas, X, y, y2 = _worst_pair()
-    u1, u2 = _utilities(plan, X, y, None, thetas), _utilities(plan, X, y2, None, thetas)
+    u1, u2 = selection_utilities(plan, X, y, None, thetas), selection_utilities(plan, X, y2, None, thetas)
     assert [abs(a - b) for a, b in zip(u1, u2)] == [QUANT, QUANT]
 
 
-def test_random_and_adversarial_neighbours_stay_within_the_sensitivity():
-    rng = np.random.default_rng(7)
-    plan = _composite(n=40, d=4, eps=4.0, R=1.5, B=2.0, s=0.4).adassp
-    for trial in range(200):
-        n = 40
-        X = rng.standard_normal((n, 3)) * rng.choice([0.1, 1.0, 1e6], (n, 1))
-        y = rng.standard_normal(n) * rng.choice([0.5, 5.0, 1e9])
-        w = rng.uniform(0, 1, n) if trial % 2 else None
+def test_random_and_adversarial_neighbours_stay_within_the_sensitivity(check_random_neighbours):
+    def candidates(rng):
         # ridge-like candidates and a Phased-ERM model of any size (a release: fixed before the scores)
         thetas = list(rng.standard_normal((4, 4)) * rng.choice([0.1, 1.0, 1e8]))
         thetas.append(rng.standard_normal(4) * rng.choice([1.0, 1e3, 1e12]))
-        Xp, yp = X.copy(), y.copy()
-        i = rng.integers(n)
-        Xp[i] = rng.standard_normal(3) * rng.choice([1.0, 1e8])
-        yp[i] = rng.standard_normal() * rng.choice([1.0, 1e12])
-        wp = None if w is None else w.copy()
-        if wp is not None:
-            wp[i] = rng.uniform()
-        u1, u2 = _utilities(plan, X, y, w, thetas), _utilities(plan, Xp, yp, wp, thetas)
-        assert all(abs(a - b) <= QUANT for a, b in zip(u1, u2))
-        assert all(-n * QUANT <= u <= 0 for u in u1)
+        return thetas
+
+    check_random_neighbours(_composite(n=40, d=4, eps=4.0, R=1.5, B=2.0, s=0.4).adassp, np.random.default_rng(7),
+                            candidates)
 
 
 def test_the_phased_candidate_is_scored_in_the_recentred_units_and_released_as_given(monkeypatch):
@@ -222,13 +204,13 @@ def test_plain_adassp_plan_is_unchanged_without_the_rule():
 
 
 @pytest.mark.statistical
-def test_secure_choice_at_the_composite_share_passes_its_audit_and_the_mutant_is_flagged():
+def test_secure_choice_at_the_composite_share_passes_its_audit_and_the_mutant_is_flagged(selection_utilities):
     """Worst-case pair over a ridge candidate and a Phased-ERM candidate; the composite's own selection (epsilon
     0.2 x 10 = 2, within the audit's power range) and its double-epsilon mutant."""
     plan, thetas, X, y, y2 = _worst_pair(n=20, eps=10.0)
     eps = plan.selection.epsilon
     assert eps == pytest.approx(2.0, rel=1e-9)
-    u1, u2 = _utilities(plan, X, y, None, thetas), _utilities(plan, X, y2, None, thetas)
+    u1, u2 = selection_utilities(plan, X, y, None, thetas), selection_utilities(plan, X, y2, None, thetas)
     rng = np.random.default_rng(13)
     draws = 100_000
     for sel, flagged in ((plan.selection, False), (RidgeSelection(2.0 * eps, "secure"), True)):

@@ -14,13 +14,11 @@ epsilon) is flagged.
 
 import math
 from fractions import Fraction
-from functools import partial
 
 import numpy as np
 import pytest
 
-from sklearn_dpsco._solvers import ArraySource, adassp_plan
-from sklearn_dpsco._solvers._adassp import _selection_block
+from sklearn_dpsco._solvers import adassp_plan
 from sklearn_dpsco._solvers._adassp_selection import (
     FREE_INTERCEPT_FACTORS,
     LOSS_FRACTION,
@@ -44,11 +42,6 @@ def _plan(n=50, d=3, eps=2.0, delta=0.0, R=1.0, B=1.0, s=0.25):
                        select=True)
 
 
-def _utilities(plan, X, y, w, thetas):
-    src = ArraySource(np.asarray(X, float), np.asarray(y, float), None if w is None else np.asarray(w, float))
-    return plan.selection.utilities(src, partial(_selection_block, plan), thetas)
-
-
 def _worst_pair(n=20):
     """Two candidates (theta_a predicts 0, theta_b predicts 1 on x~ = (0, 0, s)); a row that
     costs L to a and 0 to b, replaced by one that costs 0 to a and L to b."""
@@ -63,34 +56,21 @@ def _worst_pair(n=20):
     return plan, thetas, X, y, y2
 
 
-def test_worst_case_pair_attains_the_sensitivity_exactly():
+def test_worst_case_pair_attains_the_sensitivity_exactly(selection_utilities):
     plan, thetas, X, y, y2 = _worst_pair()
     # labels are clipped to B = 1, residual 1 > sqrt(L) = 1/2: every term of loss L is QUANT exactly
     assert LOSS_FRACTION * plan.label_bound**2 == 0.25
-    u1, u2 = _utilities(plan, X, y, None, thetas), _utilities(plan, X, y2, None, thetas)
+    u1, u2 = selection_utilities(plan, X, y, None, thetas), selection_utilities(plan, X, y2, None, thetas)
     assert [abs(a - b) for a, b in zip(u1, u2)] == [QUANT, QUANT]
 
 
-def test_random_and_adversarial_neighbours_stay_within_the_sensitivity():
-    rng = np.random.default_rng(5)
-    plan = _plan(n=40, d=4, R=1.5, B=2.0, s=0.4)
-    for trial in range(200):
-        n = 40
-        X = rng.standard_normal((n, 3)) * rng.choice([0.1, 1.0, 1e6], (n, 1))
-        y = rng.standard_normal(n) * rng.choice([0.5, 5.0, 1e9])
-        w = rng.uniform(0, 1, n) if trial % 2 else None
+def test_random_and_adversarial_neighbours_stay_within_the_sensitivity(check_random_neighbours):
+    def candidates(rng):
         thetas = rng.standard_normal((5, 4)) * rng.choice([0.1, 1.0, 1e8])
         thetas[0] = 0.0
-        Xp, yp = X.copy(), y.copy()
-        i = rng.integers(n)
-        Xp[i] = rng.standard_normal(3) * rng.choice([1.0, 1e8])
-        yp[i] = rng.standard_normal() * rng.choice([1.0, 1e12])
-        wp = None if w is None else w.copy()
-        if wp is not None:
-            wp[i] = rng.uniform()
-        u1, u2 = _utilities(plan, X, y, w, thetas), _utilities(plan, Xp, yp, wp, thetas)
-        assert all(abs(a - b) <= QUANT for a, b in zip(u1, u2))
-        assert all(-n * QUANT <= u <= 0 for u in u1)
+        return thetas
+
+    check_random_neighbours(_plan(n=40, d=4, R=1.5, B=2.0, s=0.4), np.random.default_rng(5), candidates)
 
 
 def test_gaps_are_exact_rationals_of_the_documented_scale():
@@ -171,11 +151,11 @@ def test_estimator_uses_the_choice_in_memory_not_when_streaming():
 
 
 @pytest.mark.statistical
-def test_secure_choice_passes_its_audit_and_the_double_epsilon_mutant_is_flagged():
+def test_secure_choice_passes_its_audit_and_the_double_epsilon_mutant_is_flagged(selection_utilities):
     """Worst-case pair; event "candidate a chosen" fixed in advance (the one whose probability rises)."""
     plan, thetas, X, y, y2 = _worst_pair(n=20)
     # u_b - u_a = 0 on y (10 rows of loss L each way): a and b tie; on y2 a gains QUANT, b loses QUANT
-    u1, u2 = _utilities(plan, X, y, None, thetas), _utilities(plan, X, y2, None, thetas)
+    u1, u2 = selection_utilities(plan, X, y, None, thetas), selection_utilities(plan, X, y2, None, thetas)
     rng = np.random.default_rng(11)
     draws = 100_000
     for mult, flagged in ((1.0, False), (0.5, True)):
