@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
-from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid
 from sklearn_dpsco.linear_model import _auto_scales
 from sklearn_dpsco.linear_model._auto_scales import finite, label_deviations
-from sklearn_dpsco.testing import audit_epsilon
 
 
 def _counts(y, centre, rule=label_deviations):
@@ -71,25 +69,10 @@ def test_a_zero_one_label_with_most_rows_at_zero_keeps_a_useful_bound(make):
     assert est.score(X[6000:], y[6000:]) > 0.1
 
 
-def _bounds(y, draws, seed, eps):
-    plan = _auto_scales.ScalePlan((_auto_scales.LABEL_SPREAD,), Budget(eps, 0.0, "float"), 1.0)
-    data = (np.zeros((y.size, 1)), [y], None)
-    rng = np.random.default_rng(seed)
-    return np.array([np.log2(plan.release(data, rng)[0]["label_bound"]) for _ in range(draws)])
-
-
-def test_audit_flags_the_vote_mutant_and_passes_the_position_split(monkeypatch, tie_vote_rule):
-    """Worst-case neighbours at the vote's edge: D has n/2 labels at the centre 0 and n/2 at 1, D' one more
-    at 0. The released bound's law moves by at most e^epsilon; the vote mutant's bound jumps to the top."""
-    n, eps, draws = 100, 0.5, 400
-    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
-    y2 = y.copy()
-    y2[-1] = 0.0
-    private = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
-    assert not private.violation, private
-    monkeypatch.setattr(_auto_scales, "LABEL_SPREAD", _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, tie_vote_rule))
-    mutant = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
-    assert mutant.violation, mutant
+def test_audit_flags_the_vote_mutant_and_passes_the_position_split(tie_vote_rule, vote_edge_audit):
+    """The released bound's law moves by at most e^epsilon at the vote's edge; the vote mutant's bound jumps to
+    the top."""
+    vote_edge_audit(_auto_scales.LABEL_SPREAD, _auto_scales.ScaleTarget("label_bound", 0.5, 3.0, tie_vote_rule))
 
 
 @pytest.mark.parametrize("stride", [1, 4])

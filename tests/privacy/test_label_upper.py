@@ -18,7 +18,6 @@ from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._quantile import QuantileMechanism
 from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid
 from sklearn_dpsco.accounting import BudgetAccountant
-from sklearn_dpsco.linear_model import _auto_scales
 from sklearn_dpsco.linear_model._auto_scales import (
     LABEL_CENTRE,
     LABEL_SPREAD,
@@ -31,7 +30,6 @@ from sklearn_dpsco.linear_model._auto_scales import (
     finite,
     scale_plan,
 )
-from sklearn_dpsco.testing import audit_epsilon
 
 ROW = ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: np.linalg.norm(data[0], axis=1))
 
@@ -68,25 +66,10 @@ def test_one_replaced_row_moves_the_utility_by_at_most_one(fraction):
     assert worst == 1
 
 
-def _bounds(y, draws, seed, eps, target=LABEL_UPPER):
-    plan = _auto_scales.ScalePlan((target,), Budget(eps, 0.0, "float"), 1.0)
-    data = (np.zeros((y.size, 1)), [y], None)
-    rng = np.random.default_rng(seed)
-    return np.array([np.log2(plan.release(data, rng)[0]["label_bound"]) for _ in range(draws)])
-
-
-def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant(tie_vote_rule):
-    """Worst-case neighbours at the vote's edge: D has n/2 labels at the centre 0 and n/2 at 1, D' one more at 0.
-    The bound's law moves by at most e^epsilon; the vote mutant's bound jumps to the grid's top."""
-    n, eps, draws = 100, 0.5, 400
-    y = np.r_[np.zeros(n // 2), np.ones(n // 2)]
-    y2 = y.copy()
-    y2[-1] = 0.0
-    private = audit_epsilon(_bounds(y, draws, 0, eps), _bounds(y2, draws, 10_000, eps), eps)
-    assert not private.violation, private
-    vote = ScaleTarget("label_bound", LABEL_UPPER.q, LABEL_UPPER.margin, tie_vote_rule)
-    mutant = audit_epsilon(_bounds(y, draws, 0, eps, vote), _bounds(y2, draws, 10_000, eps, vote), eps)
-    assert mutant.violation, mutant
+def test_audit_passes_the_upper_rule_and_flags_the_vote_mutant(tie_vote_rule, vote_edge_audit):
+    """The bound's law moves by at most e^epsilon at the vote's edge; the vote mutant's bound jumps to the grid's
+    top."""
+    vote_edge_audit(LABEL_UPPER, ScaleTarget("label_bound", LABEL_UPPER.q, LABEL_UPPER.margin, tie_vote_rule))
 
 
 @pytest.mark.parametrize("n, eps, upper", [(3000, 1.0, True), (600, 1.0, True), (599, 1.0, False),
