@@ -227,8 +227,10 @@ class DPHingeClassifier(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin):
         the units of the rescaled columns.
     column_center_, column_scale_ : ndarray of shape (n_features,) or None
         The released column map (differentially private: functions of the
-        released quartiles, or the released centre and ones), or None when
-        neither ``column_scaling`` nor ``centering`` ran.
+        released quartiles, of the released medians and spreads, of the
+        released column magnitudes (centre 0), or the released centre and
+        ones), or None when neither ``column_scaling`` nor ``centering``
+        ran.
     column_bounds_ : tuple of two ndarrays of shape (n_features,) or None
         ``(lower, upper)``: the raw columns' clip of the released column map
         (``centre -+ k scale``, ``k`` a public constant; ``-+inf`` for a
