@@ -1,7 +1,8 @@
 """The count first of the row magnitudes (doc/privacy/column_scaling.rst, "Row magnitudes", "The count first").
 
 Fails if replacing one row could move the count (rows with some ``|x_j| > 2^12``) by more than 1, if the count's
-noise were calibrated to 1 while it counted entries (sensitivity ``d``: the audit's mutant), if either branch (the
+noise were calibrated to 1 while it counted entries (sensitivity ``d``) or counted each row twice (sensitivity 2:
+the audit's mutants), if either branch (the
 count only; the count, the histogram and the fit on what they leave) spent other than the user's epsilon or recorded
 other than what ran, or if a fit that fails after the count spent anything.
 """
@@ -178,3 +179,7 @@ def test_audit_of_the_count_flags_counting_entries(monkeypatch):
     assert _entries(Xp) - _entries(X) == d
     mutant = audit_epsilon(_scores(plan, X, draws, 0), _scores(plan, Xp, draws, 10_000), eps)
     assert mutant.violation, mutant
+    # a factor of two (the count's sensitivity 2 under the noise of 1) is flagged as well
+    monkeypatch.setattr(C, "row_magnitude_count", lambda rows: 2 * row_magnitude_count(rows))
+    doubled = audit_epsilon(_scores(plan, X, draws, 0), _scores(plan, Xp, draws, 10_000), eps)
+    assert doubled.violation, doubled
