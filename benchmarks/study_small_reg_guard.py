@@ -35,6 +35,10 @@ def set_variant(v):
         S.GUARD_MIN_RANKS = float("inf")
         return
     S.GUARD_MIN_FEATURES = 5
+    S.GUARD_FREE = ()
+    if "f" in v:
+        v, _, fs = v.partition("f")
+        S.GUARD_FREE = tuple(float(x) for x in fs.split("/"))
     if v.endswith("d1"):
         S.GUARD_MIN_FEATURES, v = 1, v[:-2]
     body, _, below = v[1:].partition("b")
