@@ -4,7 +4,9 @@ Usage: OMP_NUM_THREADS=1 python benchmarks/study_small_reg_guard.py real|synth [
 
 Variants (monkeypatched public constants of sklearn_dpsco._solvers._adassp_selection, same seeds):
 ``main`` = no guard (GUARD_MIN_RANKS = inf: main's code path), ``g<share>`` = the guard on ``share`` of
-AdaSSP's epsilon (e.g. g0.2), ``g<share>r<ranks>b<below>`` with its GUARD_MIN_RANKS and GUARD_BELOW (m = n epsilon / d); a suffix ``d1``: GUARD_MIN_FEATURES = 1. Cells where the guard does not
+AdaSSP's epsilon (e.g. g0.2), ``g<share>r<ranks>b<below>`` with its GUARD_MIN_RANKS and GUARD_BELOW (m = n epsilon / d); a suffix ``d1``: GUARD_MIN_FEATURES = 1. (Variant ``f1``, the guard
+with the unshrunk-intercept ridge at factor 1 as a third candidate, ran at commit ae6020a; see
+benchmarks/results/smallsets2.md.) Cells where the guard does not
 run (fit_info_ has no ``ridge_guard`` at seed 0) are identical to main and skipped.
 Real: benchmarks/_real_datasets.REGRESSION_STUDY_SETS, bare defaults (``lin``) and DPStandardScaler + model
 (``pipe``). Synthetic: rows N(mu, diag(s^2)) (``c``: mu = 0; ``o``: |mu| = 3 s, raw-like offsets and
@@ -35,10 +37,6 @@ def set_variant(v):
         S.GUARD_MIN_RANKS = float("inf")
         return
     S.GUARD_MIN_FEATURES = 5
-    S.GUARD_FREE = ()
-    if "f" in v:
-        v, _, fs = v.partition("f")
-        S.GUARD_FREE = tuple(float(x) for x in fs.split("/"))
     if v.endswith("d1"):
         S.GUARD_MIN_FEATURES, v = 1, v[:-2]
     body, _, below = v[1:].partition("b")

@@ -477,13 +477,6 @@ def run_adassp(source, plan, rng, *, statistics=None, extra_candidates=()):
         # the candidates are post-processing of the releases; only the choice reads the rows again
         if plan.selection.guard:
             candidates = [("adaptive", theta), ("zero", np.zeros(d))]
-            if _adassp_selection.GUARD_FREE and plan.intercept_scaling > 0:  # STUDY ONLY
-                free = np.ones(d)
-                free[-1] = 0.0
-                for f in _adassp_selection.GUARD_FREE:
-                    t = _adassp_selection._solve_pd(A_hat + f * plan.bound_E * np.diag(free), b_hat)
-                    if t is not None:
-                        candidates.append((f"free_{f:g}", t))
         else:
             candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
                                           recentred=plan.mech_mean is not None)

@@ -291,7 +291,6 @@ GUARD_SHARE = 0.2
 GUARD_MIN_RANKS = 10.0
 GUARD_BELOW = 50.0
 GUARD_MIN_FEATURES = 5
-GUARD_FREE = ()  # STUDY ONLY
 
 
 def guard_applies(n, d, epsilon):
