@@ -129,9 +129,9 @@ def test_estimator_runs_the_guard_in_memory_not_when_streaming():
     n, p = 309, 10
     X = 50.0 + 10.0 * rng.standard_normal((n, p))  # raw columns far from 0, below the column map's gate
     y = 150.0 + X @ rng.standard_normal(p) + 40.0 * rng.standard_normal(n)
-    est = DPLinearRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    est = DPLinearRegressor(epsilon=2.0, random_state=0).fit(X, y)  # n epsilon 618 (below 400: intercept-only)
     assert est.solver_ == "adassp" and est.fit_info_.get("ridge_guard") is True
-    assert est.fit_info_["ridge_selection"] is True and est.epsilon_spent_ == pytest.approx(1.0)
+    assert est.fit_info_["ridge_selection"] is True and est.epsilon_spent_ == pytest.approx(2.0)
     decl = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, label_bound=1.0)
     assert decl._plan(n, p + 1, 1).schedule.selection.guard
     assert decl._plan(n, p + 1, 1, streaming=True).schedule.selection is None
