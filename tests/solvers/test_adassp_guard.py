@@ -132,8 +132,11 @@ def test_estimator_runs_the_guard_in_memory_not_when_streaming():
     est = DPLinearRegressor(epsilon=2.0, random_state=0).fit(X, y)  # n epsilon 618 (below 400: intercept-only)
     assert est.solver_ == "adassp" and est.fit_info_.get("ridge_guard") is True
     assert est.fit_info_["ridge_selection"] is True and est.epsilon_spent_ == pytest.approx(2.0)
+    auto_label = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0)
+    assert auto_label._plan(n, p + 1, 1).schedule.selection.guard
+    # a declared label bound: no label centre, the zero model would predict 0: no guard
     decl = DPLinearRegressor(epsilon=1.0, solver="adassp", row_bound=1.0, label_bound=1.0)
-    assert decl._plan(n, p + 1, 1).schedule.selection.guard
+    assert decl._plan(n, p + 1, 1).schedule.selection is None
     assert decl._plan(n, p + 1, 1, streaming=True).schedule.selection is None
 
 
