@@ -280,8 +280,9 @@ def selection_share(n, epsilon):
 #: zero model (the label centre or the released label mean), on ``GUARD_SHARE`` of AdaSSP's epsilon, from
 #: ``n epsilon GUARD_SHARE >= GUARD_MIN_RANKS`` (public constants; :func:`guard_applies`). Why: there AdaSSP's
 #: noise along the mean row acts as a second, noisy intercept (raw columns far from 0, no column map below
-#: its gate) and a few seeds release a model whose level is off by a label spread (diabetes raw at epsilon 1,
-#: 20 seeds: R^2 -0.106, worst -1.37 -> -0.025, worst -0.11), while the full choice's nine candidates at 16-32
+#: its gate) and a few seeds release a model whose level is off by a label spread (diabetes raw, 20 seeds, at
+#: epsilon 2: R^2 -0.048, worst -0.27 -> -0.022, worst -0.13; at epsilon 1, before DPLinearRegressor's 400 rule
+#: made it intercept-only: -0.106, worst -1.37 -> -0.025, worst -0.11), while the full choice's nine candidates at 16-32
 #: ranks picked badly (its SELECTION_MIN_RANKS). Two candidates, the worse one losing ``t`` rows' worth of
 #: clipped loss, the worse is chosen with probability below ``exp(-epsilon_sel t / 2)``. Measured (20 seeds,
 #: synthetic d 3..30, n 150..3000, epsilon 0.5..2, and the regression study sets): at m >= 75 with d + 1 = 4 it
