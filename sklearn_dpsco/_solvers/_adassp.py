@@ -35,7 +35,9 @@ with ``bound_E`` a high-probability bound on the operator norm of the noise
 matrix. With ``select=True`` (small ``n epsilon / d``; public rule in
 :mod:`._adassp_selection`) a fourth, pure-DP release on a share of the budget
 chooses among several ridge levels and the intercept-only model by their
-clipped squared loss on the rows. Argument and tests: doc/privacy/adassp.rst.
+clipped squared loss on the rows; with ``guard=True`` (fewer ranks; public rule
+:func:`._adassp_selection.guard_applies`) the same release chooses between AdaSSP's model and the
+zero model only. Argument and tests: doc/privacy/adassp.rst.
 """
 
 import dataclasses
@@ -283,7 +285,7 @@ class AdaSSPPlan:
 
 
 def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scaling=0.0, noise=DEFAULT_NOISE,
-                select=False, recentre=False, selection_fraction=None):
+                select=False, recentre=False, selection_fraction=None, guard=False):
     """Plan an AdaSSP release from public inputs (``d`` counts the intercept column).
 
     ``select=True`` carves ``SELECTION_SHARE`` of epsilon (pure DP) off the
@@ -291,6 +293,8 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
     ``recentre=True`` (with an intercept column) first carves
     ``mean_share(n, epsilon)`` (pure DP; public) for the label mean: the labels are shifted by it before the
     statistics (see :func:`run_adassp`).
+    ``guard=True`` (ignored with ``select=True``) carves ``GUARD_SHARE`` of epsilon for the two-candidate
+    choice between AdaSSP's model and the zero model (doc/privacy/adassp.rst, "Guard at few ranks").
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     row_bound = check_positive(row_bound, "row_bound")
@@ -331,6 +335,10 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         mean_budget, budget = split_scale_share(budget, mean_share(n, eps_adassp))
         mech_mean = laplace_mechanism_for(2.0 * QUANT, mean_budget, 1)
         mean_bound = float(_adassp_selection.MEAN_CLIP_MULTIPLE) * label_bound
+    if guard and not select:
+        # the two-candidate guard (public rule _adassp_selection.guard_applies): AdaSSP's model or the zero model
+        select_budget, budget = split_scale_share(budget, _adassp_selection.GUARD_SHARE)
+        selection = RidgeSelection(select_budget.epsilon, noise, guard=True)
     if select:
         # basic composition: an eps_sel-DP choice after the (eps - eps_sel, delta) statistics
         # selection_fraction (public, the caller's rule): the choice's share of AdaSSP's epsilon instead of
@@ -355,7 +363,8 @@ def adassp_plan(n, d, *, epsilon, delta, row_bound, label_bound, intercept_scali
         mech_min=mech_min, mech_A=mech_A, mech_b=mech_b, t_min=t_min, bound_E=noise_operator_norm_bound(mech_A, d, _RIDGE_BETA),
         event=event,
         info={"algorithm": "adassp", "sensitivities": (sens_min, sens_A, sens_b),
-              "ridge_selection": selection is not None, "label_mean": mech_mean is not None},
+              "ridge_selection": selection is not None, "label_mean": mech_mean is not None,
+              **({"ridge_guard": True} if selection is not None and selection.guard else {})},
         selection=selection, lambda_grid=lambda_grid, lambda_tol=lambda_tol, mech_mean=mech_mean, n=int(n),
         mean_bound=mean_bound,
     )
@@ -466,8 +475,11 @@ def run_adassp(source, plan, rng, *, statistics=None, extra_candidates=()):
     theta = evecs @ ((evecs.T @ b_hat) / evals)
     if plan.selection is not None:
         # the candidates are post-processing of the releases; only the choice reads the rows again
-        candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
-                                      recentred=plan.mech_mean is not None)
+        if plan.selection.guard:
+            candidates = [("adaptive", theta), ("zero", np.zeros(d))]
+        else:
+            candidates = ridge_candidates(A_hat, b_hat, theta, plan.bound_E, plan.intercept_scaling > 0,
+                                          recentred=plan.mech_mean is not None)
         for name, extra in extra_candidates:  # earlier releases, into the recentred labels' units
             extra = np.array(extra, dtype=float)
             if shift != 0.0:

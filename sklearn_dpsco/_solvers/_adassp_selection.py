@@ -189,6 +189,8 @@ class RidgeSelection(PureSelection):
     epsilon: float
     noise: str
     method: str = DEFAULT_SELECTION
+    #: Public: offer only AdaSSP's own model and the zero model (the guard of :func:`guard_applies`).
+    guard: bool = False
 
     def utilities(self, source, clip_block, thetas):
         """``u_c = -sum_i q_c(i)`` (Python ints) of the candidate rows ``thetas`` over the source's rows."""
@@ -270,6 +272,33 @@ def selection_share(n, epsilon):
     (0.3, t 2.8) but loses PSID (0.2: t -2.8; 0.3) and Computers (0.2: t -2.3), and adds +0.003 on Schooling
     at epsilon 0.5 (120 seeds; benchmarks/results/choice_share.md)."""
     return SELECTION_SHARE
+
+
+#: The guard: where the full choice does not run for want of ranks (``n epsilon SELECTION_SHARE < 100``) and
+#: there are few rows per coefficient (``m = n epsilon / d < GUARD_BELOW``) on more than
+#: ``GUARD_MIN_FEATURES - 1`` coefficients, a choice between two candidates only, AdaSSP's own model and the
+#: zero model (the label centre or the released label mean), on ``GUARD_SHARE`` of AdaSSP's epsilon, from
+#: ``n epsilon GUARD_SHARE >= GUARD_MIN_RANKS`` (public constants; :func:`guard_applies`). Why: there AdaSSP's
+#: noise along the mean row acts as a second, noisy intercept (raw columns far from 0, no column map below
+#: its gate) and a few seeds release a model whose level is off by a label spread (diabetes raw, 20 seeds, at
+#: epsilon 2: R^2 -0.048, worst -0.27 -> -0.022, worst -0.13; at epsilon 1, before DPLinearRegressor's 400 rule
+#: made it intercept-only: -0.106, worst -1.37 -> -0.025, worst -0.11), while the full choice's nine candidates at 16-32
+#: ranks picked badly (its SELECTION_MIN_RANKS). Two candidates, the worse one losing ``t`` rows' worth of
+#: clipped loss, the worse is chosen with probability below ``exp(-epsilon_sel t / 2)``. Measured (20 seeds,
+#: synthetic d 3..30, n 150..3000, epsilon 0.5..2, and the regression study sets): at m >= 75 with d + 1 = 4 it
+#: lost up to 0.09 (AdaSSP's model learns there and the choice's share costs the statistics), at d + 1 = 4 and
+#: n epsilon = 300 it lost 0.32 once (the centre itself missed; benchmarks/results/smallsets2.md).
+GUARD_SHARE = 0.2
+GUARD_MIN_RANKS = 10.0
+GUARD_BELOW = 50.0
+GUARD_MIN_FEATURES = 5
+
+
+def guard_applies(n, d, epsilon):
+    """Public rule: the two-candidate guard (``d`` counts the intercept column; ``epsilon``: AdaSSP's budget)
+    where the full choice (:func:`selection_applies`) does not run."""
+    return (d >= GUARD_MIN_FEATURES and not selection_applies(n, d, epsilon)
+            and _share_applies(n, d, epsilon, GUARD_SHARE, GUARD_MIN_RANKS, GUARD_BELOW))
 
 
 def selection_applies(n, d, epsilon):

@@ -346,7 +346,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         if not targets or self.scale_share is not None:
             return False
         budget = self._budget() if columns is None else columns.rest
-        return not scales_supported(n_samples, budget.epsilon, len(targets))
+        return not scales_supported(n_samples, budget.epsilon, self._scale_parts(targets))
+
+    def _scale_parts(self, targets):
+        """The ``k`` of :func:`~._auto_scales.scales_supported` for the "auto" ``targets``: their number
+        (public: what the user passed)."""
+        return len(targets)
 
     def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None):
         """The intercept-only plan of a budget too small for the "auto" estimates (public facts only).
@@ -359,7 +364,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """
         budget = self._budget() if columns is None else columns.rest
         scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
-        rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {len(targets)} x {SCALE_RANKS:g} / {SHARE_CAP:g}: "
+        rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets):g} x {SCALE_RANKS:g} / "
+                f"{SHARE_CAP:g}: "
                 "too small for the 'auto' estimates; intercept-only model")
         plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})
         return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,

@@ -197,7 +197,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       noisy label mean (not after the label-mean release below: the centre is then
       that mean) and a ridge that leaves the intercept unshrunk, by
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
-      not in :meth:`fit_stream`). With an intercept, ``label_bound="auto"``, ``n epsilon >= 200`` and
+      not in :meth:`fit_stream`); where that choice has too few ranks (``n epsilon < 1000``) but
+      ``n epsilon / d < 50``, ``d >= 5``, ``n epsilon >= 50`` and ``label_bound="auto"``, 20 % chooses
+      between its model and the label centre only (adassp.rst, "Guard at few ranks"). With an intercept, ``label_bound="auto"``, ``n epsilon >= 200`` and
       ``n epsilon / d < 1000`` (AdaSSP's epsilon), ``max(5 %, 50 / (n epsilon))`` (at most 25 %)
       first releases the clipped labels' mean and the statistics read the labels minus it, so the ridge
       shrinks towards the mean (adassp.rst, "Label mean (recentring)"; not in
@@ -358,6 +360,24 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     def _declares_scales(self):
         return not (is_auto(self.row_bound) and self.intercept_scaling is None)
+
+    def _scale_parts(self, targets):
+        """Public rule: with both bounds "auto" and a label centre, the estimates' weighted parts (the centre
+        counts :data:`~._auto_scales.CENTRE_WEIGHT`, the label bound its median fallback's 1: 4), so the fit
+        releases the intercept-only model below ``n epsilon = 4 x 50 / 0.5 = 400``, not 300.
+
+        Why: between 300 and 400 the weighted share is capped, every estimate gets equal parts of under 67
+        ranks, the centre runs on its coarse grid (9 % steps: up to 0.09 |median| off) and AdaSSP's budget is
+        too small for the label mean (n epsilon >= 200); on labels narrow against their level (sd 2.5 at 50)
+        the model's level is then off by several spreads (synthetic d 2..30 at n epsilon 300 / 350: mean R^2
+        down to -19), while the centre alone on the whole epsilon (the intercept-only plan: 300+ ranks on the
+        fine grid) is within 0.1 of the trivial model but in one cell. It costs the cells where a small model
+        learned at n epsilon 300-400 on wide labels (d = 2, 3: R^2 0.19 / 0.30 / 0.17 / 0.12 -> 0;
+        benchmarks/results/smallsets2.md, benchmarks/study_centre_window_smallsets2.py).
+        """
+        if not (is_auto(self.row_bound) and is_auto(self.label_bound) and self.fit_intercept):
+            return super()._scale_parts(targets)
+        return sum((t.fallback if t.fallback is not None else t).weight for t in targets)
 
     def _plan(self, n_samples, n_features, n_problems, streaming=False, columns=None):
         """The solver's plan from public facts; with "auto" bounds, at unit scale on the rescaled data.

@@ -1,6 +1,7 @@
 """Budgets too small for the "auto" estimates (doc/privacy/quantiles.rst, "Budgets too small for the estimates").
 
-At ``n epsilon < 300`` (three estimates, default share) the quantile releases were close to uniform
+At ``n epsilon < 300`` (three estimates, default share; DPLinearRegressor with both bounds "auto" and an
+intercept: 400, the estimates' weighted parts) the quantile releases were close to uniform
 over the grid and the fold-back ``coef' * B / R`` of a row bound released far below the row norms
 gave test R^2 about -1e11. The public rule releases the intercept-only model at a private label
 median instead (the zero model, nothing spent, below ``n epsilon = 50``).
@@ -76,8 +77,28 @@ def test_declared_share_or_bounds_keep_the_solver():
     assert DPLinearRegressor(epsilon=0.05, scale_share=0.5, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
     est = DPLinearRegressor(epsilon=0.05, row_bound=4.0, label_bound=6.0, random_state=0).fit(X, y)
     assert est.solver_ != CONSTANT_SOLVER  # nothing "auto": no estimate, no rule
-    # enough budget: the solver runs as before
-    assert DPLinearRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    # enough budget: the solver runs as before (DPLinearRegressor's weighted rule: from n epsilon = 400)
+    assert DPLinearRegressor(epsilon=0.2, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    assert DPGrowthAdaptiveRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+
+
+def test_linear_regressor_weighted_parts_below_400():
+    """DPLinearRegressor with both bounds "auto" and an intercept counts the estimates' weighted parts (row bound
+    1, centre 2, the label bound's median fallback 1): intercept-only below n epsilon = 400 (the centre then on
+    the whole epsilon, on its fine grid), the solver from 400; a declared bound, no intercept or the growth
+    regressor keep the count of estimates (300 / 200)."""
+    X, y, Xt, yt = _family(2000, 3, 0, offset=50.0)  # labels narrow against their level
+    est = DPLinearRegressor(epsilon=0.15, random_state=0)
+    assert est._scale_parts(est._scale_targets(False)) == 4
+    for eps in (0.15, 0.199):
+        fit = DPLinearRegressor(epsilon=eps, random_state=0).fit(X, y)
+        assert fit.solver_ == CONSTANT_SOLVER and fit.epsilon_spent_ == pytest.approx(eps)
+        assert "4 x 50 / 0.5" in fit.fit_info_["constant_rule"]
+        # the fine grid's steps (2.2 % of the level) bound the centre's miss: R^2 >= -(0.022 x 50 / sd(y))^2
+        assert _r2(yt, fit.predict(Xt)) > -((0.022 * 50.0 / yt.std()) ** 2) - 0.02
+    assert DPLinearRegressor(epsilon=0.2, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    assert DPLinearRegressor(epsilon=0.15, label_bound=60.0, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    assert DPLinearRegressor(epsilon=0.15, fit_intercept=False, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
 
 
 @pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
