@@ -13,7 +13,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import SCALE_MAX, SCALE_MIN
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, LABEL_UPPER_JOINT, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._cluster_inputs import record_features
 from ._least_squares_rules import (
@@ -346,7 +346,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
                 targets.append(LABEL_CENTRE)
-            targets.append(LABEL_UPPER)
+            # with an "auto" row bound too: the bound selected jointly with it (public: what was passed)
+            targets.append(LABEL_UPPER_JOINT if is_auto(self.row_bound) else LABEL_UPPER)
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "
