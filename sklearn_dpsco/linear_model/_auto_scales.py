@@ -375,7 +375,7 @@ LABEL_UPPER = ScaleTarget("label_bound", UPPER_LEVEL, UPPER_MARGIN, centre_devia
 #: in all (doc/privacy/quantiles.rst, "Joint selection of two quantiles"; measured:
 #: benchmarks/results/label_atoms.md, section 5). Falls back to :data:`LABEL_SPREAD` (no joint) as
 #: LABEL_UPPER does. Public constants.
-JOINT_WEIGHT = 2.0
+JOINT_WEIGHT = 2.5
 LABEL_UPPER_JOINT = dataclasses.replace(LABEL_UPPER, weight=JOINT_WEIGHT, joint="row_bound")
 
 
@@ -600,7 +600,8 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     if any(t.fallback is not None for t in targets):
         # a target with a fallback runs it instead unless its part gives it ``weight x SCALE_RANKS`` ranks (public:
         # n, epsilon, the share and the weights). With the default share: LABEL_UPPER (weight 3) needs n epsilon
-        # >= 600 with a row bound and a centre (weights 1, 2, 3 under the cap); below, LABEL_SPREAD's median rule
+        # >= 500 with a centre (weights 2, 3 under the cap), LABEL_UPPER_JOINT (weight 2.5) n epsilon >= 550 with
+        # the row bound and a centre (weights 1, 2, 2.5); below, LABEL_SPREAD's median rule
         share = default_scale_share(n, budget.epsilon, sum(weights)) if scale_share is None else scale_share
         ranks = [max(n, 1) * float(share) * budget.epsilon * w / sum(weights) for w in weights]
         if any(t.fallback is not None and r < t.weight * SCALE_RANKS * (1.0 - 1e-9) for t, r in zip(targets, ranks)):
