@@ -70,16 +70,20 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         private median ``c`` of y (``label_center_``; with
         ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 1.5 x`` a
         private 0.8-quantile of ``|y - c|`` where its part buys 150 ranks
-        (about ``n epsilon >= 600``; robust to 0/1 and count labels), else
-        ``B = 3 x`` a private median of ``|y - c|`` (doc/privacy/quantiles.rst,
-        "The upper label spread"); the fit runs on ``(y - c) / B`` with
+        (about ``n epsilon >= 500`` with a declared row bound; robust to 0/1
+        and count labels), else ``B = 3 x`` a private median of ``|y - c|``
+        (doc/privacy/quantiles.rst, "The upper label spread"). With
+        ``row_bound="auto"`` too, the 0.8-quantile and the row bound are ONE
+        private selection over their pairs (from about ``n epsilon >= 550``;
+        "Joint selection of two quantiles"). The fit runs on ``(y - c) / B`` with
         label bound 1 and the model is mapped back. The other solvers need
         no label bound.
     scale_share : float or None, default=None
         Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
         ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
         (n epsilon)))`` for ``k`` estimates' parts (the label centre counts
-        2, the upper label spread 3; public facts only).
+        2, the upper label spread 3, or 2.5 selected jointly with an "auto"
+        row bound; public facts only).
     column_scaling : "auto" or bool, default="auto"
         Rescale the columns privately inside the fit: private quartiles
         ``q1, q3`` of every column (DPStandardScaler's ``bounds="auto"``
