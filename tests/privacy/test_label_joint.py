@@ -99,8 +99,11 @@ def test_the_selection_is_the_exact_permute_and_flip_over_the_flattened_pairs():
         rng = np.random.default_rng(0)
         points = list(grid.points)
         seen = np.zeros(u.shape)
+        assert mech.release(a, b, np.random.default_rng(7)) == mech.release_counts(
+            grid.counts(a), a.size, grid.counts(b), b.size, np.random.default_rng(7))
+        counts = (grid.counts(a), a.size, grid.counts(b), b.size)  # the values enter only through these
         for _ in range(draws):
-            r, t = mech.release(a, b, rng)
+            r, t = mech.release_counts(*counts, rng)
             seen[points.index(r), points.index(t)] += 1
         assert np.abs(seen / draws - law).max() < 5 * np.sqrt(law.max() / draws)
     assert mech.event == PureDPEvent(eps)
@@ -111,8 +114,9 @@ def _scores(mechanism, a, b, order, draws, seed):
     points = list(mechanism.grid.points)
     g = len(points)
     out = np.empty(draws)
+    counts = (mechanism.grid.counts(a), a.size, mechanism.grid.counts(b), b.size)
     for k in range(draws):
-        r, t = mechanism.release(a, b, rng)
+        r, t = mechanism.release_counts(*counts, rng)
         out[k] = order[points.index(r) * g + points.index(t)]
     return out
 
