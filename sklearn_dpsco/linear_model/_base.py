@@ -89,7 +89,11 @@ def check_fit(estimator, *args, **kwargs):
     Returns
     -------
     event : PrivacyEvent
-        What the fit would spend (a pipeline: its steps' allowances).
+        What the fit would spend (a pipeline: its steps' allowances). A fit whose event depends on a release (the
+        hinge classifier's count-first row magnitudes: the count chooses the branch) returns the closed branch's
+        event, the one planned first; every branch was checked (against the fit's budget, its allowance and the
+        ledger), so the refusals are complete, which is all the library's callers (searches, pipelines) read. To
+        reserve a budget before such a fit, give it an allowance (as they do), not this event.
     """
     token = _CHECKING.set(estimator)
     try:
