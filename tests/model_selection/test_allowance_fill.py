@@ -272,3 +272,22 @@ def test_allowance_fraction_is_the_reference_conversions(make, kind, monkeypatch
             reference = prepared(rho, delta, n)
         assert fast == reference, (rho, delta, n)
     assert searched >= (1 if kind == "reg-short" else 2)  # the bisection ran (the fraction, not only the plan at t = 1, is compared)
+
+
+@pytest.mark.parametrize("n, d, eps", [(1500, 12, 3.1), (700, 6, 3.7)])
+def test_a_pure_plan_an_ulp_above_its_allowance_keeps_the_whole_epsilon(n, d, eps):
+    """At delta = 0 the column map's share plus the rest sum to the allowance an ulp above (usage
+    1.0000000000000002, which the allowance's check accepts): the fit spends its whole epsilon under a
+    FitAllowance and in a DPPipeline, not 1 - 2^-10 of it (a bisection of the whole plan)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    X[:, 0] *= 1e4
+    y = (X[:, 1] > 0).astype(int)
+    acc = FitAllowance(PureDPEvent(eps), parent=BudgetAccountant(epsilon=float("inf"), delta=1.0))
+    est = DPHingeClassifier(epsilon=eps, random_state=0, accountant=acc).fit(X, y)
+    assert est.fit_info_[0]["column_scaling"]["mode"] in ("median_mad", "quartiles")
+    assert est.epsilon_spent_ == pytest.approx(eps, rel=1e-12)  # 1 - 2^-10 of it before
+    assert usage(profile_of(PureDPEvent(eps)), profile_of(est.privacy_event_)) > 1.0  # the ulp the case is about
+    pipe = make_dp_pipeline(DPHingeClassifier(random_state=0), epsilon=eps,
+                            accountant=BudgetAccountant(epsilon=float("inf"), delta=1.0)).fit(X, y)
+    assert pipe.epsilon_spent_ == pytest.approx(eps, rel=1e-12)

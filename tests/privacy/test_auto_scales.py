@@ -264,6 +264,41 @@ def test_audit_flags_a_max_norm_clip_and_passes_the_private_one(monkeypatch):
     assert mutant.violation, mutant
 
 
+def _clip_releases(plan, X, draws, seed):
+    """``draws`` clip releases of ``plan`` on the rows ``X`` (its mechanism on the target's values, vectorised)."""
+    (target,), (mechanism,) = plan.targets, plan.mechanisms()
+    return mechanism.release(target.values((X, None, None), {}), np.random.default_rng(seed), size=draws)
+
+
+@pytest.mark.statistical
+def test_audit_of_the_clip_flags_twice_its_part():
+    """The factor-two error (the clip released at twice its part: the selection's factor 1/2 dropped, or a split
+    counting one estimate less). The max-norm mutant above is gross; this one needs neighbours where a threshold
+    event carries most of the part: six rows, the median's cell at norm 1 with two zero rows below most of the
+    grid (every grid point between 0 and 1 loses a rank when one moves) and three rows of norm 1.05 in the next
+    cell; one zero row moves to norm 5e5. The hinge's clip target on its grid, 50 000 draws: the part passes
+    (lower bound about 0.6 against 1), twice it is flagged (about 1.5)."""
+    clip = _auto_scales.ScaleTarget("clip", _auto_scales.CLIP_LEVEL, _auto_scales.CLIP_MARGIN,
+                                    lambda data, _: safe_row_norms(data[0]))
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.05], [1.05, 0.0], [0.0, -1.05]])
+    Xp = X.copy()
+    Xp[0] = [5e5, 0.0]
+    part = 1.0
+
+    def plan(eps):
+        return _auto_scales.ScalePlan((clip,), _auto_scales.Budget(eps, 0.0, "float"), 0.5)
+
+    grid = plan(part).mechanisms()[0].grid.points
+    assert grid[np.searchsorted(grid, 1.0) + 1] >= 1.05  # 1.05: the cell after the median's
+    draws = 50_000
+    honest = audit_epsilon(_clip_releases(plan(part), X, draws, 0), _clip_releases(plan(part), Xp, draws, 10_000),
+                           part)
+    assert not honest.violation, honest
+    twice = audit_epsilon(_clip_releases(plan(2 * part), X, draws, 0),
+                          _clip_releases(plan(2 * part), Xp, draws, 10_000), part)
+    assert twice.violation and twice.lower_bound > 1.25 * part, twice
+
+
 def test_finite_reads_infinities_as_the_largest_float_and_leaves_finite_values_alone():
     from sklearn_dpsco.linear_model._auto_scales import finite
 

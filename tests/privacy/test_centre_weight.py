@@ -127,12 +127,20 @@ def _centres(plan, y, draws, seed):
     return centre.release(y, np.random.default_rng(seed), size=draws)
 
 
-def test_audit_passes_the_centre_at_its_part_and_flags_an_unnormalised_weight_mutant():
-    """Neighbours: 6 labels, one moved from below the data to far above it (every count between them drops
-    by one). The centre claims its part of the scale epsilon 2 (weights 1, 2, 1: 1.0); the mutant forgets to
-    divide by the total weight and spends ``CENTRE_WEIGHT x 2 = 4`` (quantile releases realise about half
-    their epsilon on threshold events, so a mutant at twice the claim would pass)."""
-    y = np.array([-5.0, 1.0, 1.5, 2.0, 2.5, 3.0])
+@pytest.mark.statistical
+def test_audit_passes_the_centre_at_its_part_and_flags_twice_and_an_unnormalised_weight():
+    """The centre claims its part of the scale epsilon 2 (weights 1, 2, 1: 1.0). Two mutants: twice the part
+    (the selection's factor 1/2 dropped, weights ``exp(epsilon u)``, or the weight applied twice) and the
+    unnormalised weight (``CENTRE_WEIGHT x 2 = 4``).
+
+    Neighbours chosen so that a threshold event carries most of the claim (a quantile release realises only
+    the share of its epsilon that the data let it): 6 labels, the median's cell at 1 with the two labels below
+    it far down (-1e6: every grid point between them, most of the grid, loses a rank when one of them moves)
+    and the three above it in the next cell (1.05: the event ``centre > 1`` is the cells that gain one). One
+    -1e6 moves to 5e5. Exact threshold-event losses (from ``pmf``, 3 s each: not recomputed here): 0.87 at the
+    claim, 1.87 at twice it; the former neighbours (-5, 1, 1.5, 2, 2.5, 3) 0.71 and 1.51, twice the claim
+    certified at 1.16-1.27 against 1 (20 000 draws, 7 seeds), here at 1.45-1.58 (50 000 draws)."""
+    y = np.array([-1e6, -1e6, 1.0, 1.05, 1.05, 1.05])
     y2 = y.copy()
     y2[0] = 5e5
     scale = Budget(2.0, 0.0, "float")
@@ -140,9 +148,14 @@ def test_audit_passes_the_centre_at_its_part_and_flags_an_unnormalised_weight_mu
     assert claimed == pytest.approx(1.0)
     # the centre alone (the spread's release comes after it and does not change the centre's law)
     plan = ScalePlan((LABEL_CENTRE,), Budget(claimed, 0.0, "float"), 0.5)
-    mutant = ScalePlan((LABEL_CENTRE,), Budget(CENTRE_WEIGHT * scale.epsilon, 0.0, "float"), 0.5)
-    draws = 20_000
+    (centre,) = plan.mechanisms()
+    assert centre.grid.points[np.searchsorted(centre.grid.points, 1.0) + 1] >= 1.05  # 1.05: the next cell
+    twice = ScalePlan((LABEL_CENTRE,), Budget(2.0 * claimed, 0.0, "float"), 0.5)
+    unnormalised = ScalePlan((LABEL_CENTRE,), Budget(CENTRE_WEIGHT * scale.epsilon, 0.0, "float"), 0.5)
+    draws = 50_000
     honest = audit_epsilon(_centres(plan, y, draws, 0), _centres(plan, y2, draws, 10_000), claimed)
     assert not honest.violation, honest
-    flagged = audit_epsilon(_centres(mutant, y, draws, 0), _centres(mutant, y2, draws, 10_000), claimed)
+    doubled = audit_epsilon(_centres(twice, y, draws, 0), _centres(twice, y2, draws, 10_000), claimed)
+    assert doubled.violation and doubled.lower_bound > 1.25 * claimed, doubled
+    flagged = audit_epsilon(_centres(unnormalised, y, 20_000, 0), _centres(unnormalised, y2, 20_000, 10_000), claimed)
     assert flagged.violation, flagged

@@ -2,7 +2,8 @@
 
 Fails if the rule read anything but public facts, if the histogram were charged other than its plan (coordinate
 Laplace of l1-sensitivity ``2 d`` on the column share), if replacing one row could move the histogram by more than
-``2 d`` in l1, or if the noise were calibrated per column (sensitivity 2, the audit's mutant).
+``2 d`` in l1, or if the noise were calibrated per column (sensitivity 2, the first audit's mutant) or to one count
+per column (sensitivity ``d``: half the noise, the second audit's mutant).
 """
 
 import numpy as np
@@ -230,3 +231,42 @@ def test_audit_of_the_histogram_flags_per_column_noise(monkeypatch):
     assert plan._magnitude_mechanism is mutant_mechanism
     mutant = audit_epsilon(_scores(plan, X, draws, 0), _scores(plan, Xp, draws, 10_000), eps)
     assert mutant.violation, mutant
+
+
+def _moved_cells(plan, rows, X, Xp, draws, seed):
+    """The least of the ``2 d`` cells where D' differs from D, each signed so that D' moves it up by 1 and measured
+    from D's count, for ``draws`` releases on ``rows`` (D or D'): a threshold ``t >= 1`` on it is the event where every such cell is past its shift, whose
+    probability ratio is the whole ``exp(2 d / b) = e^{epsilon_c}`` (a sum over the cells only reaches a fraction)."""
+    H = row_magnitude_histogram(X).ravel().astype(float)
+    sign = row_magnitude_histogram(Xp).ravel().astype(float) - H
+    cells = np.flatnonzero(sign)
+    noisy = plan._magnitude_mechanism.release(row_magnitude_histogram(rows).ravel().astype(float),
+                                              np.random.default_rng(seed), size=draws)
+    return np.min((noisy[:, cells] - H[cells]) * sign[cells], axis=1)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", ["float", "secure"])
+def test_audit_of_the_histogram_flags_half_the_noise(noise, monkeypatch):
+    """The factor-two error: the noise calibrated to l1-sensitivity ``d`` (one count per column, forgetting that
+    the row leaves one bin as it enters another), half the scale. Worst-case neighbours with ``d = 2`` (D' moves
+    row 0 from bin 0 to the top bin in both columns: four cells, each by 1) and the least moved cell as the
+    statistic: the release passes at ``epsilon_c = 2`` (lower bound about 1.5), the mutant (true epsilon 4) is
+    flagged at about 3 (the former sum statistic at ``d = 16``: 0.02)."""
+    X = _rows(d=2)
+    d = X.shape[1]
+    eps = 2.0
+    Xp = X.copy()
+    Xp[0] = 1e300
+    draws = 50_000
+    plan = ColumnScalingPlan(d, Budget(eps, 0.0, noise), Budget(eps), 0.25, True, 1, 1, "magnitudes")
+    assert plan._magnitude_mechanism.sensitivity == 2 * d
+    honest = audit_epsilon(_moved_cells(plan, X, X, Xp, draws, 0), _moved_cells(plan, Xp, X, Xp, draws, 10_000), eps)
+    assert not honest.violation, honest
+    mutant_mechanism = laplace_mechanism_for(d, Budget(eps, 0.0, noise), d * ROW_MAGNITUDE_BINS)
+    monkeypatch.setattr(ColumnScalingPlan, "_magnitude_mechanism", mutant_mechanism)
+    plan = ColumnScalingPlan(d, Budget(eps, 0.0, noise), Budget(eps), 0.25, True, 1, 1, "magnitudes")
+    assert plan._magnitude_mechanism is mutant_mechanism
+    mutant = audit_epsilon(_moved_cells(plan, X, X, Xp, draws, 0), _moved_cells(plan, Xp, X, Xp, draws, 10_000), eps)
+    assert mutant.violation, mutant
+    assert mutant.lower_bound > 1.15 * eps, mutant  # a margin, not a coin flip at the claim

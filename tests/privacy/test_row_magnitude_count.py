@@ -13,7 +13,7 @@ import pytest
 from sklearn_dpsco import DPHingeClassifier
 from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._mechanisms._calibrate import laplace_mechanism_for
-from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent
+from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, epsilon_delta
 from sklearn_dpsco.linear_model import _column_scaling as C
 from sklearn_dpsco.linear_model._column_scaling import (
     ROW_MAGNITUDE_BINS,
@@ -183,3 +183,19 @@ def test_audit_of_the_count_flags_counting_entries(monkeypatch):
     monkeypatch.setattr(C, "row_magnitude_count", lambda rows: 2 * row_magnitude_count(rows))
     doubled = audit_epsilon(_scores(plan, X, draws, 0), _scores(plan, Xp, draws, 10_000), eps)
     assert doubled.violation, doubled
+
+
+@pytest.mark.parametrize("opened", [False, True])
+def test_check_fit_returns_the_closed_branch_having_checked_both(count_on, monkeypatch, opened):
+    # check_fit (searches, pipelines: refusals only) returns the closed branch's event, the one planned first, with
+    # the same epsilon as the open one; a fit that takes the open branch spends the open one's
+    from sklearn_dpsco.linear_model._base import check_fit
+
+    _branch(monkeypatch, opened)
+    X, y, _ = mixed_units(n=N_LOW)
+    est = DPHingeClassifier(epsilon=1.0, random_state=0, accountant=BudgetAccountant(epsilon=10.0, delta=0.0))
+    event = check_fit(est, X, y)
+    assert len(event.events[0].events) == 1  # the count only: the closed branch
+    est.fit(X, y)
+    assert (est.privacy_event_ == event) is (not opened)
+    assert est.epsilon_spent_ == pytest.approx(epsilon_delta(event)[0], rel=1e-9)
