@@ -55,9 +55,14 @@ IDLE_WEIGHT = 1e-3
 HANDED_OVER = 0.0
 #: The share of a step that handed its work over: nothing to spend (its allowance is the empty event).
 _HANDED_OVER_SHARE = Share(0.0, 0.0, ComposedEvent(()))
-#: Set while a pipeline's final step is checked on a stand-in of its input (zeros: ``_check_final``): a
-#: nested pipeline then skips its check of real rows (:meth:`DPPipeline._check_rows_before_release`).
-_STAND_IN = contextvars.ContextVar("dpsco_pipeline_stand_in", default=False)
+#: Set while a pipeline's final step is checked on a stand-in of its input (zeros: ``_check_final``), to
+#: ``(Z, released_by, standardized)``: the outer pipeline's synthetic rows for that step and the private step
+#: before it that releases (None without one). A nested pipeline then skips its check of real rows
+#: (:meth:`DPPipeline._check_rows_before_release`) and starts its dry run from these rows.
+_STAND_IN = contextvars.ContextVar("dpsco_pipeline_stand_in", default=None)
+#: Set while a pipeline fits its final step after a private step released on the rows (its name): a nested
+#: pipeline's refusal of those rows then says that spend stands.
+_RELEASED_UPSTREAM = contextvars.ContextVar("dpsco_pipeline_released_upstream", default=None)
 
 
 def _all_finite(Z):
@@ -629,8 +634,9 @@ class DPPipeline(AccountantMixin, Pipeline):
         return finite values there: the real fit would otherwise fail after that step has spent. A releasing
         ``DPStandardScaler``'s synthetic output is the synthetic rows standardized exactly (:func:`_standardized`).
 
-        Returns the synthetic input of the final step (its width and format) and each private step's
-        input width (``{name: d}``).
+        Returns the synthetic input of the final step (its width and format), each private step's
+        input width (``{name: d}``) and ``(released_by, standardized)``: the latest private step before the
+        final one that releases (None) and whether that input is standardized.
         """
         from ._scaler import DPStandardScaler
 
@@ -639,6 +645,10 @@ class DPPipeline(AccountantMixin, Pipeline):
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
         if sparse:
             Z = sp.csr_matrix(Z)
+        outer = _STAND_IN.get()
+        if outer is not None and outer[0].shape == Z.shape and sp.issparse(outer[0]) == sparse:
+            # the final step of an outer pipeline: its synthetic input, after the outer private step that releases
+            Z, released_by, standardized = outer[0].copy(), outer[1], outer[2]
         # user level: every synthetic row its own user
         probe_params = {"groups": np.arange(_PROBE_ROWS)} if unit == "user" else {}
         widths = {}
@@ -688,7 +698,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                     Z = _standardized(Z_in, step)
             elif kind == "stateless" and released_by is not None and not _all_finite(Z):
                 raise _not_finite_after(name, step, released_by, standardized)
-        return Z, widths
+        return Z, widths, (released_by, standardized)
 
     def _check_rows_before_release(self, classified, shares, widths, X, y, fit_params):
         """The stateless steps before the first private step that releases, run on the real rows: their output
@@ -720,13 +730,19 @@ class DPPipeline(AccountantMixin, Pipeline):
                 warnings.simplefilter("ignore")  # the real fit warns again where it applies
                 Xt = probe.fit_transform(Xt, y, **fit_params[name])
             if kind == "stateless" and not _all_finite(Xt):
+                upstream = _RELEASED_UPSTREAM.get()
+                spent = ("Nothing was spent." if upstream is None else
+                         f"Nothing was spent by this pipeline, but the enclosing pipeline's private step {upstream!r} "
+                         "has released on these rows and spent its share: that spend stands (a failure after a "
+                         "release is an outcome of the data, doc/privacy/accounting.rst).")
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) returns NaN or infinite values on the input "
                     "rows (np.log of a zero, an overflow...), so no later step could fit them. Map the values into "
-                    "its domain first (e.g. np.log1p instead of np.log). Nothing was spent."
+                    f"its domain first (e.g. np.log1p instead of np.log). {spent}"
                 )
 
-    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None):
+    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None,
+                     released=(None, False)):
         """The final private step's own pre-spend checks on a clone, with the real ``y`` and fit parameters.
 
         A linear model runs its validation, plan and budget checks (``check_fit``: labels, classes,
@@ -751,7 +767,7 @@ class DPPipeline(AccountantMixin, Pipeline):
             stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
         probe = clone(step)
         probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
-        token = _STAND_IN.set(True)
+        token = _STAND_IN.set((Z, *released))
         try:
             check_fit(probe, stand_in, y, **params)
         except BudgetExceededError as exc:  # the share, not the ledger: say which step and which share
@@ -799,7 +815,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
         if row_chunks is not None:
             _check_cluster_steps(classified, unit)
-        Z, widths = self._dry_run(classified, shares, X_checked.shape[0], X_checked.shape[1], unit,
+        Z, widths, released = self._dry_run(classified, shares, X_checked.shape[0], X_checked.shape[1], unit,
                                   sp.issparse(X_checked))
         # the final step's column settings (public: _column_settings), the same for its checks and its fit
         settings = _column_settings(classified[-1][1], classified[:-1], X_checked.shape[0], widths, shares)
@@ -812,8 +828,8 @@ class DPPipeline(AccountantMixin, Pipeline):
             guard = FitAllowance(shares[name].allowance, parent=accountant,
                                  label_prefix=f"{type(self).__name__}[{name}] ", delta=self.delta)
             self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name],
-                              row_chunks)
-        if row_chunks is None and not _STAND_IN.get():  # real rows (not a stand-in of an outer pipeline's)
+                              row_chunks, released)
+        if row_chunks is None and _STAND_IN.get() is None:  # real rows (not a stand-in of an outer pipeline's)
             self._check_rows_before_release(classified, shares, widths, X, y, fit_params)
         return classified, fit_params, transform_params, shares, unit, accountant, settings
 
@@ -847,15 +863,19 @@ class DPPipeline(AccountantMixin, Pipeline):
                     ctx = _handing_over(step, guard, classified[-1][1])
                 else:
                     ctx = _budgeted(step, shares[name], guard, **(settings if is_last else {}))
-                with ctx:
-                    if is_last and method == "fit":
-                        step.fit(Xt, y, **fit_params[name])
-                    elif is_last and method == "fit_predict":
-                        Xt = step.fit_predict(Xt, y, **fit_params[name])
-                    elif hasattr(step, "fit_transform"):
-                        Xt = step.fit_transform(Xt, y, **fit_params[name])
-                    else:
-                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt, **transform_params[name])
+                upstream = _RELEASED_UPSTREAM.set(released_by or _RELEASED_UPSTREAM.get())
+                try:
+                    with ctx:
+                        if is_last and method == "fit":
+                            step.fit(Xt, y, **fit_params[name])
+                        elif is_last and method == "fit_predict":
+                            Xt = step.fit_predict(Xt, y, **fit_params[name])
+                        elif hasattr(step, "fit_transform"):
+                            Xt = step.fit_transform(Xt, y, **fit_params[name])
+                        else:
+                            Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt, **transform_params[name])
+                finally:
+                    _RELEASED_UPSTREAM.reset(upstream)
                 if is_last:
                     continue
                 if kind == "private" and shares[name] != _HANDED_OVER_SHARE and getattr(step, "epsilon_spent_", 1) != 0:

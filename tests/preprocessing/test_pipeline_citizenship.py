@@ -348,3 +348,23 @@ def test_a_nested_pipelines_row_check_does_not_run_on_the_outer_stand_in(data):
     inner = make_dp_pipeline(FunctionTransformer(np.log), DPLinearRegressor(random_state=0))
     make_dp_pipeline(RowNormClipper(10.0), inner, accountant=acc).fit(X, y)
     assert len(acc.ledger) == 1
+
+
+def test_a_nested_pipelines_log_after_the_outer_scaler_is_refused_before_the_scaler_spends(data):
+    # the inner pipeline's dry run starts from the outer's standardized synthetic rows; it started from raw
+    # positive ones, so the outer scaler spent, then the inner refused the real rows saying "Nothing was spent"
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    acc = BudgetAccountant(10.0)
+    inner = make_dp_pipeline(FunctionTransformer(np.log), DPLinearRegressor(random_state=0))
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(0, 5), random_state=0), inner, accountant=acc)
+    with pytest.raises(ValueError, match="synthetic rows standardized as the private step 'dpstandardscaler'"):
+        pipe.fit(X, y)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+
+    X[:3, 1] = 0.0  # with_mean=False keeps the zeros: only the real rows show it, after the outer release
+    pipe.set_params(dpstandardscaler__with_mean=False)
+    with pytest.raises(ValueError, match="enclosing pipeline's private step 'dpstandardscaler'.*spend stands"):
+        pipe.fit(X, y)
+    assert len(acc.ledger) == 1
