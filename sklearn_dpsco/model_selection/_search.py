@@ -430,7 +430,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError("the search has no candidate. Nothing was spent.")
         self._check_candidate_params(candidates)
         # splits over the units (rows, or users); rows: how each unit is touched
-        unit_splits = make_splits(cv, n)
+        unit_splits = make_splits(cv, n, "users" if units.is_user_level else "rows")
         rows = row_classes(unit_splits, n)
         splits = [units.rows_of(tr, te) for tr, te in unit_splits]
         params = search_fit_params(self, params, X.shape[0])

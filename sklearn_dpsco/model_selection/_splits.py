@@ -47,21 +47,25 @@ def check_private_cv(cv, seed):
         raise ValueError(f"cv must be an int, a data-independent splitter or a list of (train, test): {exc}") from exc
 
 
-def make_splits(cv, n):
-    """The (train, test) index arrays of ``cv`` for ``n`` rows, from n alone."""
+def make_splits(cv, n, unit="rows"):
+    """The (train, test) index arrays of ``cv`` for ``n`` rows (or users: ``unit="users"``), from n alone."""
     if isinstance(cv, list):
         splits = cv
     else:
-        splits = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(np.empty((n, 0)))]
+        try:
+            splits = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(np.empty((n, 0)))]
+        except ValueError as exc:  # e.g. more folds than units: scikit-learn's message counts "samples"
+            raise ValueError(f"cv={cv!r} cannot split the search's {n} {unit}: {exc} Nothing was spent.") from exc
     if not splits:
-        raise ValueError("cv produced no split.")
+        raise ValueError("cv produced no split. Nothing was spent.")
     for tr, te in splits:
         if tr.size == 0 or te.size == 0:
-            raise ValueError("every split needs at least one training and one validation row.")
+            raise ValueError(f"every split needs at least one training and one validation {unit[:-1]}. "
+                             "Nothing was spent.")
         if np.intersect1d(tr, te).size:
-            raise ValueError("a split's training and validation rows must be disjoint.")
+            raise ValueError(f"a split's training and validation {unit} must be disjoint. Nothing was spent.")
         if tr.min() < 0 or te.min() < 0 or max(tr.max(), te.max()) >= n:
-            raise ValueError("split indices out of range.")
+            raise ValueError(f"split indices out of range for {n} {unit}. Nothing was spent.")
     return splits
 
 

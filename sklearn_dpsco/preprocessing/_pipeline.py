@@ -4,6 +4,7 @@ Privacy argument: doc/privacy/preprocessing.rst ("Private pipelines").
 """
 
 import contextlib
+import contextvars
 import inspect
 import math
 import numbers
@@ -54,6 +55,48 @@ IDLE_WEIGHT = 1e-3
 HANDED_OVER = 0.0
 #: The share of a step that handed its work over: nothing to spend (its allowance is the empty event).
 _HANDED_OVER_SHARE = Share(0.0, 0.0, ComposedEvent(()))
+#: Set while a pipeline's final step is checked on a stand-in of its input (zeros: ``_check_final``), to
+#: ``(Z, released_by, standardized)``: the outer pipeline's synthetic rows for that step and the private step
+#: before it that releases (None without one). A nested pipeline then skips its check of real rows
+#: (:meth:`DPPipeline._check_rows_before_release`) and starts its dry run from these rows.
+_STAND_IN = contextvars.ContextVar("dpsco_pipeline_stand_in", default=None)
+#: Set while a pipeline fits its final step after a private step released on the rows (its name): a nested
+#: pipeline's refusal of those rows then says that spend stands.
+_RELEASED_UPSTREAM = contextvars.ContextVar("dpsco_pipeline_released_upstream", default=None)
+
+
+def _all_finite(Z):
+    """True when every stored value of ``Z`` (dense or sparse) is finite."""
+    values = Z.data if sp.issparse(Z) else np.asarray(Z)
+    try:
+        return bool(np.isfinite(values).all())
+    except TypeError:  # not numeric: the next step's own validation says so
+        return True
+
+
+def _standardized(Z, scaler):
+    """What a ``DPStandardScaler`` that releases maps the synthetic rows ``Z`` to: ``Z`` centred and scaled
+    exactly (public: synthetic rows), values of both signs around 0 as its real output has. A probe fitted on
+    seven synthetic rows would release nothing with ``bounds="auto"`` (too few rows) or noise far larger than
+    the real fit's."""
+    Z = np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=float)
+    if scaler.with_mean:
+        Z = Z - Z.mean(axis=0)
+    if scaler.with_std:
+        scale = Z.std(axis=0) if scaler.with_mean else np.sqrt((Z**2).mean(axis=0))
+        Z = Z / np.where(scale > 0, scale, 1.0)
+    return Z
+
+
+def _not_finite_after(name, step, released_by, standardized):
+    what = ("standardized as the private step {!r} before it outputs them (centred and scaled: values of both "
+            "signs around 0)" if standardized else "as the private step {!r} before it maps them").format(released_by)
+    return ValueError(
+        f"Pipeline step {name!r} ({type(step).__name__}) returns NaN or infinite values on synthetic rows {what}, "
+        "so the fit would fail on the next step's input after that private step has spent its share. Apply the "
+        "function before the private step (e.g. np.log1p on the raw columns, then the scaler), or make it finite "
+        "on every real number. Nothing was spent."
+    )
 
 
 def _refusal(name, step):
@@ -346,8 +389,11 @@ class DPPipeline(AccountantMixin, Pipeline):
     row-independence probe of every ``FunctionTransformer``) and runs the
     final step's own checks of ``y`` and its fit parameters (labels,
     classes, sample weights) on a clone — a private search there also runs
-    its candidates' checks and checks its event against its share: nothing
-    is spent on an error these can find. A fit that fails anyway leaves the pipeline and every step as
+    its candidates' checks and checks its event against its share — and
+    checks that the stateless steps return finite values (on the real rows
+    up to the first private step that releases; on synthetic standardized
+    rows after it, so a ``np.log`` after a centring scaler is refused):
+    nothing is spent on an error these can find. A fit that fails anyway leaves the pipeline and every step as
     they were before the call (what an earlier step spent stays spent).
 
     As in scikit-learn's Pipeline, ``fit_transform`` / ``fit_predict`` exist
@@ -581,15 +627,28 @@ class DPPipeline(AccountantMixin, Pipeline):
                     )
         return fit_params, transform_params
 
-    def _dry_run(self, classified, shares, n_features, unit, sparse):
+    def _dry_run(self, classified, shares, n_rows, n_features, unit, sparse):
         """Fit clones of the transformers on synthetic rows: shapes, parameters, row-independence.
 
-        Returns the synthetic input of the final step (its width and format) and each private step's
-        input width (``{name: d}``).
+        A stateless step after a private step that releases (``_releases`` at the real ``n_rows``) must
+        return finite values there: the real fit would otherwise fail after that step has spent. A releasing
+        ``DPStandardScaler``'s synthetic output is the synthetic rows standardized exactly (:func:`_standardized`).
+
+        Returns the synthetic input of the final step (its width and format), each private step's
+        input width (``{name: d}``) and ``(released_by, standardized)``: the latest private step before the
+        final one that releases (None) and whether that input is standardized.
         """
+        from ._scaler import DPStandardScaler
+
+        released_by = None  # the latest private step before this one that spends on the real rows
+        standardized = False
         Z = np.random.default_rng(0).uniform(0.5, 2.0, size=(_PROBE_ROWS, n_features))
         if sparse:
             Z = sp.csr_matrix(Z)
+        outer = _STAND_IN.get()
+        if outer is not None and outer[0].shape == Z.shape and sp.issparse(outer[0]) == sparse:
+            # the final step of an outer pipeline: its synthetic input, after the outer private step that releases
+            Z, released_by, standardized = outer[0].copy(), outer[1], outer[2]
         # user level: every synthetic row its own user
         probe_params = {"groups": np.arange(_PROBE_ROWS)} if unit == "user" else {}
         widths = {}
@@ -622,7 +681,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 with warnings.catch_warnings(), ctx:
                     warnings.simplefilter("ignore")
                     out = probe.fit_transform(Z, **(probe_params if kind == "private" else {}))
-                Z = out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float)
+                Z_in, Z = Z, (out.tocsr() if sp.issparse(out) else np.asarray(out, dtype=float))
                 if Z.ndim != 2 or Z.shape[0] != _PROBE_ROWS:
                     raise ValueError(f"it returned shape {Z.shape} for {_PROBE_ROWS} rows")
             except Exception as exc:
@@ -632,9 +691,58 @@ class DPPipeline(AccountantMixin, Pipeline):
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
                     f"shape before any private data was used: {type(exc).__name__}: {reason}. Nothing was spent."
                 ) from exc
-        return Z, widths
+            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
+                    step, n_rows, widths[name], shares[name].epsilon):
+                released_by, standardized = name, isinstance(step, DPStandardScaler)
+                if standardized:
+                    Z = _standardized(Z_in, step)
+            elif kind == "stateless" and released_by is not None and not _all_finite(Z):
+                raise _not_finite_after(name, step, released_by, standardized)
+        return Z, widths, (released_by, standardized)
 
-    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None):
+    def _check_rows_before_release(self, classified, shares, widths, X, y, fit_params):
+        """The stateless steps before the first private step that releases, run on the real rows: their output
+        must be finite. Exact and before anything is spent or recorded.
+
+        Up to that step the real fit is deterministic (stateless maps, and private steps that release nothing:
+        handed over or idle, the identity), so a clone of each runs here on ``X`` as the fit will; a private
+        step's clone records its empty event in a throwaway ledger. Without such a step nothing runs.
+        """
+        prefix = []
+        for name, step, kind in classified[:-1]:
+            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
+                    step, X.shape[0], widths[name], shares[name].epsilon):
+                break
+            if kind != "passthrough":
+                prefix.append((name, step, kind))
+        if not any(kind == "stateless" for _, _, kind in prefix):
+            return
+        Xt = X
+        for name, step, kind in prefix:
+            probe, ctx = clone(step), contextlib.nullcontext()
+            if kind == "private":
+                ledger = mark_accounted(BudgetAccountant(math.inf, 1.0), EVERY_LEDGER)
+                if shares[name] == _HANDED_OVER_SHARE:
+                    ctx = _handing_over(probe, ledger, classified[-1][1])
+                else:
+                    probe.set_params(epsilon=shares[name].epsilon, delta=shares[name].delta, accountant=ledger)
+            with warnings.catch_warnings(), np.errstate(all="ignore"), ctx:
+                warnings.simplefilter("ignore")  # the real fit warns again where it applies
+                Xt = probe.fit_transform(Xt, y, **fit_params[name])
+            if kind == "stateless" and not _all_finite(Xt):
+                upstream = _RELEASED_UPSTREAM.get()
+                spent = ("Nothing was spent." if upstream is None else
+                         f"Nothing was spent by this pipeline, but the enclosing pipeline's private step {upstream!r} "
+                         "has released on these rows and spent its share: that spend stands (a failure after a "
+                         "release is an outcome of the data, doc/privacy/accounting.rst).")
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) returns NaN or infinite values on the input "
+                    "rows (np.log of a zero, an overflow...), so no later step could fit them. Map the values into "
+                    f"its domain first (e.g. np.log1p instead of np.log). {spent}"
+                )
+
+    def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None,
+                     released=(None, False)):
         """The final private step's own pre-spend checks on a clone, with the real ``y`` and fit parameters.
 
         A linear model runs its validation, plan and budget checks (``check_fit``: labels, classes,
@@ -659,6 +767,7 @@ class DPPipeline(AccountantMixin, Pipeline):
             stand_in = sp.csr_matrix((n_rows, d)) if sp.issparse(Z) else np.zeros((n_rows, d))  # zero pages: no copy
         probe = clone(step)
         probe.set_params(epsilon=share.epsilon, delta=share.delta, accountant=guard, **settings)
+        token = _STAND_IN.set((Z, *released))
         try:
             check_fit(probe, stand_in, y, **params)
         except BudgetExceededError as exc:  # the share, not the ledger: say which step and which share
@@ -666,6 +775,8 @@ class DPPipeline(AccountantMixin, Pipeline):
                 f"Pipeline step {self.steps[-1][0]!r} ({type(step).__name__}) would refuse its fit under its share "
                 f"(epsilon={share.epsilon:.4g}, delta={share.delta:.3g}) of the pipeline's budget: {exc}",
                 requested=exc.requested, spent=exc.spent, ceiling=exc.ceiling) from exc
+        finally:
+            _STAND_IN.reset(token)
 
     def _prepare(self, X, y, groups, params, method):
         """Every check the public facts and the inputs allow, before anything is spent.
@@ -704,7 +815,8 @@ class DPPipeline(AccountantMixin, Pipeline):
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
         if row_chunks is not None:
             _check_cluster_steps(classified, unit)
-        Z, widths = self._dry_run(classified, shares, X_checked.shape[1], unit, sp.issparse(X_checked))
+        Z, widths, released = self._dry_run(classified, shares, X_checked.shape[0], X_checked.shape[1], unit,
+                                  sp.issparse(X_checked))
         # the final step's column settings (public: _column_settings), the same for its checks and its fit
         settings = _column_settings(classified[-1][1], classified[:-1], X_checked.shape[0], widths, shares)
 
@@ -716,7 +828,9 @@ class DPPipeline(AccountantMixin, Pipeline):
             guard = FitAllowance(shares[name].allowance, parent=accountant,
                                  label_prefix=f"{type(self).__name__}[{name}] ", delta=self.delta)
             self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name],
-                              row_chunks)
+                              row_chunks, released)
+        if row_chunks is None and _STAND_IN.get() is None:  # real rows (not a stand-in of an outer pipeline's)
+            self._check_rows_before_release(classified, shares, widths, X, y, fit_params)
         return classified, fit_params, transform_params, shares, unit, accountant, settings
 
     # -- fitting -------------------------------------------------------------------------------
@@ -733,6 +847,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 raise _Checked(ComposedEvent(tuple(shares[n].allowance for n in private_names)))
             Xt = X
             label = type(self).__name__
+            released_by = None  # the latest private step that released on these rows (it has spent)
             for i, (name, step, kind) in enumerate(classified):
                 is_last = i == len(classified) - 1
                 if kind == "passthrough":
@@ -748,15 +863,32 @@ class DPPipeline(AccountantMixin, Pipeline):
                     ctx = _handing_over(step, guard, classified[-1][1])
                 else:
                     ctx = _budgeted(step, shares[name], guard, **(settings if is_last else {}))
-                with ctx:
-                    if is_last and method == "fit":
-                        step.fit(Xt, y, **fit_params[name])
-                    elif is_last and method == "fit_predict":
-                        Xt = step.fit_predict(Xt, y, **fit_params[name])
-                    elif hasattr(step, "fit_transform"):
-                        Xt = step.fit_transform(Xt, y, **fit_params[name])
-                    else:
-                        Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt, **transform_params[name])
+                upstream = _RELEASED_UPSTREAM.set(released_by or _RELEASED_UPSTREAM.get())
+                try:
+                    with ctx:
+                        if is_last and method == "fit":
+                            step.fit(Xt, y, **fit_params[name])
+                        elif is_last and method == "fit_predict":
+                            Xt = step.fit_predict(Xt, y, **fit_params[name])
+                        elif hasattr(step, "fit_transform"):
+                            Xt = step.fit_transform(Xt, y, **fit_params[name])
+                        else:
+                            Xt = step.fit(Xt, y, **fit_params[name]).transform(Xt, **transform_params[name])
+                finally:
+                    _RELEASED_UPSTREAM.reset(upstream)
+                if is_last:
+                    continue
+                if kind == "private" and shares[name] != _HANDED_OVER_SHARE and getattr(step, "epsilon_spent_", 1) != 0:
+                    released_by = name
+                elif (kind == "stateless" and released_by is not None and not is_dask_collection(Xt)
+                      and not _all_finite(Xt)):
+                    raise ValueError(
+                        f"Pipeline step {name!r} ({type(step).__name__}) returned NaN or infinite values on the "
+                        f"output of the private step {released_by!r}, which has released and spent its share: that "
+                        "spend stands (a failure after a release is an outcome of the data, "
+                        "doc/privacy/accounting.rst). Apply the function before the private step, or make it "
+                        "finite on every real number."
+                    )
 
             events = tuple(step.privacy_event_ for _, step, kind in classified if kind == "private")
             self.budget_shares_ = {n: (shares[n].epsilon, shares[n].delta) for n in private_names}

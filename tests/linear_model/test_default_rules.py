@@ -336,3 +336,14 @@ def test_user_level_warns_when_too_few_users_for_the_noise():
         with pytest.raises(UserWarning, match="3 users are too few"):
             est.fit(X, y, groups=np.arange(600) % 3)
     assert acc.ledger == ledger_before and not hasattr(est, "coef_")
+
+
+def test_auto_clip_of_tiny_rows_sits_at_the_grid_floor():
+    # doc/fitting_raw_data.rst, "Tiny magnitudes": rows far below 2^-20 get the grid's smallest scale
+    from sklearn_dpsco import BudgetAccountant, DPHingeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPHingeClassifier(random_state=0, accountant=BudgetAccountant()).fit(X * 1e-9, y)
+    assert clf.clip_ == 2.0**-20

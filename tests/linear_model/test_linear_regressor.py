@@ -253,6 +253,16 @@ def test_memmap_iterator_and_array_streams_agree_and_spend_once(tmp_path, solver
     assert a.n_features_in_ == 4 and a.score(X, y) > 0.5
 
 
+def test_fit_and_fit_stream_are_different_plans_on_the_same_rows():
+    # doc/large_data.rst: the same release holds per method; fit's AdaSSP adds a private ridge choice that a
+    # single pass cannot (the intro said "wherever the same rows in the same order are read", fit_stream included)
+    X, y = _data(2500)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    fitted, streamed = _stream_reg(acc, "adassp").fit(X, y), _stream_reg(acc, "adassp").fit_stream(X, y)
+    assert fitted.fit_info_["ridge_selection"] and not streamed.fit_info_["ridge_selection"]
+    assert fitted.privacy_event_ != streamed.privacy_event_
+
+
 def test_dask_stream():
     da = pytest.importorskip("dask.array")
     X, y = _data(2000)

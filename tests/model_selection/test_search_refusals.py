@@ -233,3 +233,34 @@ def test_a_search_as_a_pipelines_final_step_is_checked_before_the_first_spend():
     # at delta = 0 the same pipeline fits, one spend per step
     make_dp_pipeline(DPStandardScaler(), inner, epsilon=1.0, accountant=acc).fit(X, Y)
     assert len(acc.ledger) == 2
+
+
+@pytest.mark.parametrize("cv", [3, 5])
+def test_more_folds_than_users_says_users_and_spends_nothing(cv):
+    # scikit-learn's KFold counted the users as "samples" ("n_samples=2"), without saying nothing was spent
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPGridSearchCV(UserLevelDPLogistic(), {"alpha": [0.01, 0.1]}, epsilon=1.0, delta=1e-6, cv=cv,
+                            selection="exponential", accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match=f"cannot split the search's {cv - 1} users.*Nothing was spent"):
+        search.fit(X, Y, groups=np.arange(600) % (cv - 1))
+    assert len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("with_scaler", [False, True], ids=["log first", "log after a scaler"])
+def test_a_pipeline_candidate_whose_log_fails_is_refused_before_the_reservation(with_scaler):
+    # the candidates' checks ran the pipeline's checks on a stand-in only: the search charged its whole
+    # budget, then every candidate's model refused the log's -inf / NaN (the reservation stood)
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sklearn_dpsco import DPStandardScaler, make_dp_pipeline
+
+    A = np.abs(X)
+    A[:4, 0] = 0.0
+    steps = [DPStandardScaler(bounds=(0, 3))] if with_scaler else []
+    pipe = make_dp_pipeline(*steps, FunctionTransformer(np.log), DPHingeClassifier())
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(pipe, {"dphingeclassifier__alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+                            random_state=0)
+    with pytest.raises(ValueError, match="would refuse its fit.*'functiontransformer'.*NaN or infinite"):
+        search.fit(A, Y)
+    assert len(acc.ledger) == 0

@@ -278,3 +278,93 @@ def test_the_dry_run_on_synthetic_rows_does_not_warn_about_them():
     messages = [str(w.message) for w in record]
     assert not any("7 rows" in m for m in messages), messages
     assert any("1200 rows are too few" in m for m in messages), messages
+
+
+# -- a stateless step returning NaN / inf: refused before the first spend wherever the inputs decide it
+
+
+def _positive(data):
+    X, y = data
+    return np.abs(X) + 0.5, X[:, 0] + X[:, 1]
+
+
+@pytest.mark.parametrize("func", [np.log, np.sqrt, lambda z: np.exp(1000 * z)], ids=["log", "sqrt", "exp"])
+def test_a_stateless_step_failing_after_a_scaler_is_refused_before_the_scaler_spends(data, func):
+    # the scaler centres its columns on a noisy mean: a log / sqrt / large exp after it fails on any data,
+    # which used to surface as the model's "Input X contains NaN" after the scaler had spent its 0.3
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(0, 5), random_state=0), FunctionTransformer(func),
+                            DPLinearRegressor(random_state=0), accountant=acc)
+    with pytest.raises(ValueError, match="'functiontransformer'.*synthetic rows standardized.*Nothing was spent"):
+        pipe.fit(X, y)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+    assert not hasattr(pipe[0], "mean_")
+
+
+def test_a_stateless_step_failing_on_the_rows_before_any_release_records_nothing(data):
+    # the default scaler hands its work to the model (identity, empty event): the log runs on the raw
+    # columns, exactly decidable before the fit; the scaler's empty entry used to be recorded first
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    X[:3, 1] = 0.0
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(), FunctionTransformer(np.log), DPLinearRegressor(random_state=0),
+                            accountant=acc)
+    with pytest.raises(ValueError, match="'functiontransformer'.*input rows.*Nothing was spent"):
+        pipe.fit(X, y)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+    pipe.fit(X[3:], y[3:])  # the same pipeline on rows in its domain fits, and records as before
+    assert len(acc.ledger) == 2
+
+
+def test_a_stateless_step_failing_only_on_the_released_map_says_the_spend_stands(data):
+    # with_mean=False keeps a zero at zero: log(0) fails only on the real rows after the release, which
+    # is an outcome of the data (not refunded); the message says so, and every step is restored
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    X[:3, 1] = 0.0
+    acc = BudgetAccountant(10.0)
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(0, 5), with_mean=False, random_state=0),
+                            FunctionTransformer(np.log), DPLinearRegressor(random_state=0), accountant=acc)
+    with pytest.raises(ValueError, match="'functiontransformer'.*output of the private step 'dpstandardscaler'.*"
+                                         "spend stands"):
+        pipe.fit(X, y)
+    assert len(acc.ledger) == 1 and acc.ledger[0].label.startswith("DPPipeline[dpstandardscaler]")
+    assert not hasattr(pipe[0], "mean_")
+
+
+def test_a_nested_pipelines_row_check_does_not_run_on_the_outer_stand_in(data):
+    # the outer pipeline checks its final step on zeros standing in for its input: the inner log's check of
+    # real rows must not refuse them (it runs when the inner pipeline meets its real rows)
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    acc = BudgetAccountant(10.0)
+    inner = make_dp_pipeline(FunctionTransformer(np.log), DPLinearRegressor(random_state=0))
+    make_dp_pipeline(RowNormClipper(10.0), inner, accountant=acc).fit(X, y)
+    assert len(acc.ledger) == 1
+
+
+def test_a_nested_pipelines_log_after_the_outer_scaler_is_refused_before_the_scaler_spends(data):
+    # the inner pipeline's dry run starts from the outer's standardized synthetic rows; it started from raw
+    # positive ones, so the outer scaler spent, then the inner refused the real rows saying "Nothing was spent"
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _positive(data)
+    acc = BudgetAccountant(10.0)
+    inner = make_dp_pipeline(FunctionTransformer(np.log), DPLinearRegressor(random_state=0))
+    pipe = make_dp_pipeline(DPStandardScaler(bounds=(0, 5), random_state=0), inner, accountant=acc)
+    with pytest.raises(ValueError, match="synthetic rows standardized as the private step 'dpstandardscaler'"):
+        pipe.fit(X, y)
+    assert _ledger(acc) == (0, (0.0, 0.0))
+
+    X[:3, 1] = 0.0  # with_mean=False keeps the zeros: only the real rows show it, after the outer release
+    pipe.set_params(dpstandardscaler__with_mean=False)
+    with pytest.raises(ValueError, match="enclosing pipeline's private step 'dpstandardscaler'.*spend stands"):
+        pipe.fit(X, y)
+    assert len(acc.ledger) == 1
