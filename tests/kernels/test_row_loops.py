@@ -1,4 +1,4 @@
-"""``Objective.k_values`` reads the cached norms in one loop: the same floats as ``row_k`` (speed only)."""
+"""Compiled row loops that replace a per-row method call or a NumPy copy: the same floats, the same bytes (speed only)."""
 
 import numpy as np
 import pytest
@@ -28,3 +28,15 @@ def test_k_values_are_row_k(intercept_scaling, clip):
         expected[:] = np.inf
     assert np.array_equal(obj.k_values().view(np.int64), expected.view(np.int64))
     assert Objective(rows, np.zeros(3000), Absolute(), 0.1, np.zeros(d), clip, None, 4, 4).k_values().shape == (0,)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1, 4), (17, 3), (1000, 20), (1001, 9)])
+@pytest.mark.parametrize("k", [1, 2, 4, 7, 16, 2000])
+def test_every_kth_row_copy_is_numpy_copy(shape, k):
+    from sklearn_dpsco._fast._rows import every_kth_row_copy
+
+    X = np.random.default_rng(1).standard_normal(shape)
+    out = every_kth_row_copy(X, k)
+    expected = np.ascontiguousarray(X[::k])
+    assert out.shape == expected.shape and out.flags.c_contiguous and out.tobytes() == expected.tobytes()
+    assert not np.may_share_memory(out, X)
