@@ -11,6 +11,7 @@ rows ``[start, stop)`` are a view: nothing is copied.
 import numpy as np
 
 from libc.math cimport INFINITY, isfinite, fabs
+from libc.float cimport DBL_MAX
 
 from ._rows cimport RowData
 from ._losses cimport Loss
@@ -143,13 +144,32 @@ cdef class Objective:
         return self._keep[1]
 
     def k_values(self):
-        """The extension levels ``k_i`` the kernels use, for rows in the range."""
-        out = np.empty(self.pb.stop - self.pb.start)
+        """The extension levels ``k_i`` the kernels use, for rows in the range.
+
+        ``row_k`` of every row, its expression on the cached norms read in one loop (no method call per
+        row: the same divisions and products, the same floats; speed only).
+        """
+        cdef Py_ssize_t i, n = self.pb.stop - self.pb.start
+        out = np.empty(n)
         cdef double[::1] ov = out
-        cdef Py_ssize_t i
+        cdef double c = self.pb.clip, f = self.pb.k_factor, nrm, k
+        cdef const double *nr
+        if n == 0:
+            return out
+        nr = self.rows.norms + self.pb.start
         with nogil:
-            for i in range(self.pb.start, self.pb.stop):
-                ov[i - self.pb.start] = row_k(self.rows, i, &self.pb)
+            if c == INFINITY:
+                for i in range(n):
+                    ov[i] = INFINITY
+            else:
+                for i in range(n):
+                    nrm = nr[i]
+                    k = c / nrm * f
+                    if nrm == 0.0:
+                        k = INFINITY
+                    elif not (k <= DBL_MAX):
+                        k = DBL_MAX
+                    ov[i] = k
         return out
 
     def value(self, w):

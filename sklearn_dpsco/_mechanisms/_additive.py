@@ -268,6 +268,72 @@ class L2LaplaceMechanism(_AdditiveNoise):
         return np.rint(z / self.grid)
 
 
+def _checked_gaussian(sensitivity, epsilon, delta, dimension, calibration, noise):
+    """:class:`GaussianMechanism`'s checks: ``(sensitivity, epsilon, delta, dimension, calibration)`` as used."""
+    sensitivity = check_nonnegative(sensitivity, "sensitivity")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0:
+        raise ValueError("delta must be > 0 for the Gaussian mechanism; use a Laplace mechanism for pure DP.")
+    dimension = check_dimension(dimension)
+    check_noise(noise)
+    secure = noise == "secure"
+    if calibration is None:
+        calibration = "zcdp" if secure else "analytic"
+    if calibration not in ("analytic", "classic", "zcdp"):
+        raise ValueError(f"calibration must be 'analytic', 'classic' or 'zcdp', got {calibration!r}.")
+    if secure and calibration != "zcdp":
+        raise ValueError(
+            f"calibration={calibration!r} is for the float path; noise='secure' (discrete Gaussian) "
+            "is calibrated through zCDP: use calibration='zcdp' or None."
+        )
+    return sensitivity, epsilon, delta, dimension, calibration
+
+
+def _gaussian_calibration(sensitivity, epsilon, delta, dimension, calibration, secure):
+    """``(sigma, grid, noise_sensitivity, rho, n_var)`` of a :class:`GaussianMechanism` with checked arguments."""
+    rho = None
+    if calibration == "analytic":
+        sigma = gaussian_sigma_analytic(sensitivity, epsilon, delta)
+    elif calibration == "classic":
+        sigma = gaussian_sigma_classic(sensitivity, epsilon, delta)
+    else:
+        # why: rho-zCDP implies (epsilon, delta)-DP through zcdp_epsilon; a Gaussian of
+        # sigma on l2-sensitivity D is (D^2 / 2 sigma^2)-zCDP.
+        rho = _zcdp_rho(epsilon, delta)
+        sigma = sensitivity / math.sqrt(2.0 * rho)
+    if not secure or sigma == 0:
+        return sigma, 0.0, sensitivity, rho, 0
+    gamma = _sn.power_of_two_at_most(math.ldexp(sigma, -_sn.GAUSSIAN_GRID_BITS))
+    # why: rounded neighbouring centres differ by <= D2/gamma + sqrt(d) grid steps in
+    # l2, and their squared distance is an integer.
+    s2 = _sn.l2_grid_sensitivity_squared(sensitivity, gamma, dimension)
+    # why: the discrete Gaussian of parameter N is (S2 / 2N)-zCDP for integer shifts
+    # of squared norm <= S2 (CKS20 Thm 14); N >= S2 / (2 rho) gives <= rho.
+    # in integers: rho = p / q exactly (a float), so S2 / (2 rho) = S2 q / (2 p) and the ceiling is exact
+    p, q = rho.as_integer_ratio()
+    n_var = -((-s2 * q) // (2 * p))
+    if n_var >= 2**63:
+        raise ValueError("the grid sensitivity is too large for the 63-bit discrete Gaussian sampler.")
+    # nearest float of a rational <= rho (a float) is <= rho; int / int is correctly rounded, as
+    # float(Fraction(s2, 2 n_var)) is (the same division)
+    return math.sqrt(n_var) * gamma, gamma, math.sqrt(s2) * gamma, s2 / (2 * n_var), n_var
+
+
+def gaussian_event(sensitivity, epsilon, delta, dimension=1, noise=DEFAULT_NOISE, calibration=None):
+    """``GaussianMechanism(sensitivity, epsilon, delta, dimension, calibration, noise).event`` without the
+    mechanism: the same checks and calibration, the same event (a budget fill's candidates need only it)."""
+    sensitivity, epsilon, delta, dimension, calibration = _checked_gaussian(
+        sensitivity, epsilon, delta, dimension, calibration, noise)
+    secure = noise == "secure"
+    sigma, _, _, rho, _ = _gaussian_calibration(sensitivity, epsilon, delta, dimension, calibration, secure)
+    if sigma == 0:
+        return PureDPEvent(0.0)
+    if secure:
+        return ZCDPEvent(rho)
+    return GaussianEvent(sensitivity, sigma)
+
+
 @dataclass(frozen=True)
 class GaussianMechanism(_AdditiveNoise):
     """Gaussian noise for a query of l2-sensitivity ``sensitivity``.
@@ -329,61 +395,20 @@ class GaussianMechanism(_AdditiveNoise):
     _sigma2: int = field(init=False, repr=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "sensitivity", check_nonnegative(self.sensitivity, "sensitivity"))
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        delta = check_delta(self.delta)
-        if delta == 0:
-            raise ValueError("delta must be > 0 for the Gaussian mechanism; use a Laplace mechanism for pure DP.")
+        sensitivity, epsilon, delta, dimension, calibration = _checked_gaussian(
+            self.sensitivity, self.epsilon, self.delta, self.dimension, self.calibration, self.noise)
+        object.__setattr__(self, "sensitivity", sensitivity)
+        object.__setattr__(self, "epsilon", epsilon)
         object.__setattr__(self, "delta", delta)
-        object.__setattr__(self, "dimension", check_dimension(self.dimension))
-        check_noise(self.noise)
-        secure = self.noise == "secure"
-        calibration = self.calibration
-        if calibration is None:
-            calibration = "zcdp" if secure else "analytic"
-        if calibration not in ("analytic", "classic", "zcdp"):
-            raise ValueError(f"calibration must be 'analytic', 'classic' or 'zcdp', got {calibration!r}.")
-        if secure and calibration != "zcdp":
-            raise ValueError(
-                f"calibration={calibration!r} is for the float path; noise='secure' (discrete Gaussian) "
-                "is calibrated through zCDP: use calibration='zcdp' or None."
-            )
+        object.__setattr__(self, "dimension", dimension)
         object.__setattr__(self, "calibration", calibration)
-        object.__setattr__(self, "grid", 0.0)
-        object.__setattr__(self, "noise_sensitivity", self.sensitivity)
-        object.__setattr__(self, "_sigma2", 0)
-        rho = None
-        if calibration == "analytic":
-            sigma = gaussian_sigma_analytic(self.sensitivity, self.epsilon, delta)
-        elif calibration == "classic":
-            sigma = gaussian_sigma_classic(self.sensitivity, self.epsilon, delta)
-        else:
-            # why: rho-zCDP implies (epsilon, delta)-DP through zcdp_epsilon; a Gaussian of
-            # sigma on l2-sensitivity D is (D^2 / 2 sigma^2)-zCDP.
-            rho = _zcdp_rho(self.epsilon, delta)
-            sigma = self.sensitivity / math.sqrt(2.0 * rho)
+        sigma, grid, noise_sensitivity, rho, n_var = _gaussian_calibration(
+            sensitivity, epsilon, delta, dimension, calibration, self.noise == "secure")
         object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "noise_sensitivity", noise_sensitivity)
         object.__setattr__(self, "rho", rho)
-        if not secure or sigma == 0:
-            return
-        gamma = _sn.power_of_two_at_most(math.ldexp(sigma, -_sn.GAUSSIAN_GRID_BITS))
-        # why: rounded neighbouring centres differ by <= D2/gamma + sqrt(d) grid steps in
-        # l2, and their squared distance is an integer.
-        s2 = _sn.l2_grid_sensitivity_squared(self.sensitivity, gamma, self.dimension)
-        # why: the discrete Gaussian of parameter N is (S2 / 2N)-zCDP for integer shifts
-        # of squared norm <= S2 (CKS20 Thm 14); N >= S2 / (2 rho) gives <= rho.
-        # in integers: rho = p / q exactly (a float), so S2 / (2 rho) = S2 q / (2 p) and the ceiling is exact
-        p, q = rho.as_integer_ratio()
-        n_var = -((-s2 * q) // (2 * p))
-        if n_var >= 2**63:
-            raise ValueError("the grid sensitivity is too large for the 63-bit discrete Gaussian sampler.")
         object.__setattr__(self, "_sigma2", n_var)
-        object.__setattr__(self, "grid", gamma)
-        object.__setattr__(self, "sigma", math.sqrt(n_var) * gamma)
-        object.__setattr__(self, "noise_sensitivity", math.sqrt(s2) * gamma)
-        # nearest float of a rational <= rho (a float) is <= rho; int / int is correctly rounded, as
-        # float(Fraction(s2, 2 n_var)) is (the same division)
-        object.__setattr__(self, "rho", s2 / (2 * n_var))
 
     @property
     def event(self):

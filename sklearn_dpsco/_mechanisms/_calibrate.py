@@ -32,7 +32,7 @@ from scipy import special
 
 from ..accounting._calibration import gaussian_mu, zcdp_rho
 from ..accounting._shares import zcdp_share
-from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism, _float_up
+from ._additive import GaussianMechanism, L2LaplaceMechanism, LaplaceMechanism, _float_up, gaussian_event
 from ._integer import TruncatedDiscreteLaplace
 from ._quantile import DEFAULT_SELECTION, QuantileMechanism
 from ._scale_grid import ScaleGrid
@@ -204,6 +204,14 @@ def mechanism_for(sensitivity, budget, dimension):
         # (doc/privacy/mechanisms.rst, "Isotropic l2-Laplace"), so scale = D2 / epsilon is epsilon-DP.
         return L2LaplaceMechanism(sensitivity, budget.epsilon, dimension, noise=budget.noise)
     return gaussian_mechanism_for(sensitivity, budget, dimension)
+
+
+def mechanism_event_for(sensitivity, budget, dimension):
+    """``mechanism_for(sensitivity, budget, dimension).event``: the same checks and the same event, without
+    building the Gaussian mechanism (a budget fill reads only the events of its candidate plans)."""
+    if budget.delta == 0:
+        return mechanism_for(sensitivity, budget, dimension).event
+    return gaussian_event(sensitivity, budget.epsilon, budget.delta, dimension, noise=budget.noise)
 
 
 def gaussian_mechanism_for(sensitivity, budget, dimension):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
-from .._mechanisms._calibrate import certified_sensitivity, mechanism_for
+from .._mechanisms._calibrate import certified_sensitivity, mechanism_event_for, mechanism_for
 from .._param_checks import check_delta, check_epsilon, check_positive
 from ._optim._erm import solve_certified, targets_inside_norms
 from ._core._result import PrivateFit
@@ -85,7 +85,7 @@ class OutputPerturbationPlan:
 
 
 def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolerance=0.1, noise=DEFAULT_NOISE,
-                             centred=False, objective_scale=OBJECTIVE_SCALE):
+                             centred=False, objective_scale=OBJECTIVE_SCALE, events_only=False):
     """Plan a release on ``n`` rows from ``start`` in dimension ``d`` — public inputs only.
 
     ``centred=True`` (regression losses only) solves the block's problem in
@@ -94,6 +94,9 @@ def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolera
     at the centre, so a small declared ``objective_scale`` (the certificate's
     float floor, :func:`float_floor`) is reachable on data whose targets are
     far from 0.
+
+    ``events_only=True``: only the plan's ``event`` (the same checks and the same event, no mechanism built;
+    a budget fill's candidates).
     """
     lam = check_positive(lam, "lam")
     clip = check_positive(clip, "clip")
@@ -103,6 +106,8 @@ def output_perturbation_plan(n, d, *, lam, clip, epsilon, delta, start=0, tolera
         raise ValueError("output perturbation needs at least one row.")
     objective_scale = check_positive(objective_scale, "objective_scale")
     sensitivity, tau = erm_sensitivity(clip, lam, n, tolerance, d, objective_scale)
+    if events_only:
+        return mechanism_event_for(sensitivity, Budget(epsilon, delta, noise), d)
     mechanism = mechanism_for(sensitivity, Budget(epsilon, delta, noise), d)
     return OutputPerturbationPlan(start, start + n, lam, clip, tau, mechanism, bool(centred))
 

@@ -376,16 +376,17 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,
                        attributes=dict(attributes or {}), scales=scales, columns=columns)
 
-    def _fill_budget(self, build, scales, rest, n_problems=1, columns=None):
+    def _fill_budget(self, build, scales, rest, n_problems=1, columns=None, build_event=None):
         """``build(solver_budget)`` at the budget that makes the fit's event certify exactly epsilon.
 
         Public facts only (linear_model/_auto_scales.py, ``fill_budget``):
         ``rest`` itself for pure DP or declared scales; at ``delta > 0`` with
         "auto" scales (or column quartiles) the largest solver budget whose
-        composition with the estimates stays within the estimator's (epsilon, delta).
+        composition with the estimates stays within the estimator's (epsilon, delta). ``build_event``:
+        ``build(budget).event`` without the plan (``fill_budget``; speed only).
         """
         return fill_budget(build, scales, rest, self._budget(), n_problems, composed=self._solver_composes_pure(),
-                           columns=columns, usage=self._allowance_usage())
+                           columns=columns, usage=self._allowance_usage(), build_event=build_event)
 
     def _solver_composes_pure(self):
         """True when the solver's own event composes a pure part with an approximate one (filled without

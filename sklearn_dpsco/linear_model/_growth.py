@@ -399,7 +399,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             return FitPlan(solver, plan, loss=loss_for(spec, power=self.power), radius=radius,
                            intercept_scaling=scaling, attributes=attributes, scales=scales, columns=columns)
 
-        plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
+        build_event = None if spec.build_event is None else (  # the candidates' events without their plans
+            lambda budget: spec.build_event(n_samples, n_features, budget, self._params(radius)))
+        plan = self._fill_budget(build, scales, rest, columns=columns,  # also every refusal of the settings
+                                 build_event=build_event)
         if self._scales_unsupported(targets, n_samples, columns):
             return self._constant_plan(targets, n_samples, n_features, columns, dict(attributes),
                                        info={"epochs": 0, "radii": []}, radius=radius)

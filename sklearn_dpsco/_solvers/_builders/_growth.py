@@ -107,8 +107,15 @@ def ald_growth(n, d, budget, params):
     return SchedulePlan(sched, _run_growth_epochs)
 
 
+def ald_growth_event(n, d, budget, params):
+    """``ald_growth(n, d, budget, params).event`` without the plan: the same schedule's event, no mechanism
+    built (the budget fill at ``delta > 0`` builds about 7 candidate plans of 13 phases each for one kept)."""
+    return growth_epochs_schedule(n, d, kappa_lower=params["kappa_lower"], schedule=params["schedule"],
+                                  events_only=True, **_centred(budget, params))
+
+
 SOLVERS = (
-    SolverSpec("ald_growth", ald_growth, "power"),
+    SolverSpec("ald_growth", ald_growth, "power", build_event=ald_growth_event),
     SolverSpec("ald_localization", ald_localization, "power"),
     SolverSpec("interpolation", interpolation, "power"),
     # the exponential mechanism is pure DP whatever delta: it releases a grid point, no float noise

@@ -164,6 +164,10 @@ class SolverSpec:
     traits : dict, default={}
         Other public facts an estimator's rules read (regularisation kind,
         default intercept column).
+    build_event : callable, default=None
+        ``build_event(n, d, budget, params)``: ``build(n, d, budget, params).event``
+        without building the plan (the same checks, the same event), for a
+        budget fill's candidates; ``None``: only ``build``.
     """
 
     name: str
@@ -177,6 +181,7 @@ class SolverSpec:
     split: str = None
     expected_noise_norm: Any = None
     traits: dict = field(default_factory=dict)
+    build_event: Any = None
 
     def supports_noise(self, noise, delta):
         """True if releases on ``noise`` are supported at this ``delta``."""

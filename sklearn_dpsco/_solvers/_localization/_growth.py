@@ -104,16 +104,16 @@ def localization_schedule(n, d, *, clip, radius, epsilon, delta, start=0, beta=N
 
 def growth_epochs_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, scale=None,
                            schedule="practical", tolerance=0.1, noise=DEFAULT_NOISE, centred=False,
-                           objective_scale=OBJECTIVE_SCALE):
+                           objective_scale=OBJECTIVE_SCALE, events_only=False):
     """ALD Algorithm 2 on ``n`` rows from ``start`` with the chosen constants.
 
     Returns a :class:`PhaseSchedule` (``info``: ``epochs``,
     ``epoch_size``, ``radii``, ``steps``, and ``epochs_uncapped`` when the
-    float floor binds).
+    float floor binds); ``events_only=True``: its ``event`` alone (``ald_growth_schedule``).
     """
     _check_schedule(schedule)
     beta = 1.0 / (n + d) if beta is None else beta
-    cert = {"centred": centred, "objective_scale": objective_scale}
+    cert = {"centred": centred, "objective_scale": objective_scale, "events_only": events_only}
     if schedule == "paper":
         return ald_growth_schedule(n, d, clip=clip, radius=radius, kappa_lower=kappa_lower, epsilon=epsilon,
                                    delta=delta, start=start, beta=beta, scale=scale, tolerance=tolerance, noise=noise,

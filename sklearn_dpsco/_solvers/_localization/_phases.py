@@ -84,15 +84,25 @@ def _check_common(clip, radius, epsilon, delta):
 
 
 def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, info, centred=False,
-                   objective_scale=OBJECTIVE_SCALE):
+                   objective_scale=OBJECTIVE_SCALE, events_only=False):
     """Output-perturbation plans for ``blocks`` = [(start, stop, eta)], dropping unresolvable ones.
 
     ``centred`` and ``objective_scale`` go to every phase's
-    :func:`output_perturbation_plan` (centred regression phases).
+    :func:`output_perturbation_plan` (centred regression phases). ``events_only=True``: the schedule's
+    ``event`` alone (the same phases, checks and event; no mechanism built).
     """
     # A phase's certified target is never below the float floor at the declared objective_scale
     # (float_floor), so every kept phase asks for a gap float64 can prove; only the step decides.
     kept = [b for b in blocks if clip * b[2] >= _MIN_STEP_FRACTION * scale] or blocks[:1]
+    if events_only:
+        return ParallelComposedEvent(tuple(
+            output_perturbation_plan(
+                stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
+                start=start, tolerance=tolerance, noise=noise, centred=centred, objective_scale=objective_scale,
+                events_only=True,
+            )
+            for start, stop, eta in kept
+        ))
     phases = tuple(
         output_perturbation_plan(
             stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
@@ -111,7 +121,8 @@ def ald_step(radius, clip, n, d, epsilon, delta, beta):
 
 
 def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta=None, scale=None, tolerance=0.1,
-                 noise=DEFAULT_NOISE, decay=16.0, phases=None, centred=False, objective_scale=OBJECTIVE_SCALE):
+                 noise=DEFAULT_NOISE, decay=16.0, phases=None, centred=False, objective_scale=OBJECTIVE_SCALE,
+                 events_only=False):
     """ALD Algorithm 1 schedule on ``n`` rows from ``start`` (doc/algorithms.rst, ALD-1).
 
     ``step`` defaults to ALD Prop 1/2 with D = 2 radius; ``beta`` (utility
@@ -120,7 +131,8 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     ``eta_i = decay^-i step`` (ALD: ``decay = 2^4``; any public ``decay > 1``
     is private — each phase's sensitivity is computed from its own step).
     ``phases`` overrides ALD's phase count ``k = ceil(log n)``. ``centred``
-    and ``objective_scale`` are passed to every phase's plan.
+    and ``objective_scale`` are passed to every phase's plan. ``events_only=True``: the schedule's
+    ``event`` alone (:func:`_make_schedule`).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     k = max(1, math.ceil(math.log(n))) if phases is None else int(phases)
@@ -136,7 +148,7 @@ def ald_schedule(n, d, *, clip, radius, epsilon, delta, start=0, step=None, beta
     return _make_schedule(
         blocks, d, clip=clip, epsilon=epsilon, delta=delta, tolerance=tolerance, noise=noise,
         scale=radius if scale is None else scale, info={"block_size": n0, "step": eta}, centred=centred,
-        objective_scale=objective_scale,
+        objective_scale=objective_scale, events_only=events_only,
     )
 
 
@@ -207,7 +219,7 @@ def _resolvable_epochs(eta0, clip, scale, decay=16.0):
 
 def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, start=0, beta=None, tolerance=0.1,
                         noise=DEFAULT_NOISE, scale=None, step=None, decay=16.0, phases=None, max_epochs=None,
-                        centred=False, objective_scale=OBJECTIVE_SCALE):
+                        centred=False, objective_scale=OBJECTIVE_SCALE, events_only=False):
     """ALD Algorithm 2 schedule: T epochs of ALD-1 with halving radii and steps.
 
     Returns a :class:`PhaseSchedule` whose ``phases`` are the per-epoch
@@ -224,7 +236,9 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
     ``step`` overrides ALD's ``eta_0``, ``decay`` the inner ALD-1 phase
     ratio and ``phases`` its phase count (all public, utility only; see
     :func:`ald_schedule`); ``max_epochs`` caps T before anything else;
-    ``centred`` and ``objective_scale`` go to every phase's plan.
+    ``centred`` and ``objective_scale`` go to every phase's plan. ``events_only=True``: the
+    schedule's ``event`` alone (the same epochs, phases, checks and event; no mechanism built: a budget
+    fill's candidates, ``linear_model/_auto_scales.py`` ``fill_budget``).
     """
     clip, radius, epsilon, delta = _check_common(clip, radius, epsilon, delta)
     if not kappa_lower > 1:
@@ -266,11 +280,13 @@ def ald_growth_schedule(n, d, *, clip, radius, kappa_lower, epsilon, delta, star
             ald_schedule(
                 n0, d, clip=clip, radius=min(D_i, radius), epsilon=epsilon, delta=delta, start=start + i * n0,
                 step=eta_i, beta=beta, scale=scale, tolerance=tolerance, noise=noise, decay=decay, phases=phases,
-                centred=centred, objective_scale=objective_scale,
+                centred=centred, objective_scale=objective_scale, events_only=events_only,
             )
         )
         radii.append(D_i)
         steps.append(eta_i)
+    if events_only:  # the epochs' events (the schedule's event, as below)
+        return ParallelComposedEvent(tuple(epochs))
     info = {"epochs": T, "epoch_size": n0, "radii": radii, "steps": steps}
     if T != T_paper:
         info["epochs_uncapped"] = T_paper
