@@ -43,6 +43,7 @@ from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
 from .._mechanisms._quantile import DEFAULT_SELECTION, JointQuantileMechanism
 from .._mechanisms._scale_grid import ScaleGrid
+from ..accounting._allowance import usage_fits
 from .._solvers import PrivateFit, is_dask_collection, map_chunks
 from .._solvers._core._data import DeferredRowScale
 from ..accounting import ComposedEvent, PureDPEvent, epsilon_delta
@@ -406,7 +407,7 @@ def trivial_scale_plan(fit_intercept, budget, n, usage=None):
         eps = budget.epsilon
         for _ in range(60):
             u = usage(plan.event)
-            if not math.isfinite(u) or u <= 1.0:
+            if not math.isfinite(u) or usage_fits(u):
                 break
             eps *= min(0.999, 1.0 / math.sqrt(u))
             plan = ScalePlan(centre, Budget(eps, 0.0, budget.noise), 1.0)

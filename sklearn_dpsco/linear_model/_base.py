@@ -55,7 +55,7 @@ from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
 from ..accounting import BudgetAccountant, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
-from ..accounting._allowance import _REL_TOL as _ALLOWANCE_SLACK
+from ..accounting._allowance import usage_fits
 from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan, fill_budget, fit_event, scale_plan,
                            scales_supported, trivial_scale_plan)
 from ._cluster_inputs import cluster_inputs, is_cluster_input
@@ -628,10 +628,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """True when ``event`` is within the fit's (epsilon, delta) and its meta-estimator's allowance."""
         eps, delta = epsilon_delta(event, delta=self.delta if self.delta > 0 else None)
         within = eps <= self.epsilon * (1 + 1e-9) + 1e-12 and delta <= self.delta * (1 + 1e-9)
-        # the allowance's own relative slack (accounting/_allowance.py, _REL_TOL; what its check accepts): a pure
-        # plan whose parts sum to the allowance an ulp above (usage 1.0000000000000002) fits, instead of a
-        # bisection to 1 - 2^-10 of epsilon (0.1 % of the budget left unused under DPPipeline / DPGridSearchCV)
-        return within and usage(event) <= 1.0 + _ALLOWANCE_SLACK
+        # the allowance's own relative slack (accounting/_allowance.py, usage_fits): a pure plan whose parts sum
+        # to the allowance an ulp above fits, instead of a bisection to 1 - 2^-10 of epsilon
+        return within and usage_fits(usage(event))
 
     #: Bisection steps of :meth:`_plan_within_allowance`: the budget factor to within 2^-10 (at most 0.1 % of
     #: epsilon left unused); each step is a whole plan with its budget fill (up to ~0.3 s for AdaSSP's).

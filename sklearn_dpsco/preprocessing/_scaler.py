@@ -31,6 +31,7 @@ from .._rng import check_random_state, noise_source
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection, make_user_data, map_chunks
 from ..accounting import BudgetAccountant, ComposedEvent, FitAllowance, epsilon_delta
+from ..accounting._allowance import usage_fits
 from ..accounting._resolve import AccountantMixin
 from ..linear_model._auto_scales import AUTO, SHARE_FLOOR, check_scale_share, is_auto
 from ..linear_model._cluster_inputs import cluster_rows, is_cluster_input, record_features
@@ -612,10 +613,10 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
 
         planned = plan(1.0)
         u = allowance.usage(planned[4])
-        if u <= 1.0 or not math.isfinite(u):
+        if usage_fits(u) or not math.isfinite(u):
             return planned  # within it, or a kind it cannot hold (its check refuses with its own message)
         # 30 halvings: the factor to within 2^-30 (< 1e-9)
-        best = largest_fitting_fraction(plan, lambda trial: allowance.usage(trial[4]) <= 1.0, 30)
+        best = largest_fitting_fraction(plan, lambda trial: usage_fits(allowance.usage(trial[4])), 30)
         return planned if best is None else best
 
     @staticmethod

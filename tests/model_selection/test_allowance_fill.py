@@ -291,3 +291,19 @@ def test_a_pure_plan_an_ulp_above_its_allowance_keeps_the_whole_epsilon(n, d, ep
     pipe = make_dp_pipeline(DPHingeClassifier(random_state=0), epsilon=eps,
                             accountant=BudgetAccountant(epsilon=float("inf"), delta=1.0)).fit(X, y)
     assert pipe.epsilon_spent_ == pytest.approx(eps, rel=1e-12)
+
+
+def test_usage_an_ulp_over_one_fits_everywhere():
+    """The allowance's check accepts usage 1 + ulp (relative slack 1e-9): the constant plan's centre and the
+    scaler's fill must not shrink for it (before: the centre lost 0.1 % of its epsilon, a 0.999 step)."""
+    from sklearn_dpsco._budget import Budget
+    from sklearn_dpsco.accounting._allowance import usage_fits
+    from sklearn_dpsco.linear_model._auto_scales import trivial_scale_plan
+
+    assert usage_fits(1.0000000000000002) and usage_fits(1.0 + 1e-10)
+    assert not usage_fits(1.0 + 1e-6)
+    budget = Budget(1.0, 0.0, "float")
+    plan = trivial_scale_plan(True, budget, 1000, usage=lambda event: 1.0000000000000002)
+    assert epsilon_delta(plan.event)[0] == pytest.approx(1.0, rel=1e-12)
+    shrunk = trivial_scale_plan(True, budget, 1000, usage=lambda event: 1.0 + 1e-6)
+    assert epsilon_delta(shrunk.event)[0] < 0.9995
