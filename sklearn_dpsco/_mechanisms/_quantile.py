@@ -27,7 +27,6 @@ is longer, which only adds privacy).
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
@@ -45,7 +44,7 @@ from ._selection import (
     select_rows_u64,
 )
 
-__all__ = ["DEFAULT_SELECTION", "JointQuantileMechanism", "QuantileMechanism", "UTILITY_SENSITIVITY", "check_scale_values"]
+__all__ = ["DEFAULT_SELECTION", "QuantileMechanism", "UTILITY_SENSITIVITY", "check_scale_values"]
 
 #: Replace-one changes every count ``#{x_i <= t}`` by at most one, so the
 #: utility (minus a max of counts shifted by public constants) by at most one
@@ -308,79 +307,3 @@ class QuantileMechanism(PureSelection):
         """
         index = self.release_index(values, rng, size)
         return float(self.grid.points[index]) if size is None else self.grid.points[index]
-
-
-@dataclass(frozen=True)
-class JointQuantileMechanism(PureSelection):
-    """Release a PAIR of grid points near the ``q_a``-quantile of ``a`` and the ``q_b``-quantile of ``b`` by one
-    selection over the pairs, ``epsilon``-DP (doc/privacy/quantiles.rst, "Joint selection of two quantiles").
-
-    The utility of the pair ``(t_i, t_j)`` is ``U(i, j) = min(u_a(t_i), u_b(t_j))``, ``u_a`` and ``u_b`` the
-    :class:`QuantileMechanism` utilities of ``a`` at level ``q_a`` and of ``b`` at level ``q_b`` over the same
-    grid. Under replace-one neighbours (one row replaced moves one value of ``a`` and one value of ``b``) each
-    of ``u_a``, ``u_b`` moves by at most one at every grid point, so at every pair both arguments of the minimum
-    move by at most one and so does the minimum (``|min(x, y) - min(x', y')| <= max(|x - x'|, |y - y'|)``): the
-    sensitivity is 1 (:data:`UTILITY_SENSITIVITY`) and the selection over the flattened pairs, with the gaps
-    ``epsilon (U* - U) / 2`` of :class:`QuantileMechanism`'s exact path, is ``epsilon``-DP: one pure event.
-
-    Why: a pair wins only when BOTH coordinates are near their best, so each estimate sees the joint rank budget
-    ``n epsilon`` (the near-best cells of the other coordinate multiply the competing candidates by a few,
-    not by its grid's size). benchmarks/results/label_atoms.md, "Follow-up", section 4.
-    """
-
-    q_a: float
-    q_b: float
-    epsilon: float
-    grid: ScaleGrid = field(default_factory=ScaleGrid)
-    method: str = DEFAULT_SELECTION
-    noise: str = DEFAULT_NOISE
-
-    def __post_init__(self):
-        # the checks of QuantileMechanism (levels, epsilon, grid, method, noise)
-        object.__setattr__(self, "epsilon", self.part(self.q_a).epsilon)
-        self.part(self.q_b)
-
-    def part(self, q):
-        """The :class:`QuantileMechanism` at level ``q`` on this epsilon and grid (its utility; its selection
-        on the flattened pairs)."""
-        return QuantileMechanism(q, self.epsilon, self.grid, self.method, self.noise)
-
-    def utility_from_counts(self, counts_a, n_a, counts_b, n_b):
-        """``U[i, j] = min(u_a(t_i), u_b(t_j))`` (int64, shape ``(G, G)``) from ``grid.counts`` of the ``n_a``
-        values of ``a`` and the ``n_b`` values of ``b``."""
-        u_a = self.part(self.q_a)._utility_array(counts_a, n_a)
-        u_b = self.part(self.q_b)._utility_array(counts_b, n_b)
-        return np.minimum(u_a[:, None], u_b[None, :])
-
-    def utility(self, a, b):
-        """:meth:`utility_from_counts` of the values (checked as :class:`QuantileMechanism` checks them)."""
-        a, b = check_scale_values(a, self.grid, "a"), check_scale_values(b, self.grid, "b")
-        return self.utility_from_counts(self.grid.counts(a), a.size, self.grid.counts(b), b.size)
-
-    def pmf(self, a, b):
-        """The law of the released pair of indices, shape ``(G, G)`` (float64; tests and benchmarks)."""
-        u = self.utility(a, b)
-        gaps = [x / y for x, y in self.part(self.q_a)._gaps(u.ravel().tolist())]
-        pmf = exponential_pmf(gaps) if self.method == "exponential" else permute_and_flip_pmf(gaps)
-        return np.asarray(pmf).reshape(u.shape)
-
-    def release_counts(self, counts_a, n_a, counts_b, n_b, rng):
-        """The released pair ``(t_i, t_j)`` from the two values' grid counts (summed over row-chunks on a
-        cluster: the same integers, so the same release as in memory)."""
-        u = self.utility_from_counts(counts_a, n_a, counts_b, n_b)
-        selector = self.part(self.q_a)
-        if self.noise == "secure":
-            index = int(selector._select_utility(u.ravel(), rng, None))
-        else:
-            # the float path's gaps (float(Fraction) of each exact gap), converted once per distinct utility
-            # rather than once per pair: the same floats, hence the same draws, as _select_utility (speed only)
-            values, inverse = np.unique(u.ravel(), return_inverse=True)
-            gaps = np.array([float(Fraction(*g)) for g in selector._gaps(values.tolist())])[inverse]
-            index = int(select_float(rng, gaps, self.method, None))
-        i, j = divmod(index, u.shape[1])
-        return float(self.grid.points[i]), float(self.grid.points[j])
-
-    def release(self, a, b, rng):
-        """:meth:`release_counts` of the values ``a`` and ``b``."""
-        a, b = check_scale_values(a, self.grid, "a"), check_scale_values(b, self.grid, "b")
-        return self.release_counts(self.grid.counts(a), a.size, self.grid.counts(b), b.size, rng)

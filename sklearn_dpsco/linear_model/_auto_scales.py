@@ -41,7 +41,7 @@ import numpy as np
 
 from .._budget import Budget, split_scale_share
 from .._mechanisms._calibrate import quantile_mechanism_for
-from .._mechanisms._quantile import DEFAULT_SELECTION, JointQuantileMechanism
+from .._mechanisms._quantile import DEFAULT_SELECTION
 from .._mechanisms._scale_grid import ScaleGrid
 from ..accounting._allowance import usage_fits
 from .._solvers import PrivateFit, is_dask_collection, map_chunks
@@ -63,8 +63,6 @@ __all__ = [
     "LABEL_MARGIN",
     "LABEL_SPREAD",
     "LABEL_UPPER",
-    "LABEL_UPPER_JOINT",
-    "JOINT_WEIGHT",
     "ROW_LEVEL",
     "ROW_MARGIN",
     "ScalePlan",
@@ -225,11 +223,6 @@ class ScaleTarget:
     fallback : ScaleTarget or None, default=None
         The target estimated instead when the weighted share is capped (:func:`scale_plan`; public:
         n, epsilon and the weights). :data:`LABEL_UPPER` falls back to :data:`LABEL_SPREAD`.
-    joint : str, default=""
-        The name of an EARLIER unsigned target of the plan selected together with this one: one
-        :class:`~sklearn_dpsco._mechanisms._quantile.JointQuantileMechanism` over the pairs of the grid, on the
-        two parts' epsilons summed (:meth:`ScalePlan.release`; :data:`LABEL_UPPER_JOINT`). Ignored when that
-        target is not in the plan (public: the targets).
     """
 
     name: str
@@ -240,7 +233,6 @@ class ScaleTarget:
     positional: bool = False
     weight: float = 1.0
     fallback: object = None
-    joint: str = ""
 
 
 def scales_supported(n, epsilon, k):
@@ -376,19 +368,6 @@ UPPER_LEVEL, UPPER_MARGIN, UPPER_WEIGHT = 0.8, 1.5, 3.0
 LABEL_UPPER = ScaleTarget("label_bound", UPPER_LEVEL, UPPER_MARGIN, centre_deviations, weight=UPPER_WEIGHT,
                           fallback=LABEL_SPREAD)
 
-#: The "auto" label bound where the row bound is "auto" too (DPLinearRegressor): :data:`LABEL_UPPER`'s rule
-#: (level 0.8 of ``|y - c|``, ties at 0, margin 1.5) selected JOINTLY with the row bound (one permute-and-flip
-#: over the pairs ``(r, t)`` of the unsigned grid, utility ``min(u_row(r), u_upper(t))``, on the row bound's
-#: part plus :data:`JOINT_WEIGHT` parts: ``n (epsilon_row + epsilon_t) >= (1 + JOINT_WEIGHT) SCALE_RANKS``).
-#: Why (issue 16): the upper rule's weight 3 took its 100 extra ranks from the solver (the continuous-label
-#: cost of label_atoms.md, "Follow-up"); a pair is near its best only when both coordinates are, and the row
-#: norms have 1-3 near-best cells, so the joint selection keeps the bound's atomic protection at fewer ranks
-#: in all (doc/privacy/quantiles.rst, "Joint selection of two quantiles"; measured:
-#: benchmarks/results/label_atoms.md, section 5). Falls back to :data:`LABEL_SPREAD` (no joint) as
-#: LABEL_UPPER does. Public constants.
-JOINT_WEIGHT = 2.5
-LABEL_UPPER_JOINT = dataclasses.replace(LABEL_UPPER, weight=JOINT_WEIGHT, joint="row_bound")
-
 
 def trivial_scale_plan(fit_intercept, budget, n, usage=None):
     """The scale plan of the constant release when :func:`scales_supported` fails (public facts only).
@@ -460,46 +439,12 @@ class ScalePlan:
                 for t, part in zip(self.targets, self.parts)]
 
     @cached_property
-    def joint(self):
-        """``(i, j)``: target ``j`` is selected together with the earlier target ``i`` (:attr:`ScaleTarget.joint`),
-        or None (public: the targets' names)."""
-        names = [t.name for t in self.targets]
-        for j, target in enumerate(self.targets):
-            if target.joint and target.joint in names[:j]:
-                i = names.index(target.joint)
-                if self.targets[i].signed or target.signed:
-                    raise ValueError("a joint selection runs over the unsigned grid's pairs.")
-                return i, j
-        return None
-
-    def joint_mechanism(self):
-        """The :class:`~sklearn_dpsco._mechanisms._quantile.JointQuantileMechanism` of the pair :attr:`joint` on
-        the two parts' epsilons summed (basic composition: the same total as two separate releases)."""
-        i, j = self.joint
-        mechanisms = self.mechanisms()
-        return JointQuantileMechanism(self.targets[i].q, self.targets[j].q,
-                                      mechanisms[i].epsilon + mechanisms[j].epsilon, self.grid, self.method,
-                                      mechanisms[i].noise)
-
-    def events(self):
-        """The releases' events in their order: one per estimate; the joint pair's one pure event at the sum of
-        its two parts, in the later target's place (:attr:`joint`)."""
-        events = [m.event for m in self.mechanisms()]
-        if self.joint is None:
-            return events
-        i, j = self.joint
-        events[j] = self.joint_mechanism().event
-        return events[:i] + events[i + 1:]
-
-    @cached_property
     def event(self):
         """``PureDPEvent`` of one estimate, or the ``ComposedEvent`` of several (public).
 
         Built once per plan (a pure function of its frozen fields; the budget fill reads it for every
-        candidate solver plan). A joint pair (:attr:`joint`) is ONE pure event at the sum of its two parts: the
-        same total at ``delta = 0``; at ``delta > 0`` its zCDP fold ``(e_i + e_j)^2 / 2`` exceeds ``e_i^2 / 2 +
-        e_j^2 / 2``, and :func:`fill_budget` certifies the fit with this event (the solver gets what is left)."""
-        events = tuple(self.events())
+        candidate solver plan)."""
+        events = tuple(m.event for m in self.mechanisms())
         return events[0] if len(events) == 1 else ComposedEvent(events)
 
     def release(self, data, rng):
@@ -513,26 +458,7 @@ class ScalePlan:
         out, events = {}, []
         # rows 0, k, 2k, ...: a public selection; replacing one row changes at most one selected row
         rows = data if is_dask_collection(data[0]) else every_kth_row(data, self.stride)
-        joint, held = self.joint, None
-        for index, (target, mechanism) in enumerate(zip(self.targets, self.mechanisms())):
-            if joint is not None and index in joint:
-                # the pair (joint): each coordinate's values are read at its own place (the same ``released``
-                # as a separate release), through their grid counts (summed over row-chunks on a cluster: the
-                # same integers, so the same release as in memory); one selection at the later one's place
-                if is_dask_collection(data[0]):
-                    counts = cluster_grid_counts(data, target, dict(out), self.grid, self.stride)
-                else:
-                    values = np.abs(finite(target.values(rows, dict(out))))
-                    counts = (self.grid.counts(values), values.size)
-                if index == joint[0]:
-                    held = counts
-                    continue
-                mechanism = self.joint_mechanism()
-                first, second = mechanism.release_counts(*held, *counts, rng)
-                out[self.targets[joint[0]].name] = self.targets[joint[0]].margin * max(first, floor)
-                out[target.name] = target.margin * max(second, floor)
-                events.append(mechanism.event)
-                continue
+        for target, mechanism in zip(self.targets, self.mechanisms()):
             if is_dask_collection(data[0]):
                 # rows on a cluster: the release reads the values only through counts over the
                 # public grid, summed over the row-chunks on the workers (exact integers)
@@ -548,16 +474,13 @@ class ScalePlan:
             else:
                 out[target.name] = target.margin * max(mechanism.release(np.abs(values), rng), floor)
             events.append(mechanism.event)
-        out = {t.name: out[t.name] for t in self.targets}  # the targets' order (a joint pair is released late)
         return out, events[0] if len(events) == 1 else ComposedEvent(tuple(events))
 
     def info(self, released):
         """Public facts for ``fit_info_``: the estimates and the share they cost."""
         return {"scale_estimates": dict(released), "scale_share": self.share,
                 "scale_epsilon": self.budget.epsilon, "scale_row_stride": self.stride,
-                "scale_rule": {t.name: f"{t.margin:g} x private {t.q:g}-quantile"
-                               + (f", selected jointly with {t.joint}" if self.joint and t is self.targets[self.joint[1]]
-                                  else "") for t in self.targets}}
+                "scale_rule": {t.name: f"{t.margin:g} x private {t.q:g}-quantile" for t in self.targets}}
 
 
 def _chunk_counts(target, released, grid, k, X, *rest, step=1):
@@ -611,8 +534,7 @@ def scale_plan(targets, budget, n, scale_share=None, positional=False):
     if any(t.fallback is not None for t in targets):
         # a target with a fallback runs it instead unless its part gives it ``weight x SCALE_RANKS`` ranks (public:
         # n, epsilon, the share and the weights). With the default share: LABEL_UPPER (weight 3) needs n epsilon
-        # >= 500 with a centre (weights 2, 3 under the cap), LABEL_UPPER_JOINT (weight 2.5) n epsilon >= 550 with
-        # the row bound and a centre (weights 1, 2, 2.5); below, LABEL_SPREAD's median rule
+        # >= 600 with a row bound and a centre (weights 1, 2, 3 under the cap); below, LABEL_SPREAD's median rule
         share = default_scale_share(n, budget.epsilon, sum(weights)) if scale_share is None else scale_share
         ranks = [max(n, 1) * float(share) * budget.epsilon * w / sum(weights) for w in weights]
         if any(t.fallback is not None and r < t.weight * SCALE_RANKS * (1.0 - 1e-9) for t, r in zip(targets, ranks)):

@@ -13,7 +13,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import SCALE_MAX, SCALE_MIN
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, LABEL_UPPER_JOINT, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._cluster_inputs import record_features
 from ._least_squares_rules import (
@@ -70,20 +70,16 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         private median ``c`` of y (``label_center_``; with
         ``fit_intercept=False`` no centre, ``c = 0``), then ``B = 1.5 x`` a
         private 0.8-quantile of ``|y - c|`` where its part buys 150 ranks
-        (about ``n epsilon >= 500`` with a declared row bound; robust to 0/1
-        and count labels), else ``B = 3 x`` a private median of ``|y - c|``
-        (doc/privacy/quantiles.rst, "The upper label spread"). With
-        ``row_bound="auto"`` too, the 0.8-quantile and the row bound are ONE
-        private selection over their pairs (from about ``n epsilon >= 550``;
-        "Joint selection of two quantiles"). The fit runs on ``(y - c) / B`` with
+        (about ``n epsilon >= 600``; robust to 0/1 and count labels), else
+        ``B = 3 x`` a private median of ``|y - c|`` (doc/privacy/quantiles.rst,
+        "The upper label spread"); the fit runs on ``(y - c) / B`` with
         label bound 1 and the model is mapped back. The other solvers need
         no label bound.
     scale_share : float or None, default=None
         Fraction of epsilon spent on the ``"auto"`` bounds, in (0, 1);
         ignored when both are declared. ``None``: ``min(0.5, max(0.05, 50 k /
         (n epsilon)))`` for ``k`` estimates' parts (the label centre counts
-        2, the upper label spread 3, or 2.5 selected jointly with an "auto"
-        row bound; public facts only).
+        2, the upper label spread 3; public facts only).
     column_scaling : "auto" or bool, default="auto"
         Rescale the columns privately inside the fit: private quartiles
         ``q1, q3`` of every column (DPStandardScaler's ``bounds="auto"``
@@ -352,8 +348,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             # without an intercept a shift of the labels could not be undone: no centre, c = 0
             if self.fit_intercept:
                 targets.append(LABEL_CENTRE)
-            # with an "auto" row bound too: the bound selected jointly with it (public: what was passed)
-            targets.append(LABEL_UPPER_JOINT if is_auto(self.row_bound) else LABEL_UPPER)
+            targets.append(LABEL_UPPER)
         if targets and streaming:
             raise ValueError(
                 "fit_stream reads the rows once, in order, and cannot estimate "

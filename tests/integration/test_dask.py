@@ -206,27 +206,6 @@ def test_labels_tied_at_the_centre_same_release(client, regression, chunks):
     assert a.label_center_ == 0.0 and a.label_bound_ >= 1.0 and b.fit_info_ == a.fit_info_
 
 
-@pytest.mark.parametrize("noise", ["secure", "float"])
-@pytest.mark.parametrize("chunks", [3000, 20000])
-def test_joint_row_and_label_bound_same_release(client, regression, noise, chunks, monkeypatch):
-    """The "auto" row bound and label bound are ONE selection over the pairs (LABEL_UPPER_JOINT): its two grid
-    count vectors are summed from the workers' chunks, the same integers as in memory, so the same release and
-    event for the same seed (0/1 labels at 70 % zeros, the atoms the rule is for, and continuous labels)."""
-    X, y = regression
-    for labels in (y, (y > np.quantile(y, 0.7)).astype(float)):
-        acc_mem, acc_dask = BudgetAccountant(), BudgetAccountant()
-        a = DPLinearRegressor(random_state=3, noise=noise, accountant=acc_mem).fit(X, labels)
-        calls = _spy_computes(monkeypatch)
-        b = DPLinearRegressor(random_state=3, noise=noise, accountant=acc_dask).fit(*_dask(X, labels, chunks))
-        assert calls == []  # the rows never came to the client
-        _same_fit(a, b)
-        assert a.fit_info_["scale_rule"]["label_bound"].endswith("selected jointly with row_bound")
-        assert (a.row_bound_, a.label_bound_) == (b.row_bound_, b.label_bound_)
-        assert [e.event for e in acc_mem.ledger] == [e.event for e in acc_dask.ledger]
-        assert b.fit_info_ == a.fit_info_
-        monkeypatch.undo()
-
-
 @pytest.mark.parametrize("solver", ["phased_erm", "lowy", "phased_sgd"])
 def test_linear_sequential_solvers_same_release(client, regression, solver):
     # sequential solvers run the in-memory code on one worker: the same release

@@ -58,13 +58,8 @@ def test_auto_event_is_the_planned_composition_spent_once(name, est, args, k, n_
     assert plan.scales.budget.epsilon == pytest.approx(share)
     per = [PureDPEvent(plan.scales.budget.epsilon * w / sum(weights)) for w in weights]
     assert [e.epsilon for e in per] == pytest.approx([p.epsilon for p in plan.scales.parts], rel=1e-12)
-    parts = [p.epsilon for p in plan.scales.parts]
-    if plan.scales.joint is not None:  # the row bound and the label bound: ONE pure event at their parts' sum
-        i, j = plan.scales.joint
-        parts = [parts[i] + parts[j] if m == j else e for m, e in enumerate(parts) if m != i]
-    assert (plan.scales.joint is not None) == (name in ("linear", "linear delta"))
-    assert plan.scales.event == (PureDPEvent(parts[0]) if len(parts) == 1
-                                 else ComposedEvent(tuple(PureDPEvent(e) for e in parts)))
+    assert plan.scales.event == (PureDPEvent(plan.scales.parts[0].epsilon) if n_estimates == 1
+                                 else ComposedEvent(tuple(PureDPEvent(p.epsilon) for p in plan.scales.parts)))
     est.fit(*args)
     assert est.privacy_event_ == ComposedEvent((plan.scales.event, solver_event))
     assert len(acc.ledger) == 1 and acc.ledger[0].event == est.privacy_event_

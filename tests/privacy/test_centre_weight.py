@@ -18,7 +18,6 @@ from sklearn_dpsco.linear_model._auto_scales import (
     CLIP_LEVEL,
     FINE_CENTRE_GRID,
     FINE_CENTRE_RANKS,
-    JOINT_WEIGHT,
     LABEL_CENTRE,
     LABEL_SPREAD,
     ROW_LEVEL,
@@ -74,13 +73,8 @@ def test_fit_event_depends_on_public_facts_only(make):
         events.append(est.privacy_event_)
     assert events[0] == events[1]
     scales = events[0].events[0] if isinstance(events[0].events[0], ComposedEvent) else None
-    assert scales is not None
-    parts = [e.epsilon for e in scales.events]
-    if make is DPLinearRegressor:
-        # the centre (weight 2), then the row bound and the label bound as ONE event (weights 1 + JOINT_WEIGHT)
-        assert len(parts) == 2 and parts[1] == pytest.approx((1.0 + JOINT_WEIGHT) / 2.0 * parts[0], rel=1e-12)
-    else:
-        assert parts[1] == pytest.approx(2.0 * parts[0], rel=1e-12)
+    assert scales is not None and [e.epsilon for e in scales.events][1] == pytest.approx(
+        2.0 * scales.events[0].epsilon, rel=1e-12)
 
 
 def test_centre_grid_is_fine_from_100_ranks():

@@ -106,10 +106,9 @@ def test_zero_one_labels_keep_a_bound_near_one(zeros, make):
         assert est.score(X, y) > -0.5  # before: down to -7e8 (a bound far above) or about -0.4 (the floor)
 
 
-@pytest.mark.parametrize("n, rule", [(499, "3 x private 0.5-quantile"), (500, "1.5 x private 0.8-quantile")])
+@pytest.mark.parametrize("n, rule", [(599, "3 x private 0.5-quantile"), (600, "1.5 x private 0.8-quantile")])
 def test_the_rule_at_the_fallback_boundary_is_the_same_on_neighbours(n, rule):
-    """At the fallback's edge (n epsilon 499 / 500 with a declared row bound: a centre and the label bound, weights 2
-    and 3; with an "auto" row bound the pair's edge is test_label_joint.py's), fits on 0/1 labels
+    """At the fallback's edge (n epsilon 599 / 600 with a row bound, centre and label bound), fits on 0/1 labels
     (70 % zeros) and on neighbours with one label at 1e300, one label moved onto the centre's atom, or one row of
     norm 1e300 run the same rule, share, event and solver, warn alike, and that rule is the public plan's: the
     fallback reads n, epsilon, the share and the weights only (a rule decided from the labels, e.g. from their
@@ -130,8 +129,7 @@ def test_the_rule_at_the_fallback_boundary_is_the_same_on_neighbours(n, rule):
         neighbours.append((Xm, ym))
     outcomes = []
     for Xm, ym in neighbours:
-        est = DPLinearRegressor(epsilon=1.0, row_bound=4.0, column_scaling=False, random_state=0,
-                                accountant=BudgetAccountant())
+        est = DPLinearRegressor(epsilon=1.0, column_scaling=False, random_state=0, accountant=BudgetAccountant())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             est.fit(Xm, ym)
@@ -139,6 +137,6 @@ def test_the_rule_at_the_fallback_boundary_is_the_same_on_neighbours(n, rule):
                          [str(w.message) for w in caught]))
         assert np.isfinite(est.label_bound_) and np.all(np.isfinite(est.coef_))
     assert all(o == outcomes[0] for o in outcomes[1:])
-    assert outcomes[0][2]["label_bound"] == rule and "row_bound" not in outcomes[0][2]
-    planned = DPLinearRegressor(epsilon=1.0, row_bound=4.0, column_scaling=False)._plan(n, 4, 1).scales
+    assert outcomes[0][2]["label_bound"] == rule
+    planned = DPLinearRegressor(epsilon=1.0, column_scaling=False)._plan(n, 4, 1).scales
     assert planned.info({})["scale_rule"] == outcomes[0][2] and planned.event == outcomes[0][0].events[0]
