@@ -99,6 +99,32 @@ def _not_finite_after(name, step, released_by, standardized):
     )
 
 
+def _nothing_spent():
+    """The end of a refusal raised before this pipeline spent: "Nothing was spent.", or, in a pipeline fitted as the
+    final step of an outer one after the outer's private step released on the rows, that this pipeline spent nothing
+    but that release stands."""
+    upstream = _RELEASED_UPSTREAM.get()
+    if upstream is None:
+        return "Nothing was spent."
+    return (f"Nothing was spent by this pipeline, but the enclosing pipeline's private step {upstream!r} has released "
+            "on these rows and spent its share: that spend stands (a failure after a release is an outcome of the "
+            "data, doc/privacy/accounting.rst).")
+
+
+def _say_nothing_spent(exc):
+    """End the message of ``exc``, a refusal raised by :meth:`DPPipeline._prepare` (before any step spent), with
+    :func:`_nothing_spent` when it does not say so already: the checks of epsilon, delta and the steps shared with
+    the estimators, scikit-learn's checks of ``X`` and the steps, and the final step's own checks of ``y``.
+
+    The exception keeps its type, attributes and traceback; one whose text is not its single string argument
+    (``KeyError``...) is left as it is."""
+    message = exc.args[0] if len(exc.args) == 1 else None
+    if not isinstance(message, str) or str(exc) != message or "Nothing was spent" in message:
+        return
+    message = message.rstrip()
+    exc.args = (f"{message}{'' if message.endswith('.') else '.'} {_nothing_spent()}",)
+
+
 def _refusal(name, step):
     return ValueError(
         f"Pipeline step {name!r} ({type(step).__name__}) learns from the data it is fitted on and is not "
@@ -393,8 +419,10 @@ class DPPipeline(AccountantMixin, Pipeline):
     checks that the stateless steps return finite values (on the real rows
     up to the first private step that releases; on synthetic standardized
     rows after it, so a ``np.log`` after a centring scaler is refused):
-    nothing is spent on an error these can find. A fit that fails anyway leaves the pipeline and every step as
-    they were before the call (what an earlier step spent stays spent).
+    nothing is spent on an error these can find, and each such refusal says
+    "Nothing was spent.". A fit that fails anyway leaves the pipeline and
+    every step as they were before the call (what an earlier step spent
+    stays spent).
 
     As in scikit-learn's Pipeline, ``fit_transform`` / ``fit_predict`` exist
     only when the final step has ``transform`` / ``fit_predict``; with
@@ -552,7 +580,7 @@ class DPPipeline(AccountantMixin, Pipeline):
             if name in handed:
                 continue
             if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (w > 0) or not np.isfinite(w):
-                raise ValueError(f"weight of step {name!r} must be a finite number > 0, got {w!r}.")
+                raise ValueError(f"weight of step {name!r} must be a finite number > 0, got {w!r}. Nothing was spent.")
         steps = dict(self.steps)
         # a step that handed its work over takes no part in the split: the others share the whole budget
         working = [n for n in private_names if n not in handed]
@@ -614,7 +642,9 @@ class DPPipeline(AccountantMixin, Pipeline):
             if not fit_params[name]:
                 continue
             if kind == "passthrough":
-                raise ValueError(f"fit parameters {sorted(fit_params[name])} given to passthrough step {name!r}.")
+                raise ValueError(
+                    f"fit parameters {sorted(fit_params[name])} given to passthrough step {name!r}. Nothing was spent."
+                )
             if name == names[-1] and method != "fit_transform":
                 method_name = method  # fit, or fit_predict (checked to exist)
             else:
@@ -730,15 +760,10 @@ class DPPipeline(AccountantMixin, Pipeline):
                 warnings.simplefilter("ignore")  # the real fit warns again where it applies
                 Xt = probe.fit_transform(Xt, y, **fit_params[name])
             if kind == "stateless" and not _all_finite(Xt):
-                upstream = _RELEASED_UPSTREAM.get()
-                spent = ("Nothing was spent." if upstream is None else
-                         f"Nothing was spent by this pipeline, but the enclosing pipeline's private step {upstream!r} "
-                         "has released on these rows and spent its share: that spend stands (a failure after a "
-                         "release is an outcome of the data, doc/privacy/accounting.rst).")
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) returns NaN or infinite values on the input "
                     "rows (np.log of a zero, an overflow...), so no later step could fit them. Map the values into "
-                    f"its domain first (e.g. np.log1p instead of np.log). {spent}"
+                    f"its domain first (e.g. np.log1p instead of np.log). {_nothing_spent()}"
                 )
 
     def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None,
@@ -840,8 +865,12 @@ class DPPipeline(AccountantMixin, Pipeline):
 
         restore = _snapshot(self)
         try:
-            classified, fit_params, transform_params, shares, unit, accountant, settings = self._prepare(
-                X, y, groups, params, method)
+            try:
+                classified, fit_params, transform_params, shares, unit, accountant, settings = self._prepare(
+                    X, y, groups, params, method)
+            except Exception as exc:  # every refusal before the first spend says that nothing was spent
+                _say_nothing_spent(exc)
+                raise
             private_names = [name for name, _, kind in classified if kind == "private"]
             if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
                 raise _Checked(ComposedEvent(tuple(shares[n].allowance for n in private_names)))

@@ -368,3 +368,53 @@ def test_a_nested_pipelines_log_after_the_outer_scaler_is_refused_before_the_sca
     with pytest.raises(ValueError, match="enclosing pipeline's private step 'dpstandardscaler'.*spend stands"):
         pipe.fit(X, y)
     assert len(acc.ledger) == 1
+
+
+_PRE_SPEND_REFUSALS = {
+    # the shared checks of epsilon and delta, the weights, the steps (scikit-learn's), X (scikit-learn's) and the
+    # final step's checks of y: found by the bug hunt, the first ones did not say that nothing was spent
+    "epsilon 0": (dict(epsilon=0), {}, ValueError, "epsilon must be > 0"),
+    "epsilon nan": (dict(epsilon=float("nan")), {}, ValueError, "epsilon must be finite"),
+    "epsilon str": (dict(epsilon="1"), {}, TypeError, "epsilon must be a real number"),
+    "delta 1": (dict(delta=1.0), {}, ValueError, r"delta must be in \[0, 1\)"),
+    "weight 0": (dict(weights={"dpstandardscaler": 0, "dphingeclassifier": 1}), {}, ValueError,
+                 "weight of step 'dpstandardscaler' must be a finite number > 0"),
+    "weight str": (dict(weights={"dpstandardscaler": "1", "dphingeclassifier": 1}), {}, ValueError,
+                   "weight of step 'dpstandardscaler' must be a finite number > 0"),
+    "passthrough param": (dict(steps=[("p", "passthrough"), ("clf", DPHingeClassifier())]), {"p__a": 1}, ValueError,
+                          "given to passthrough step 'p'"),
+    "duplicate names": (dict(steps=[("a", RowNormClipper(1.0)), ("a", DPHingeClassifier())]), {}, ValueError,
+                        "Names provided are not unique"),
+    "X nan": (dict(), {"X": "nan"}, ValueError, "Input contains NaN"),
+    "y missing": (dict(), {"y": None}, ValueError, "requires y to be passed"),
+}
+
+
+@pytest.mark.parametrize("case", list(_PRE_SPEND_REFUSALS))
+@pytest.mark.parametrize("maker", ["DPPipeline", "make_dp_pipeline"])
+def test_every_refusal_before_any_spend_says_nothing_was_spent_once(data, case, maker):
+    X, y = data
+    kwargs, fit_kwargs, error, match = _PRE_SPEND_REFUSALS[case]
+    kwargs, fit_kwargs = dict(kwargs), dict(fit_kwargs)
+    acc = BudgetAccountant(10.0)
+    steps = kwargs.pop("steps", [("dpstandardscaler", DPStandardScaler(bounds=(-4, 4))),
+                                 ("dphingeclassifier", DPHingeClassifier())])
+    if maker == "DPPipeline":
+        pipe = DPPipeline(steps, accountant=acc, **kwargs)
+    else:
+        if len({name for name, _ in steps}) < len(steps):
+            pytest.skip("make_dp_pipeline names its steps itself")
+        pipe = make_dp_pipeline(*(step for _, step in steps), accountant=acc, **kwargs)
+        if "p__a" in fit_kwargs:
+            fit_kwargs = {"passthrough__a": 1}
+            match = "given to passthrough step 'passthrough'"
+    if fit_kwargs.pop("X", None) == "nan":
+        X = X.copy()
+        X[0, 0] = np.nan
+    y = fit_kwargs.pop("y", y)
+    with pytest.raises(error, match=match) as info:
+        pipe.fit(X, y, **fit_kwargs)
+    message = str(info.value)
+    assert message.endswith("Nothing was spent.") and message.count("Nothing was spent") == 1, message
+    assert ".." not in message
+    assert _ledger(acc) == (0, (0.0, 0.0))
