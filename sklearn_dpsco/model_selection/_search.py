@@ -252,6 +252,17 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 f"estimator must be a private sklearn_dpsco estimator or DPPipeline (with epsilon, delta and "
                 f"accountant parameters), got {type(self.estimator).__name__}. Nothing was spent."
             )
+        if not hasattr(self.estimator, "predict"):
+            # scikit-learn's searches score a transformer only through its own score method or a given scorer; the
+            # private scorers are per-row terms of the predictions against y (a public range), and an unsupervised
+            # score (a likelihood...) has none known in advance
+            raise TypeError(
+                f"{type(self).__name__} scores each candidate's predictions on validation rows (accuracy or a "
+                "clipped error, per row in a public range), so its estimator must predict: a private classifier "
+                f"or regressor, or a DPPipeline ending in one; {type(self.estimator).__name__} has no predict. To "
+                "tune a transformer, search a pipeline of it and a model (e.g. make_dp_pipeline(DPStandardScaler(), "
+                "DPHingeClassifier()) with a grid over 'dpstandardscaler__<param>'). Nothing was spent."
+            )
         # a DPPipeline mixing units raises here, before the reservation
         privacy_unit_of(self.estimator)
         named = named_accountants(self.estimator)
@@ -307,6 +318,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                     )
 
     def _check_data(self, X, y):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: it scores each "
+                "candidate's predictions against the labels of its validation rows. Nothing was spent."
+            )
         X = check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite=True)
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
@@ -325,13 +341,15 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         return classes
 
     # -- fit ------------------------------------------------------------------------------------
-    def fit(self, X, y, groups=None, **params):
+    def fit(self, X, y=None, groups=None, **params):
         """Search privately; charge the whole search to the ledger before the first fit.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            Required (None is refused before anything is spent): every
+            candidate is scored by its predictions against it.
         groups : array-like of shape (n_samples,), default=None
             User identifier of each row: required when the estimator is
             user-level (``privacy_unit == "user"``), refused otherwise. The
@@ -726,7 +744,11 @@ class DPGridSearchCV(_BaseDPSearchCV):
         Its ``epsilon``, ``delta``, ``accountant`` and ``random_state``
         parameters are set by the search; an ``accountant`` set on it (or
         on a pipeline's step) is refused before anything is spent, since
-        it would not be charged (pass ``accountant=`` to the search).
+        it would not be charged (pass ``accountant=`` to the search). It
+        must predict (a classifier or regressor, or a DPPipeline ending in
+        one): the candidates are scored by their predictions against ``y``,
+        and a transformer alone is refused before anything is spent (search
+        a pipeline of it and a model instead).
     param_grid : dict or list of dicts
         As in :class:`sklearn.model_selection.GridSearchCV`."""
         + _COMMON_DOC
@@ -840,6 +862,7 @@ class DPRandomizedSearchCV(_BaseDPSearchCV):
     Parameters
     ----------
     estimator : private estimator or DPPipeline
+        As in :class:`DPGridSearchCV`: it must predict.
     param_distributions : dict or list of dicts
         As in :class:`sklearn.model_selection.RandomizedSearchCV`.
     n_iter : int, default=10

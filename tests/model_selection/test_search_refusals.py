@@ -264,3 +264,35 @@ def test_a_pipeline_candidate_whose_log_fails_is_refused_before_the_reservation(
     with pytest.raises(ValueError, match="would refuse its fit.*'functiontransformer'.*NaN or infinite"):
         search.fit(A, Y)
     assert len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("search_cls", [DPGridSearchCV, DPRandomizedSearchCV])
+@pytest.mark.parametrize("how", ["no y", "y", "y and accuracy", "pipeline of transformers"])
+def test_a_search_over_a_transformer_is_refused_before_anything_is_spent(search_cls, how):
+    # found by the bug hunt: fit(X) raised a bare "missing 1 required positional argument: 'y'", fit(X, y) asked a
+    # regressor's scoring, and with scoring='accuracy' the search charged its whole budget, then the first
+    # candidate failed on its missing predict. The private scorers score predictions against y (scikit-learn's
+    # GridSearchCV refuses a transformer without score or scoring too, with a TypeError)
+    from sklearn_dpsco import DPStandardScaler, RowNormClipper, make_dp_pipeline
+
+    acc = BudgetAccountant(100.0)
+    est, grid = DPStandardScaler(bounds=(-5.0, 5.0)), {"with_mean": [True, False]}
+    if how == "pipeline of transformers":
+        est = make_dp_pipeline(RowNormClipper(1.0), est)
+        grid = {"dpstandardscaler__with_mean": [True, False]}
+    extra = {"n_iter": 2} if search_cls is DPRandomizedSearchCV else {}
+    search = search_cls(est, grid, accountant=acc, random_state=0,
+                        scoring="accuracy" if how == "y and accuracy" else None, **extra)
+    with pytest.raises(TypeError, match=f"{search_cls.__name__} scores each candidate's predictions.*"
+                                        f"{type(est).__name__} has no predict.*Nothing was spent."):
+        search.fit(X) if how == "no y" else search.fit(X, Y)
+    assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("y", ["omitted", None])
+def test_a_search_without_y_says_it_needs_y_before_anything_is_spent(y):
+    acc = BudgetAccountant(100.0)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, accountant=acc, random_state=0)
+    with pytest.raises(ValueError, match="DPGridSearchCV requires y to be passed.*Nothing was spent."):
+        search.fit(X) if y == "omitted" else search.fit(X, y)
+    assert len(acc.ledger) == 0
