@@ -136,11 +136,15 @@ def check_groups(groups, n_rows, owner):
 
 
 def check_class_labels(y):
-    """scikit-learn's ``check_classification_targets``, with missing labels in an object array refused by name.
+    """scikit-learn's ``check_classification_targets``, with missing labels and mixed label types in an object
+    array refused by name.
 
     A ``None`` or float NaN among object labels (a column read with gaps) otherwise reaches ``np.unique`` and
     raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which names neither y
-    nor the cause. Raises before anything is spent.
+    nor the cause; so do strings mixed with numbers when the first label is a string (scikit-learn's estimators
+    raise that TypeError too, and "Unknown label type: unknown" when the first is a number). Both orders say what
+    scikit-learn's ``unique_labels`` says, "Mix of label input types (string and number)". Raises before anything
+    is spent.
     """
     from sklearn.utils.multiclass import check_classification_targets
 
@@ -148,4 +152,17 @@ def check_class_labels(y):
     if y.dtype == object:
         if any(v is None or (isinstance(v, float) and v != v) for v in y.ravel()):
             raise ValueError("y contains missing labels (None or NaN): drop or fill those rows. Nothing was spent.")
-    check_classification_targets(y)
+    try:
+        check_classification_targets(y)
+    except (TypeError, ValueError):
+        # diagnosed on the way out only (valid labels pay nothing): strings mixed with numbers could not be
+        # sorted (first label a string) or were typed "unknown" (first label a number)
+        if y.dtype == object:
+            strings = [isinstance(v, str) for v in y.ravel()]
+            if any(strings) and not all(strings):
+                kinds = sorted({type(v).__name__ for v in y.ravel()})
+                raise ValueError(
+                    f"Mix of label input types (string and number): y holds labels of types {kinds}. Give every "
+                    "label one type (e.g. y.astype(str)). Nothing was spent."
+                ) from None
+        raise

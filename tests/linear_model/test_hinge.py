@@ -493,3 +493,30 @@ def test_missing_object_labels_are_named_before_spending(fit, missing):
     with pytest.raises(ValueError, match=text):
         est.fit(X, y, **kw)
     assert acc.total() == (0.0, 0.0) and len(acc.ledger) == 0
+
+
+@pytest.mark.parametrize("first", ["string", "number"])
+@pytest.mark.parametrize("fit", ["hinge", "user", "search", "pipeline"])
+def test_mixed_string_and_number_labels_are_named_before_spending(fit, first):
+    # found by the bug hunt: strings mixed with numbers raised numpy's "TypeError: '<' not supported between
+    # instances of 'int' and 'str'" (first label a string; scikit-learn's estimators too) or "Unknown label type:
+    # unknown ... regression target" (first label a number); both now say scikit-learn's unique_labels' words
+    from sklearn_dpsco import DPGridSearchCV, DPStandardScaler, UserLevelDPLogistic, make_dp_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.array(["yes" if v > 0 else 0 for v in X[:, 0]], dtype=object)
+    y[0] = "yes" if first == "string" else 0
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    est = {
+        "hinge": lambda: DPHingeClassifier(accountant=acc),
+        "user": lambda: UserLevelDPLogistic(accountant=acc),
+        "search": lambda: DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, accountant=acc),
+        "pipeline": lambda: make_dp_pipeline(DPStandardScaler(), DPHingeClassifier(), accountant=acc),
+    }[fit]()
+    kw = {"groups": np.arange(400) // 4} if fit == "user" else {}
+    with pytest.raises(ValueError, match=r"Mix of label input types \(string and number\): y holds labels of types "
+                                         r"\['int', 'str'\].*Nothing was spent.$"):
+        est.fit(X, y, **kw)
+    assert acc.total() == (0.0, 0.0) and len(acc.ledger) == 0
+    est.fit(X, y.astype(str), **kw)  # one type: fits
