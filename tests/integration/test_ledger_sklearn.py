@@ -336,6 +336,24 @@ def test_ceiling_holds_across_loky_workers(data, tmp_path):
     assert acc.total()[0] == pytest.approx(1.0)
 
 
+def test_cross_val_score_past_the_budget_scores_nan_and_error_score_raise_stops(data):
+    # as doc/user_guide.rst ("A budget that runs out part-way") says: scikit-learn's default error_score turns the
+    # refused folds into NaN with a FitFailedWarning, the ledger holding only the fits that ran; error_score="raise"
+    # stops at the first refusal
+    X, y = data
+    with pytest.warns(FitFailedWarning, match="3 fits failed out of a total of 5"):
+        with budget(epsilon=1.0) as ledger:
+            scores = cross_val_score(DPHingeClassifier(epsilon=0.4, random_state=0), X, y, cv=5)
+    assert np.isfinite(scores[:2]).all() and np.isnan(scores[2:]).all()
+    assert len(ledger.ledger) == 2 and ledger.total() == (0.8, 0.0)
+    with budget(epsilon=1.0) as ledger:
+        with pytest.raises(BudgetExceededError, match="Nothing was spent"):
+            cross_val_score(DPHingeClassifier(epsilon=0.4, random_state=0), X, y, cv=5, error_score="raise")
+    assert len(ledger.ledger) == 2 and ledger.total() == (0.8, 0.0)
+    with budget(epsilon=2.0) as ledger:  # sized for the folds: every fold scores
+        assert np.isfinite(cross_val_score(DPHingeClassifier(epsilon=0.4, random_state=0), X, y, cv=5)).all()
+
+
 def test_allowance_forwards_and_caps():
     parent = BudgetAccountant(10.0)
     allowance = FitAllowance(PureDPEvent(1.0), parent=parent, label_prefix="step ")
