@@ -94,22 +94,16 @@ def _make_schedule(blocks, d, *, clip, epsilon, delta, tolerance, noise, scale, 
     # A phase's certified target is never below the float floor at the declared objective_scale
     # (float_floor), so every kept phase asks for a gap float64 can prove; only the step decides.
     kept = [b for b in blocks if clip * b[2] >= _MIN_STEP_FRACTION * scale] or blocks[:1]
-    if events_only:
-        return ParallelComposedEvent(tuple(
-            output_perturbation_plan(
-                stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
-                start=start, tolerance=tolerance, noise=noise, centred=centred, objective_scale=objective_scale,
-                events_only=True,
-            )
-            for start, stop, eta in kept
-        ))
     phases = tuple(
         output_perturbation_plan(
             stop - start, d, lam=2.0 / (eta * (stop - start)), clip=clip, epsilon=epsilon, delta=delta,
             start=start, tolerance=tolerance, noise=noise, centred=centred, objective_scale=objective_scale,
+            events_only=events_only,
         )
         for start, stop, eta in kept
     )
+    if events_only:  # the phases are their events
+        return ParallelComposedEvent(phases)
     info = dict(info, phases=len(phases), steps=[b[2] for b in kept])
     return PhaseSchedule(phases, ParallelComposedEvent(tuple(p.event for p in phases)), info)
 
