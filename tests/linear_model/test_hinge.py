@@ -470,25 +470,30 @@ def test_auto_table():
     assert DPHingeClassifier(epsilon=0.1, random_state=0).fit(X, y).solver_ == "output_perturbation"  # 150
 
 
-@pytest.mark.parametrize("missing", [None, np.nan])
-@pytest.mark.parametrize("fit", ["hinge", "user", "search", "pipeline"])
-def test_missing_object_labels_are_named_before_spending(fit, missing):
-    # found by a bug hunt: None among string labels raised "TypeError: '<' not supported between instances of
-    # 'NoneType' and 'str'", naming neither y nor the cause (a NaN was already refused as "Input contains NaN")
+def _label_fit(fit, acc):
+    """The four ways a classifier's labels reach a fit (400 rows; "user": 4 rows a user): ``(estimator, fit kwargs)``."""
     from sklearn_dpsco import DPGridSearchCV, DPStandardScaler, UserLevelDPLogistic, make_dp_pipeline
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(400, 3))
-    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
-    y[7] = missing
-    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     est = {
         "hinge": lambda: DPHingeClassifier(accountant=acc),
         "user": lambda: UserLevelDPLogistic(accountant=acc),
         "search": lambda: DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, accountant=acc),
         "pipeline": lambda: make_dp_pipeline(DPStandardScaler(), DPHingeClassifier(), accountant=acc),
     }[fit]()
-    kw = {"groups": np.arange(400) // 4} if fit == "user" else {}
+    return est, ({"groups": np.arange(400) // 4} if fit == "user" else {})
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+@pytest.mark.parametrize("fit", ["hinge", "user", "search", "pipeline"])
+def test_missing_object_labels_are_named_before_spending(fit, missing):
+    # found by a bug hunt: None among string labels raised "TypeError: '<' not supported between instances of
+    # 'NoneType' and 'str'", naming neither y nor the cause (a NaN was already refused as "Input contains NaN")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no").astype(object)
+    y[7] = missing
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    est, kw = _label_fit(fit, acc)
     text = "y contains missing labels \\(None or NaN\\).*Nothing was spent" if missing is None else "NaN"
     with pytest.raises(ValueError, match=text):
         est.fit(X, y, **kw)
@@ -501,20 +506,12 @@ def test_mixed_string_and_number_labels_are_named_before_spending(fit, first):
     # found by the bug hunt: strings mixed with numbers raised numpy's "TypeError: '<' not supported between
     # instances of 'int' and 'str'" (first label a string; scikit-learn's estimators too) or "Unknown label type:
     # unknown ... regression target" (first label a number); both now say scikit-learn's unique_labels' words
-    from sklearn_dpsco import DPGridSearchCV, DPStandardScaler, UserLevelDPLogistic, make_dp_pipeline
-
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 3))
     y = np.array(["yes" if v > 0 else 0 for v in X[:, 0]], dtype=object)
     y[0] = "yes" if first == "string" else 0
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
-    est = {
-        "hinge": lambda: DPHingeClassifier(accountant=acc),
-        "user": lambda: UserLevelDPLogistic(accountant=acc),
-        "search": lambda: DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, accountant=acc),
-        "pipeline": lambda: make_dp_pipeline(DPStandardScaler(), DPHingeClassifier(), accountant=acc),
-    }[fit]()
-    kw = {"groups": np.arange(400) // 4} if fit == "user" else {}
+    est, kw = _label_fit(fit, acc)
     with pytest.raises(ValueError, match=r"Mix of label input types \(string and number\): y holds labels of types "
                                          r"\['int', 'str'\].*Nothing was spent.$"):
         est.fit(X, y, **kw)
