@@ -1,5 +1,5 @@
-"""Fixtures shared by the tests of AdaSSP's private ridge choice (test_adassp_selection.py) and of the AdaSSP /
-Phased-ERM choice that reuses it (test_adassp_phased_choice.py)."""
+"""Fixtures shared by the tests of AdaSSP's private ridge choice (test_adassp_selection.py), of the AdaSSP /
+Phased-ERM choice (test_adassp_phased_choice.py) and of the two-candidate guard (test_adassp_guard.py) that reuse it."""
 
 from functools import partial
 
@@ -21,6 +21,18 @@ def selection_utilities():
     """``utilities(plan, X, y, w, thetas)``: the choice's scores of the candidates ``thetas`` on the rows
     ``(X, y, w)``, read through the plan's own clipped blocks (as the fit reads them)."""
     return _utilities
+
+
+@pytest.fixture
+def check_worst_pair():
+    """``check(plan, thetas, X, y, y2)``: the neighbours ``(X, y)`` and ``(X, y2)`` (one label swapped between the
+    two candidates' predictions) move BOTH candidates' utilities by exactly QUANT: the sensitivity is attained."""
+
+    def check(plan, thetas, X, y, y2):
+        u1, u2 = _utilities(plan, X, y, None, thetas), _utilities(plan, X, y2, None, thetas)
+        assert [abs(a - b) for a, b in zip(u1, u2)] == [QUANT, QUANT]
+
+    return check
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from sklearn_dpsco._solvers._adassp import run_adassp
 from sklearn_dpsco._solvers._adassp_selection import (
     PHASED_CHOICE_SELECTION_SHARE,
     PHASED_CHOICE_SHARE,
-    QUANT,
     SELECTION_MIN_RANKS,
     RidgeSelection,
     mean_share,
@@ -96,10 +95,9 @@ def _worst_pair(n=20, eps=1.0):
     return plan, thetas, X, y, y2
 
 
-def test_worst_case_pair_attains_the_sensitivity_exactly(selection_utilities):
+def test_worst_case_pair_attains_the_sensitivity_exactly(check_worst_pair):
     plan, thetas, X, y, y2 = _worst_pair()
-    u1, u2 = selection_utilities(plan, X, y, None, thetas), selection_utilities(plan, X, y2, None, thetas)
-    assert [abs(a - b) for a, b in zip(u1, u2)] == [QUANT, QUANT]
+    check_worst_pair(plan, thetas, X, y, y2)
 
 
 def test_random_and_adversarial_neighbours_stay_within_the_sensitivity(check_random_neighbours):
