@@ -568,24 +568,15 @@ def fit_event(scales, solver_event, n_problems=1, columns=None):
     return event if columns is None else ComposedEvent((columns.event, event))
 
 
-def _sequential_profile(profiles):
-    """``profile_of(ComposedEvent(events))`` from the parts' profiles: the same additions in the same order
-    (accounting/_composition.py, the ``ComposedEvent`` rule; a pure part's profile is ``(eps, eps^2 / 2, 0, ...)``,
-    the floats that rule adds for it)."""
-    a, b, c, d, g, r = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    for p in profiles:
-        a, b, c, d, g, r = (a + p.pure_eps, b + p.pure_rho, c + p.approx_eps, d + p.approx_delta,
-                            g + p.gauss_mu2, r + p.rho)
-    return PrivacyProfile(a, b, c, d, g, r)
-
-
 def fit_profile(scales_profile, solver_profile, n_problems=1, columns_profile=None):
     """``profile_of(fit_event(scales, solver_event, n_problems, columns))`` from the parts' profiles (None: no
     such part): the same floats, without walking the estimates' and column quartiles' events again for every
     candidate of a budget fill."""
-    p = solver_profile if n_problems == 1 else _sequential_profile([solver_profile] * n_problems)
-    p = p if scales_profile is None else _sequential_profile((scales_profile, p))
-    return p if columns_profile is None else _sequential_profile((columns_profile, p))
+    # sum() from a zero profile: the additions of the ComposedEvent rule (accounting/_composition.py), in its order
+    zero = PrivacyProfile()
+    p = solver_profile if n_problems == 1 else sum([solver_profile] * n_problems, zero)
+    p = p if scales_profile is None else sum((scales_profile, p), zero)
+    return p if columns_profile is None else sum((columns_profile, p), zero)
 
 
 #: Relative gap to the user's epsilon at which :func:`fill_budget` stops (it never goes above).
@@ -650,8 +641,7 @@ def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, colum
             return profile_epsilon(fit_profile(fixed[0], profile_of(candidate[2]), n_problems, fixed[1]),
                                    budget.delta)
         event = fit_event(scales, candidate[2], n_problems, columns)
-        eps = epsilon_delta(event, delta=budget.delta)[0]
-        return eps if usage is None else max(eps, target * usage(event))
+        return max(epsilon_delta(event, delta=budget.delta)[0], target * usage(event))
 
     def trial(solver_budget):
         """``(budget, plan or None, solver event)``: the plan is built later, only if it is kept."""
