@@ -634,7 +634,8 @@ def fill_budget(build, scales, rest, budget, n_problems=1, composed=False, colum
     target = budget.epsilon
 
     # the pure parts' profiles once (fit_profile: the same floats as the whole event's)
-    fixed = (None if scales is None else profile_of(scales.event), None if columns is None else profile_of(columns.event))
+    fixed = (None if scales is None else profile_of(scales.event),
+             None if columns is None else profile_of(columns.event))
 
     def certified(candidate):
         if usage is None:  # epsilon_delta(fit_event(...), delta)[0], from the parts' profiles

@@ -199,7 +199,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
       clipped squared loss on the rows (adassp.rst, "Private ridge choice";
       not in :meth:`fit_stream`); where that choice has too few ranks (``n epsilon < 1000``) but
       ``n epsilon / d < 50``, ``d >= 5``, ``n epsilon >= 50`` and ``label_bound="auto"``, 20 % chooses
-      between its model and the label centre only (adassp.rst, "Guard at few ranks"). With an intercept, ``label_bound="auto"``, ``n epsilon >= 200`` and
+      between its model and the label centre only (adassp.rst, "Guard at few ranks"). With an intercept,
+      ``label_bound="auto"``, ``n epsilon >= 200`` and
       ``n epsilon / d < 1000`` (AdaSSP's epsilon), ``max(5 %, 50 / (n epsilon))`` (at most 25 %)
       first releases the clipped labels' mean and the statistics read the labels minus it, so the ridge
       shrinks towards the mean (adassp.rst, "Label mean (recentring)"; not in
