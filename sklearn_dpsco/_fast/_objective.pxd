@@ -20,23 +20,27 @@ cdef struct Problem:
     Py_ssize_t d
 
 
-cdef inline double row_k(RowData rows, Py_ssize_t i, const Problem *pb) noexcept nogil:
+cdef inline double k_of_norm(double nrm, const Problem *pb) noexcept nogil:
     # k_i = C / ||x_i||, rounded *down* by pb.k_factor = 1 - (d + 8) 2^-53 so
     # that k_i * ||x_i|| <= C holds for the exact norm too: the float norm has
     # relative error <= (d/2 + 2) 2^-53 (sum of squares, sqrt, division).
     # A zero row never meets the loss's slope: no extension (k = inf).
-    # The norm is the over/underflow-free one (RowData.norm): a squared norm
-    # that underflows to 0 on a tiny nonzero row must NOT read as a zero row
-    # (that would drop the extension). A level above the largest double is
-    # capped to it (still <= C / ||x_i||).
-    cdef double nrm, k
+    # A level above the largest double is capped to it (still <= C / ||x_i||).
+    cdef double k
     if pb.clip == INFINITY:
         return INFINITY
-    nrm = rows.norm(i)
     if nrm == 0.0:
         return INFINITY
     k = pb.clip / nrm * pb.k_factor
     return k if k <= DBL_MAX else DBL_MAX
+
+
+cdef inline double row_k(RowData rows, Py_ssize_t i, const Problem *pb) noexcept nogil:
+    # k_of_norm of row i's norm. The norm is the over/underflow-free one (RowData.norm): a squared norm
+    # that underflows to 0 on a tiny nonzero row must NOT read as a zero row (that would drop the extension).
+    if pb.clip == INFINITY:
+        return INFINITY
+    return k_of_norm(rows.norm(i), pb)
 
 
 cdef inline double row_weight(const Problem *pb, Py_ssize_t i) noexcept nogil:

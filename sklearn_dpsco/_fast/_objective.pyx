@@ -11,7 +11,6 @@ rows ``[start, stop)`` are a view: nothing is copied.
 import numpy as np
 
 from libc.math cimport INFINITY, isfinite, fabs
-from libc.float cimport DBL_MAX
 
 from ._rows cimport RowData
 from ._losses cimport Loss
@@ -146,30 +145,19 @@ cdef class Objective:
     def k_values(self):
         """The extension levels ``k_i`` the kernels use, for rows in the range.
 
-        ``row_k`` of every row, its expression on the cached norms read in one loop (no method call per
-        row: the same divisions and products, the same floats; speed only).
+        ``row_k`` of every row: :func:`k_of_norm` on the cached norms read in one loop (no method call per
+        row; the same floats; speed only).
         """
         cdef Py_ssize_t i, n = self.pb.stop - self.pb.start
         out = np.empty(n)
         cdef double[::1] ov = out
-        cdef double c = self.pb.clip, f = self.pb.k_factor, nrm, k
         cdef const double *nr
         if n == 0:
             return out
         nr = self.rows.norms + self.pb.start
         with nogil:
-            if c == INFINITY:
-                for i in range(n):
-                    ov[i] = INFINITY
-            else:
-                for i in range(n):
-                    nrm = nr[i]
-                    k = c / nrm * f
-                    if nrm == 0.0:
-                        k = INFINITY
-                    elif not (k <= DBL_MAX):
-                        k = DBL_MAX
-                    ov[i] = k
+            for i in range(n):
+                ov[i] = k_of_norm(nr[i], &self.pb)
         return out
 
     def value(self, w):
