@@ -154,13 +154,6 @@ def _releases(step, n, d, epsilon):
     return probe is None or probe(n, d, epsilon)
 
 
-def _releases_on_rows(name, step, kind, shares, n_rows, widths):
-    """True when pipeline step ``name`` is a private step that releases on the rows: it did not hand its work over
-    and :func:`_releases` at its share (public facts: the configuration, ``n_rows`` and the dry run's widths)."""
-    return (kind == "private" and shares[name] != _HANDED_OVER_SHARE
-            and _releases(step, n_rows, widths[name], shares[name].epsilon))
-
-
 def _hands_over(step, final):
     """True when ``step`` is a ``DPStandardScaler(bounds="auto")`` (row level) and ``final`` a linear model that maps
     its columns itself: ``column_scaling="auto"`` and no declared scale (``clip``, ``row_bound``, ``data_norm``...;
@@ -209,8 +202,9 @@ def _column_settings(step, earlier, n_rows, widths, shares):
     """
     from ._scaler import DPStandardScaler
 
-    if not any(isinstance(s, DPStandardScaler) and _releases_on_rows(name, s, kind, shares, n_rows, widths)
-               for name, s, kind in earlier):
+    if not any(isinstance(s, DPStandardScaler) and shares[name] != _HANDED_OVER_SHARE
+               and _releases(s, n_rows, widths[name], shares[name].epsilon)
+               for name, s, kind in earlier if kind == "private"):
         return {}
     params = step.get_params(deep=False)
     return {name: False for name in ("column_scaling", "centering")
@@ -727,7 +721,8 @@ class DPPipeline(AccountantMixin, Pipeline):
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
                     f"shape before any private data was used: {type(exc).__name__}: {reason}. Nothing was spent."
                 ) from exc
-            if _releases_on_rows(name, step, kind, shares, n_rows, widths):
+            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
+                    step, n_rows, widths[name], shares[name].epsilon):
                 released_by, standardized = name, isinstance(step, DPStandardScaler)
                 if standardized:
                     Z = _standardized(Z_in, step)
@@ -745,7 +740,8 @@ class DPPipeline(AccountantMixin, Pipeline):
         """
         prefix = []
         for name, step, kind in classified[:-1]:
-            if _releases_on_rows(name, step, kind, shares, X.shape[0], widths):
+            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
+                    step, X.shape[0], widths[name], shares[name].epsilon):
                 break
             if kind != "passthrough":
                 prefix.append((name, step, kind))
