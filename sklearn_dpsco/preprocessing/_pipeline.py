@@ -154,6 +154,14 @@ def _releases(step, n, d, epsilon):
     return probe is None or probe(n, d, epsilon)
 
 
+def _releases_on_rows(name, step, kind, shares, n_rows, widths):
+    """True when pipeline step ``name`` is a private step that releases on the rows: it did not hand its work
+    over (:data:`HANDED_OVER`) and :func:`_releases` at its share. Public: the configuration, the number of
+    rows ``n_rows`` and each step's input width (``widths``, from the dry run)."""
+    return (kind == "private" and shares[name] != _HANDED_OVER_SHARE
+            and _releases(step, n_rows, widths[name], shares[name].epsilon))
+
+
 def _hands_over(step, final):
     """True when ``step`` is a ``DPStandardScaler(bounds="auto")`` (row level) and ``final`` a linear model that maps
     its columns itself: ``column_scaling="auto"`` and no declared scale (``clip``, ``row_bound``, ``data_norm``...;
@@ -202,9 +210,8 @@ def _column_settings(step, earlier, n_rows, widths, shares):
     """
     from ._scaler import DPStandardScaler
 
-    if not any(isinstance(s, DPStandardScaler) and shares[name] != _HANDED_OVER_SHARE
-               and _releases(s, n_rows, widths[name], shares[name].epsilon)
-               for name, s, kind in earlier if kind == "private"):
+    if not any(isinstance(s, DPStandardScaler) and _releases_on_rows(name, s, kind, shares, n_rows, widths)
+               for name, s, kind in earlier):
         return {}
     params = step.get_params(deep=False)
     return {name: False for name in ("column_scaling", "centering")
@@ -721,8 +728,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                     f"Pipeline step {name!r} ({type(step).__name__}) failed on synthetic rows of the input "
                     f"shape before any private data was used: {type(exc).__name__}: {reason}. Nothing was spent."
                 ) from exc
-            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
-                    step, n_rows, widths[name], shares[name].epsilon):
+            if _releases_on_rows(name, step, kind, shares, n_rows, widths):
                 released_by, standardized = name, isinstance(step, DPStandardScaler)
                 if standardized:
                     Z = _standardized(Z_in, step)
@@ -730,18 +736,18 @@ class DPPipeline(AccountantMixin, Pipeline):
                 raise _not_finite_after(name, step, released_by, standardized)
         return Z, widths, (released_by, standardized)
 
-    def _check_rows_before_release(self, classified, shares, widths, X, y, fit_params):
+    def _check_rows_before_release(self, classified, shares, widths, X, n_rows, y, fit_params):
         """The stateless steps before the first private step that releases, run on the real rows: their output
         must be finite. Exact and before anything is spent or recorded.
 
         Up to that step the real fit is deterministic (stateless maps, and private steps that release nothing:
         handed over or idle, the identity), so a clone of each runs here on ``X`` as the fit will; a private
         step's clone records its empty event in a throwaway ledger. Without such a step nothing runs.
+        ``n_rows``: the number of rows of ``X`` (checked by the caller; ``X`` may be a list).
         """
         prefix = []
         for name, step, kind in classified[:-1]:
-            if kind == "private" and shares[name] != _HANDED_OVER_SHARE and _releases(
-                    step, X.shape[0], widths[name], shares[name].epsilon):
+            if _releases_on_rows(name, step, kind, shares, n_rows, widths):
                 break
             if kind != "passthrough":
                 prefix.append((name, step, kind))
@@ -855,7 +861,7 @@ class DPPipeline(AccountantMixin, Pipeline):
             self._check_final(step, shares[name], guard, settings, Z, X_checked.shape[0], y, fit_params[name],
                               row_chunks, released)
         if row_chunks is None and _STAND_IN.get() is None:  # real rows (not a stand-in of an outer pipeline's)
-            self._check_rows_before_release(classified, shares, widths, X, y, fit_params)
+            self._check_rows_before_release(classified, shares, widths, X, X_checked.shape[0], y, fit_params)
         return classified, fit_params, transform_params, shares, unit, accountant, settings
 
     # -- fitting -------------------------------------------------------------------------------
