@@ -816,6 +816,7 @@ class DPPipeline(AccountantMixin, Pipeline):
         """
         check_epsilon(self.epsilon)
         check_delta(self.delta)
+        self._validate_params()  # the other constraints (Pipeline.fit's decorator would; this fit replaces it)
         named = named_accountants(self, own=False)
         if named:
             raise ValueError(

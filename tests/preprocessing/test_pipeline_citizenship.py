@@ -387,6 +387,10 @@ _PRE_SPEND_REFUSALS = {
                         "Names provided are not unique"),
     "X nan": (dict(), {"X": "nan"}, ValueError, "Input contains NaN"),
     "y missing": (dict(), {"y": None}, ValueError, "requires y to be passed"),
+    # the parameter constraints: DPPipeline's fit replaces Pipeline.fit, whose decorator ran them (found by the
+    # bug hunt: allow_non_private_steps="yes" was accepted as true)
+    "allow str": (dict(allow_non_private_steps="yes"), {}, ValueError,
+                  "'allow_non_private_steps' parameter of DPPipeline must be an instance of 'bool'"),
 }
 
 
