@@ -25,7 +25,7 @@ from ..accounting._resolve import AccountantMixin, named_accountants
 from ..accounting._shares import curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..linear_model._base import _CHECKING, DPLinearModelMixin, _Checked, check_fit
-from ..preprocessing._pipeline import DPPipeline
+from ..preprocessing._pipeline import DPPipeline, _say_nothing_spent
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._fit_params import rows_of_params, search_fit_params
@@ -368,30 +368,31 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         -------
         self
         """
-        refit_share = self._check_params()
-        checked, y = self._check_data(X, y)
-        # a DataFrame reaches the candidate fits as it came (its column names become the models'
-        # feature_names_in_, as in scikit-learn's searches); its values were checked above
-        X = X if hasattr(X, "iloc") and hasattr(X, "columns") else checked
-        units = self._units(groups, X.shape[0])
-        scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
-        classes = self._classes(y)
-        rng = check_random_state(self.random_state)
-        split_seed = int(rng.integers(_SEED_BOUND))
-        units = units.shuffled(split_seed)
-        n = units.n_units
-        # the splitter is checked in both modes: a data-dependent one is refused, never ignored
-        cv = check_private_cv(self.cv, split_seed)
         self._charged = None
         try:
+            refit_share = self._check_params()
+            checked, y = self._check_data(X, y)
+            # a DataFrame reaches the candidate fits as it came (its column names become the models'
+            # feature_names_in_, as in scikit-learn's searches); its values were checked above
+            X = X if hasattr(X, "iloc") and hasattr(X, "columns") else checked
+            units = self._units(groups, X.shape[0])
+            scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
+            classes = self._classes(y)
+            rng = check_random_state(self.random_state)
+            split_seed = int(rng.integers(_SEED_BOUND))
+            units = units.shuffled(split_seed)
+            n = units.n_units
+            # the splitter is checked in both modes: a data-dependent one is refused, never ignored
+            cv = check_private_cv(self.cv, split_seed)
             if self._selection() == "exponential":
                 state = self._fit_exponential(X, y, n, rng, cv, refit_share, scorer, classes, units, params)
             else:
                 state = self._fit_random_stopping(X, y, n, rng, split_seed, refit_share, scorer, classes, units,
                                                   params)
         except Exception as exc:
-            if self._charged is None:
-                raise  # refused before the reservation: nothing was spent
+            if self._charged is None:  # refused before the reservation: nothing was spent, and the message says so
+                _say_nothing_spent(exc)
+                raise
             raise _after_the_spend(self, self._charged, exc) from exc
         finally:
             del self._charged

@@ -296,3 +296,28 @@ def test_a_search_without_y_says_it_needs_y_before_anything_is_spent(y):
     with pytest.raises(ValueError, match="DPGridSearchCV requires y to be passed.*Nothing was spent."):
         search.fit(X) if y == "omitted" else search.fit(X, y)
     assert len(acc.ledger) == 0
+
+
+# The searches' own refusals (their parameters, X and y, the scoring, the splitter) before the reservation: found by
+# the bug hunt, they did not say that nothing was spent, where the candidates' refusals and DPPipeline's did.
+OWN_REFUSALS = [
+    ("selection_share", DPGridSearchCV, {"selection_share": 2}, Y, "selection_share must be in"),
+    ("refit_share", DPGridSearchCV, {"refit_share": "x"}, Y, "refit_share must be a number or 'auto'"),
+    ("one fold", DPGridSearchCV, {"cv": 1, "selection": "exponential"}, Y, "cv must be >= 2 folds"),
+    ("scoring", DPGridSearchCV, {"scoring": "nonsense"}, Y, "not supported by a private search"),
+    ("selection", DPGridSearchCV, {"selection": "bogus"}, Y, "selection must be"),
+    ("n_iter", DPRandomizedSearchCV, {"n_iter": 0}, Y, "n_iter must be an integer >= 1"),
+    ("y length", DPGridSearchCV, {}, Y[:-1], "X has 600 rows but y has 599"),
+]
+
+
+@pytest.mark.parametrize("case", OWN_REFUSALS, ids=[c[0] for c in OWN_REFUSALS])
+def test_the_searches_own_refusals_say_nothing_was_spent_once(case):
+    _, search, kwargs, y, match = case
+    acc = BudgetAccountant(5.0)
+    grid = {"param_distributions" if search is DPRandomizedSearchCV else "param_grid": {"alpha": [0.1, 1.0]}}
+    with pytest.raises(ValueError, match=match) as info:
+        search(DPHingeClassifier(), accountant=acc, random_state=0, **grid, **kwargs).fit(X, y)
+    message = str(info.value)
+    assert message.endswith("Nothing was spent.") and message.count("Nothing was spent") == 1, message
+    assert len(acc.ledger) == 0
