@@ -13,8 +13,8 @@ workers (doc/large_data.rst, "Dask").
 from functools import partial
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
 
+from .._param_checks import check_class_labels
 from .._solvers import is_dask_collection, map_chunks
 
 __all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input", "record_features"]
@@ -58,7 +58,11 @@ def _flags(X, y, w, *, classification):
     except (TypeError, ValueError):
         out["x_numeric"] = False
     if classification:
-        out["labels"] = np.unique(np.asarray(y))
+        y = np.asarray(y)
+        try:
+            out["labels"] = np.unique(y)
+        except TypeError:  # unsortable (strings mixed with numbers, None): the distinct values, named by the client
+            out["labels"] = np.array(list(dict.fromkeys(y.ravel().tolist())), dtype=object)
     else:
         try:
             yf = np.asarray(y, dtype=np.float64)
@@ -154,8 +158,9 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
         raise ValueError("Input X contains NaN or infinity. Nothing was spent.")
     labels = None
     if classification:
-        labels = np.unique(np.concatenate([f["labels"] for f in flags]))
-        check_classification_targets(labels)
+        labels = np.concatenate([f["labels"] for f in flags])
+        check_class_labels(labels)  # mixed label types and missing labels refused by name, as in memory
+        labels = np.unique(labels)
     else:
         if not all(f["y_numeric"] for f in flags):
             raise ValueError("y contains non-numeric values (could not convert to float64). Nothing was spent.")

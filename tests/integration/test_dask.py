@@ -304,6 +304,21 @@ def test_single_class_refused_before_budget(client, regression):
     assert acc.ledger == ()
 
 
+@pytest.mark.parametrize("labels, message", [
+    ([1, "a"], r"Mix of label input types \(string and number\).*Nothing was spent"),  # a chunk holds both
+    (["a", None], r"missing labels \(None or NaN\).*Nothing was spent"),
+])
+def test_unsortable_labels_refused_by_name_before_budget(client, regression, labels, message):
+    """Mixed str / number or missing labels on the workers: refused with the in-memory fit's message (found by the
+    bug hunt: the workers' np.unique raised "'<' not supported between instances of 'str' and 'int'")."""
+    X, _ = regression
+    acc = BudgetAccountant(epsilon=10.0)
+    y = np.array(labels * (N // 2), dtype=object)
+    with pytest.raises(ValueError, match=message):
+        DPHingeClassifier(accountant=acc).fit(*_dask(X, y, 5000))
+    assert acc.ledger == ()
+
+
 def test_user_level_refused_before_budget(client, regression):
     X, y = regression
     acc = BudgetAccountant(epsilon=10.0)
