@@ -8,8 +8,10 @@ estimator's own template calls ``check(event)`` before touching data and
 ``spend(event)`` after success, and the allowance refuses any event whose
 composition profile is not dominated, field by field, by the allowance's
 (doc/privacy/composition.rst: every reading of a profile is monotone in each
-field, so dominance implies every guarantee of the allowance). Accepted
-spends are forwarded to the ``parent`` ledger, if any.
+field, so dominance implies every guarantee of the allowance), unless the
+allowance is one kind of guarantee that the event's reading meets (a zCDP
+cap read in zCDP, an ``(epsilon, delta)`` cap read at its delta:
+:func:`dominates`). Accepted spends are forwarded to the ``parent`` ledger, if any.
 
 An allowance is not a ledger of its own: with no parent it only enforces
 (the meta-estimator charged its whole budget up front).
@@ -46,6 +48,11 @@ def usage_fits(u):
     return u <= 1.0 + _REL_TOL
 
 
+def _approx_only(cap):
+    """True for the profile of an ``ApproxDPEvent(eps, delta)`` cap with ``delta > 0`` (a ``"basic"`` share)."""
+    return cap.approx_eps > 0 and cap.approx_delta > 0 and cap.pure_eps == cap.pure_rho == cap.rho == cap.gauss_mu2 == 0
+
+
 def dominates(cap, profile):
     """True when every guarantee of the ``cap`` profile also holds for ``profile``.
 
@@ -54,12 +61,20 @@ def dominates(cap, profile):
     their zCDP readings: a mu-GDP mechanism is ``mu^2/2``-zCDP and an eps-DP
     one ``eps^2/2``-zCDP (Bun and Steinke 2016), so the spend is
     ``rho + gauss_mu2/2 + pure_rho``-zCDP and every reading of the cap bounds it.
+    A cap that is one ``(eps, delta)`` pair (``ApproxDPEvent``, a ``"basic"``
+    share) promises only that: it accepts any profile certified
+    ``(eps, delta)``-DP, ``profile_epsilon(profile, delta) <= eps`` (its pure
+    parts composed basically with its curve converted at the delta left over,
+    or folded into zCDP: doc/privacy/composition.rst), which is what the
+    meta-estimator composes for it.
     """
     if all(_le(getattr(profile, f.name), getattr(cap, f.name)) for f in fields(PrivacyProfile)):
         return True
     zcdp_only = cap.rho > 0 and cap.pure_eps == cap.pure_rho == cap.approx_eps == cap.approx_delta == cap.gauss_mu2 == 0
     if zcdp_only and profile.approx_eps == 0 and profile.approx_delta == 0:
         return _le(profile.rho + profile.gauss_mu2 / 2.0 + profile.pure_rho, cap.rho)
+    if _approx_only(cap):
+        return _le(profile_epsilon(profile, cap.approx_delta), cap.approx_eps)
     return False
 
 
@@ -68,7 +83,8 @@ def usage(cap, profile):
     relative slack), ``inf`` when no amount of the cap's kind covers it (a pure part under a Gaussian cap).
 
     The larger field ratio ``profile / cap`` of the field-wise test, or for a pure zCDP cap the smaller of
-    that and the zCDP reading ``(rho + gauss_mu2 / 2 + pure_rho) / cap.rho``. Monotone in every field, so a
+    that and the zCDP reading ``(rho + gauss_mu2 / 2 + pure_rho) / cap.rho``, or for an ``(eps, delta)`` cap
+    the smaller of that and ``profile_epsilon(profile, delta) / eps``. Monotone in every field, so a
     plan that grows with its budget crosses 1 once: what a fit's budget fill needs to stay under an allowance.
     """
     ratios = []
@@ -80,6 +96,8 @@ def usage(cap, profile):
     zcdp_only = cap.rho > 0 and cap.pure_eps == cap.pure_rho == cap.approx_eps == cap.approx_delta == cap.gauss_mu2 == 0
     if zcdp_only and profile.approx_eps == 0 and profile.approx_delta == 0:
         return min(fieldwise, (profile.rho + profile.gauss_mu2 / 2.0 + profile.pure_rho) / cap.rho)
+    if _approx_only(cap):
+        return min(fieldwise, profile_epsilon(profile, cap.approx_delta) / cap.approx_eps)
     return fieldwise
 
 

@@ -21,7 +21,7 @@ from ..accounting import (
 )
 from ..accounting._calibration import gaussian_mu, zcdp_rho
 from ..accounting._composition import PrivacyProfile, profile_epsilon, profile_of
-from ..accounting._shares import Share, curve_share, pure_share
+from ..accounting._shares import Share, basic_share, curve_share, pure_share
 
 __all__ = ["SearchBudget", "plan_exponential", "plan_random_stopping"]
 
@@ -82,7 +82,7 @@ def _largest_mu(feasible, hi=64.0):
     return math.exp(lo_log)
 
 
-def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_share, kind="zcdp"):
+def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_share, kind="zcdp", refit_kind=None):
     """Budget of a search that fits every candidate on every split and selects by the exponential mechanism.
 
     Rule (per row class ``(t, v)``: ``K t`` candidate fits, the selection if
@@ -98,6 +98,13 @@ def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_
     kind : {"gaussian", "zcdp"}
         How fits with ``delta > 0`` are calibrated (:func:`~sklearn_dpsco.accounting._shares.curve_kind`):
         Gaussian-DP shares compose in ``gauss_mu2``, zCDP shares in ``rho``.
+    refit_kind : {"basic"} or None, default=None
+        ``"basic"`` (``delta > 0``): the refit gets the approximate-DP share ``(refit_share * epsilon,
+        delta / 2)`` (allowance ``ApproxDPEvent``), the budget a fit of its own at that epsilon would have,
+        and the candidate fits' curve is converted at the other ``delta / 2``. Why: a refit whose plan
+        composes pure parts (its "auto" scales, column quartiles, intercept refit) with a curve reads them
+        as ``epsilon_i^2 / 2`` under a zCDP share, which can leave its solver a small part of the share
+        (doc/privacy/model_selection.rst, "The refit's share"). None: the refit's share is of ``kind``.
     """
     K = int(n_candidates)
     eps_sel = selection_share * epsilon
@@ -116,7 +123,12 @@ def plan_exponential(epsilon, delta, n_candidates, rows, selection_share, refit_
         fit = pure_share(eps_fit)
     else:
         value_of = (lambda e: gaussian_mu(e, delta)) if kind == "gaussian" else (lambda e: zcdp_rho(e, delta))
-        refit = curve_share(value_of(refit_share * epsilon), delta, kind) if refit_share > 0 else None
+        if not refit_share > 0:
+            refit = None
+        elif refit_kind == "basic":
+            refit = basic_share(refit_share * epsilon, delta / 2.0)
+        else:
+            refit = curve_share(value_of(refit_share * epsilon), delta, kind)
         ref_part = profile_of(refit.allowance) if refit else PrivacyProfile()
 
         def class_profile(x, t, v):

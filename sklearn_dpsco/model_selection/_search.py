@@ -22,7 +22,8 @@ from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._nested import ledger_keys, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
-from ..accounting._shares import curve_kind, pipeline_steps
+from ..accounting._composition import profile_of
+from ..accounting._shares import basic_share, curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..linear_model._base import _CHECKING, DPLinearModelMixin, _Checked, check_fit
 from ..preprocessing._pipeline import DPPipeline, _say_nothing_spent
@@ -437,6 +438,27 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 if est is not None:
                     mark_accounted(est.accountant, keys)
 
+    def _refit_kind(self, candidates, refit_share, classes, X, y, units, params):
+        """``"basic"`` when some candidate's own plan on all rows at the refit's ``(refit_share * epsilon,
+        delta / 2)`` composes a pure part with its curve, else None (:func:`plan_exponential`: the refit then
+        gets that approximate-DP share instead of a zCDP one that would read the pure part as ``eps^2 / 2``).
+
+        Public: a plan is a function of the configuration, the budget and the shape of the rows
+        (:func:`~sklearn_dpsco.linear_model._base.check_fit` reads no value that a release depends on). A
+        candidate whose fit would refuse is skipped here; the candidate checks raise its refusal."""
+        if self.delta == 0 or not self.refit or not refit_share > 0:
+            return None
+        probe = basic_share(refit_share * self.epsilon, self.delta / 2.0)
+        for candidate in candidates:
+            est = _configure(self.estimator, candidate, probe, None, classes)
+            try:
+                event = check_fit(est, X, y, **units.fit_params(None), **params)
+            except Exception:  # noqa: BLE001 - refused later, with its own message, before anything is spent
+                continue
+            if profile_of(event).pure_eps > 0:
+                return "basic"
+        return None
+
     def _configure_refit(self, candidates, plan, seed, classes):
         """The refit estimator of every candidate, configured up front (None entries without a refit)."""
         if not self.refit or plan.refit is None:
@@ -453,9 +475,10 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
         rows = row_classes(unit_splits, n)
         splits = [units.rows_of(tr, te) for tr, te in unit_splits]
         params = search_fit_params(self, params, X.shape[0])
+        kind = curve_kind(self.estimator)
         plan = plan_exponential(
             self.epsilon, self.delta, len(candidates), rows, self.selection_share, refit_share,
-            kind=curve_kind(self.estimator),
+            kind=kind, refit_kind=self._refit_kind(candidates, refit_share, classes, X, y, units, params),
         )
         K, S = len(candidates), len(splits)
         fit_states = _param_seeds(rng, K * S)

@@ -20,7 +20,14 @@ from sklearn_dpsco import (
     DPHingeClassifier,
     DPLinearRegressor,
 )
-from sklearn_dpsco.accounting import FitAllowance, GaussianEvent, PureDPEvent, ZCDPEvent, epsilon_delta
+from sklearn_dpsco.accounting import (
+    ApproxDPEvent,
+    FitAllowance,
+    GaussianEvent,
+    PureDPEvent,
+    ZCDPEvent,
+    epsilon_delta,
+)
 from sklearn_dpsco.accounting._allowance import dominates, usage
 from sklearn_dpsco.accounting._composition import profile_of
 from sklearn_dpsco.accounting._shares import curve_kind
@@ -84,7 +91,13 @@ def test_search_at_delta_fits_every_candidate_within_its_allowance(make, data, p
     eps, delta = epsilon_delta(search.privacy_event_, delta=1e-7)
     assert eps <= 1.5 + 1e-9 and delta <= 1e-7
     assert len(seen) >= 4  # every candidate fit and the refit ran, each within its allowance
-    assert all(isinstance(a, ZCDPEvent) and dominates(profile_of(a), profile_of(e)) for a, e in seen)
+    assert all(dominates(profile_of(a), profile_of(e)) for a, e in seen)
+    # the candidate fits under zCDP shares; the refit under the approximate-DP share (epsilon_r, delta / 2) when
+    # its own plan composes a pure part (every one here: "auto" scales, or the hinge's intercept refit)
+    *fits, (refit, _) = seen
+    assert all(isinstance(a, ZCDPEvent) for a, _ in fits)
+    assert isinstance(refit, ApproxDPEvent) and refit.delta == 1e-7 / 2
+    assert (refit.epsilon, refit.delta) == search.budget_["refit"]
 
 
 def test_library_estimators_get_zcdp_shares_also_on_the_float_path():
@@ -307,3 +320,48 @@ def test_usage_an_ulp_over_one_fits_everywhere():
     assert epsilon_delta(plan.event)[0] == pytest.approx(1.0, rel=1e-12)
     shrunk = trivial_scale_plan(True, budget, 1000, usage=lambda event: 1.0 + 1e-6)
     assert epsilon_delta(shrunk.event)[0] < 0.9995
+
+
+def test_an_approximate_dp_allowance_holds_exactly_the_profiles_certified_within_it():
+    """An ApproxDPEvent(eps, delta) cap (a search's refit share) accepts a profile iff profile_epsilon(P, delta) <=
+    eps: pure parts with a zCDP curve, read as a fit of its own would be (doc/privacy/model_selection.rst, Lemma 3);
+    a profile needing more delta than the cap's, or an ulp-free excess, is refused; usage is that reading / eps."""
+    from sklearn_dpsco.accounting import BudgetExceededError, ComposedEvent
+    from sklearn_dpsco.accounting._calibration import zcdp_rho
+    from sklearn_dpsco.accounting._composition import profile_epsilon
+
+    cap = profile_of(ApproxDPEvent(0.5, 5e-7))
+    pure = PureDPEvent(0.2)
+    rho = zcdp_rho(0.3, 5e-7)  # reading 1: 0.2 + 0.3 = 0.5 at delta 5e-7, exactly the cap
+    inside = profile_of(ComposedEvent((pure, ZCDPEvent(rho * (1 - 1e-6)))))
+    outside = profile_of(ComposedEvent((pure, ZCDPEvent(rho * 1.01))))
+    assert profile_epsilon(inside, 5e-7) < 0.5 < profile_epsilon(outside, 5e-7)
+    assert dominates(cap, inside) and not dominates(cap, outside)
+    assert usage(cap, inside) == pytest.approx(profile_epsilon(inside, 5e-7) / 0.5) and usage(cap, inside) < 1
+    assert usage(cap, outside) > 1
+    # the field-wise test alone refused both (the cap has no pure or zCDP field): the reading is what accepts
+    assert not all(getattr(inside, f) <= getattr(cap, f) for f in ("pure_eps", "rho"))
+    # a part needing delta beyond the cap's is not covered by any epsilon
+    assert not dominates(cap, profile_of(ApproxDPEvent(0.1, 1e-6)))
+    allowance = FitAllowance(ApproxDPEvent(0.5, 5e-7), delta=1e-6)
+    allowance.spend(ComposedEvent((pure, ZCDPEvent(rho * (1 - 1e-6)))))
+    assert allowance.usage(PureDPEvent(0.01)) > 1  # the running total's reading would pass 0.5
+    with pytest.raises(BudgetExceededError):
+        allowance.spend(PureDPEvent(0.01))
+
+
+def test_search_refit_gets_an_approximate_share_only_when_its_plan_composes_a_pure_part(clf_data):
+    """The rule of doc/privacy/model_selection.rst, "The refit's share": the hinge's "auto" clip is a pure part, so
+    its refit gets (eps_r, delta / 2); a fit whose plan at that budget is one curve (the testing classifier: one
+    Gaussian release) keeps the zCDP share. Public facts only: no release runs in _refit_kind."""
+    from sklearn_dpsco.testing._estimators import TinyDPClassifier
+
+    X, y = clf_data
+    X = X / np.linalg.norm(X, axis=1).max()
+    hinge = DPGridSearchCV(DPHingeClassifier(), {"alpha": [None, 0.1]}, epsilon=1.0, delta=1e-6, cv=2,
+                           selection="exponential", random_state=0).fit(X, y)
+    assert hinge.budget_["refit"] == (0.5, 5e-7)
+    tiny = DPGridSearchCV(TinyDPClassifier(noise="float"), {"shift": [0.0, 0.1]}, epsilon=1.0, delta=1e-6, cv=2,
+                          selection="exponential", random_state=0)
+    tiny.fit(X, y)
+    assert tiny.budget_["refit"][1] == 1e-6  # a curve share, at the search's delta
