@@ -347,3 +347,34 @@ def test_auto_clip_of_tiny_rows_sits_at_the_grid_floor():
     y = (X[:, 0] > 0).astype(int)
     clf = DPHingeClassifier(random_state=0, accountant=BudgetAccountant()).fit(X * 1e-9, y)
     assert clf.clip_ == 2.0**-20
+
+
+def test_delta_never_loses_the_pure_phased_choice():
+    """At delta > 0 DPLinearRegressor plans at delta = 0 where that plan runs the AdaSSP / Phased-ERM choice
+    (_pure_choice_plan; benchmarks/results/delta_choice.md: the Gaussian AdaSSP alone lost there, Computers
+    scaled epsilon 0.5 0.53 -> 0.31). The same release as the pure fit, a pure event within (epsilon, delta);
+    where the choice does not apply (many rows per coefficient) the fit keeps its Gaussian plan; under a zCDP
+    share, which reads pure parts as epsilon^2 / 2, the pure plan is not taken when the share cannot hold it."""
+    from sklearn.datasets import make_regression
+
+    from sklearn_dpsco import DPLinearRegressor
+    from sklearn_dpsco.accounting import BudgetAccountant, FitAllowance, ZCDPEvent
+    from sklearn_dpsco.accounting._calibration import zcdp_epsilon, zcdp_rho
+    from sklearn_dpsco.accounting._composition import profile_of
+
+    X, y = make_regression(2000, 9, noise=10.0, random_state=0)
+    pure = DPLinearRegressor(epsilon=1.0, random_state=3).fit(X, y)
+    assert pure.fit_info_.get("phased_choice")  # the setting: m = 2000 / 9 < 500, d > 4, "auto" bounds
+    acc = BudgetAccountant(10.0, 1e-5)
+    approx = DPLinearRegressor(epsilon=1.0, delta=1e-6, random_state=3, accountant=acc).fit(X, y)
+    np.testing.assert_array_equal(approx.coef_, pure.coef_)
+    assert not profile_of(approx.privacy_event_).needs_delta and acc.total(delta=1e-6)[0] <= 1.0 + 1e-9
+    # many rows per coefficient: no choice at delta 0, so the fit at delta > 0 keeps its curve
+    Xb, yb = make_regression(60_000, 9, noise=10.0, random_state=0)
+    big = DPLinearRegressor(epsilon=1.0, delta=1e-6, random_state=3).fit(Xb, yb)
+    assert profile_of(big.privacy_event_).rho > 0 or profile_of(big.privacy_event_).gauss_mu2 > 0
+    # a zCDP share worth (1, 1e-6): the pure plan's parts read as epsilon^2 / 2 exceed it, the curve plan is kept
+    rho = zcdp_rho(1.0, 1e-6)
+    share = DPLinearRegressor(epsilon=zcdp_epsilon(rho * (1 - 1e-9), 1e-6), delta=1e-6, random_state=3,
+                              accountant=FitAllowance(ZCDPEvent(rho), delta=1e-6)).fit(X, y)
+    assert profile_of(share.privacy_event_).rho > 0
