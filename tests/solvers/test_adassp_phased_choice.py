@@ -184,9 +184,12 @@ def test_estimator_spends_the_users_epsilon(noise):
     assert est.solver_ == "adassp" and est.fit_info_["phased_choice"] is True
     assert est.epsilon_spent_ == pytest.approx(1.0, rel=1e-9)
     assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
-    for kwargs in ({"solver": "adassp"}, {"delta": 1e-6}):
-        other = DPLinearRegressor(epsilon=1.0, noise=noise, random_state=0, **kwargs).fit(X, y)
-        assert not other.fit_info_.get("phased_choice", False)
+    other = DPLinearRegressor(epsilon=1.0, noise=noise, random_state=0, solver="adassp").fit(X, y)
+    assert not other.fit_info_.get("phased_choice", False)
+    # at delta > 0 the fit takes the pure plan where it runs the choice (DPLinearRegressor._pure_choice_plan)
+    other = DPLinearRegressor(epsilon=1.0, delta=1e-6, noise=noise, random_state=0).fit(X, y)
+    assert other.fit_info_.get("phased_choice") is True
+    np.testing.assert_array_equal(other.coef_, est.coef_)
 
 
 def test_streaming_keeps_plain_adassp():
