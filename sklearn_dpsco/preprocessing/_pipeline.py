@@ -20,9 +20,10 @@ from sklearn.utils._available_if import available_if
 from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import SKLEARN_GROUPS_HINT, check_delta, check_epsilon
 from ..accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, FitAllowance, epsilon_delta
+from ..accounting._allowance import usage_fits
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
 from ..accounting._resolve import AccountantMixin, named_accountants
-from ..accounting._shares import Share, curve_kind, split_by_weights
+from ..accounting._shares import Share, curve_kind, pipeline_steps, split_by_weights
 from ..accounting._units import PrivacyUnitError, privacy_unit_of
 from .._solvers import is_dask_collection
 from ..linear_model._cluster_inputs import cluster_rows
@@ -358,9 +359,11 @@ class DPPipeline(AccountantMixin, Pipeline):
     epsilon : float, default=1.0
         Total epsilon of one fit of the whole pipeline.
     delta : float, default=0.0
-        Total delta. 0: every private step runs pure DP. > 0: every private
-        step must release through Gaussian noise (all of ours do); shares
-        compose exactly in Gaussian DP.
+        Total delta. 0: every private step runs pure DP. > 0: steps that may
+        release a pure part (the library's models, ``DPStandardScaler(bounds=
+        "auto")``) get ``(epsilon_i, delta_i)`` shares (basic composition;
+        each plans as on its own ledger), other steps Gaussian-DP or zCDP
+        shares (``split_kinds``; doc/privacy/composition.rst).
     weights : dict of str -> float, default=None
         Relative share of each private step (by name). None: the private
         steps before the last one share ``PREPROCESSING_SHARE = 0.3`` of
@@ -569,7 +572,7 @@ class DPPipeline(AccountantMixin, Pipeline):
             )
         return out
 
-    def _shares(self, private_names, shape):
+    def _shares(self, private_names, shape, accountant):
         weights = self.weights
         handed = []
         if weights is None:
@@ -591,8 +594,14 @@ class DPPipeline(AccountantMixin, Pipeline):
         steps = dict(self.steps)
         # a step that handed its work over takes no part in the split: the others share the whole budget
         working = [n for n in private_names if n not in handed]
-        kinds = [curve_kind(steps[n]) for n in working]
-        shares = dict(zip(working, split_by_weights(self.epsilon, self.delta, [weights[n] for n in working], kinds)))
+        step_weights = [weights[n] for n in working]
+        kinds = split_kinds([steps[n] for n in working], self.delta)
+        shares = split_by_weights(self.epsilon, self.delta, step_weights, kinds)
+        if "basic" in kinds and not _holds_basic(accountant, shares):
+            # under a meta-estimator's zCDP allowance (a search over this pipeline) approximate-DP shares
+            # would not compose: the steps share its rho, as before
+            shares = split_by_weights(self.epsilon, self.delta, step_weights, [curve_kind(steps[n]) for n in working])
+        shares = dict(zip(working, shares))
         return {n: shares.get(n, _HANDED_OVER_SHARE) for n in private_names}
 
     @staticmethod
@@ -842,7 +851,8 @@ class DPPipeline(AccountantMixin, Pipeline):
             row_chunks = X_checked.chunks[0]
         else:
             X_checked = check_array(X, accept_sparse=["csr", "csc"], dtype="numeric", ensure_all_finite=True)
-        shares = self._shares(private_names, X_checked.shape)
+        accountant = self._get_accountant()
+        shares = self._shares(private_names, X_checked.shape, accountant)
         # mixed units and missing / misplaced groups are refused here, before anything is spent
         unit = self._route_groups(classified, fit_params, groups, X_checked.shape[0])
         if row_chunks is not None:
@@ -852,7 +862,6 @@ class DPPipeline(AccountantMixin, Pipeline):
         # the final step's column settings (public: _column_settings), the same for its checks and its fit
         settings = _column_settings(classified[-1][1], classified[:-1], X_checked.shape[0], widths, shares)
 
-        accountant = self._get_accountant()
         accountant.check(ComposedEvent(tuple(shares[n].allowance for n in private_names)), privacy_unit=unit or "row")
         name, step, kind = classified[-1]
         if kind == "private":
@@ -1010,6 +1019,42 @@ class DPPipeline(AccountantMixin, Pipeline):
             allow_non_private_steps=self.allow_non_private_steps,
             verbose=self.verbose,
         )
+
+
+def split_kinds(steps, delta):
+    """How the working private ``steps`` share ``delta > 0``: ``"basic"`` for every one when some step may
+    release a pure part, else each step's :func:`~sklearn_dpsco.accounting._shares.curve_kind` (public: the
+    steps' configuration).
+
+    Why: a zCDP share ``rho_i`` reads a pure part of epsilon ``e`` as ``e^2 / 2``, while the fit's own plan
+    adds it to its Gaussian's curve, where it costs about ``e`` (doc/privacy/composition.rst). At ``delta =
+    1e-6`` a pure part of more than about 0.19 of a step's epsilon takes its whole ``rho_i``, and the fit's
+    budget fill lowers the solver to make room: a DPPipeline at ``(epsilon, 1e-6)`` scored below the same
+    pipeline at ``(epsilon, 0)`` (wine, scaled, epsilon 2: 0.61 against 0.88). An ``(epsilon_i, delta_i)``
+    share (``ApproxDPEvent``; basic composition of the steps, exact for one step) holds what the step
+    certifies on its own ledger at ``(epsilon_i, delta_i)``: one working step then plans exactly as the bare
+    estimator does (benchmarks/results/pipeline_delta.md).
+    """
+    if delta > 0 and any(_may_release_pure(step) for step in steps):
+        return ["basic"] * len(steps)
+    return [curve_kind(step) for step in steps]
+
+
+def _may_release_pure(step):
+    """True when ``step``, a pipeline step of it or the estimator it searches over says ``_may_release_pure``."""
+    inner = [s for _, s in pipeline_steps(step)]
+    if hasattr(step, "estimator") and hasattr(step.estimator, "get_params"):  # a DP search over an estimator
+        inner.append(step.estimator)
+    return bool(getattr(step, "_may_release_pure", False)) or any(_may_release_pure(s) for s in inner)
+
+
+def _holds_basic(accountant, shares):
+    """True when ``accountant`` can hold the ``"basic"`` ``shares`` composed: any ledger; a meta-estimator's
+    :class:`~sklearn_dpsco.accounting.FitAllowance` when its ``usage`` of them is at most 1 (an ``(epsilon,
+    delta)`` allowance, not a zCDP one). Public arithmetic on the budgets."""
+    if not isinstance(accountant, FitAllowance):
+        return True
+    return usage_fits(accountant.usage(ComposedEvent(tuple(s.allowance for s in shares))))
 
 
 def default_weights(private_names, steps, shape, epsilon):

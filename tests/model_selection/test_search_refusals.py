@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor
-from sklearn_dpsco.accounting import BudgetExceededError
+from sklearn_dpsco.accounting import BudgetExceededError, ComposedEvent, epsilon_delta
 from sklearn_dpsco.linear_model import UserLevelDPLogistic
 from sklearn_dpsco.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 
@@ -215,16 +215,19 @@ def test_a_search_as_a_pipelines_final_step_is_checked_before_the_first_spend():
     DPGridSearchCV after a DPStandardScaler at delta > 0 (whose exponential selection's pure part does not fit the
     zCDP share the pipeline gives it) was refused only after the scaler had spent its share, with an allowance's
     internal repr ('... consumed a profile of PrivacyProfile(pure_eps=0.0, ...)'). The same held one level up: a
-    search over such a pipeline charged its whole budget, then failed."""
+    search over such a pipeline charged its whole budget, then failed.
+
+    A DPPipeline on a ledger now gives such steps ``(epsilon_i, delta_i)`` shares (``split_kinds``), which hold
+    the selection's pure part: that pipeline fits. Under the outer search's zCDP allowance it keeps zCDP shares,
+    so the inner search is still refused there, before anything is spent."""
     from sklearn_dpsco import DPStandardScaler, make_dp_pipeline
 
     acc = BudgetAccountant(100.0, 1e-3)
     inner = DPGridSearchCV(DPHingeClassifier(), {"alpha": [1e-3, 1e-2]}, random_state=0)
-    pipe = make_dp_pipeline(DPStandardScaler(), inner, epsilon=1.0, delta=1e-6, accountant=acc)
-    with pytest.raises(BudgetExceededError, match="dpgridsearchcv.*Nothing was spent") as info:
-        pipe.fit(X, Y)
-    assert "PrivacyProfile(" not in str(info.value)
-    assert acc.ledger == ()
+    make_dp_pipeline(DPStandardScaler(), inner, epsilon=1.0, delta=1e-6, accountant=acc).fit(X, Y)
+    assert len(acc.ledger) == 2
+    assert epsilon_delta(ComposedEvent(tuple(e.event for e in acc.ledger)), delta=1e-6)[0] <= 1.0
+    acc = BudgetAccountant(100.0, 1e-3)
     outer = DPGridSearchCV(make_dp_pipeline(DPStandardScaler(), inner), {"dpstandardscaler__scale_share": [0.2, 0.4]},
                            epsilon=1.0, delta=1e-6, accountant=acc, random_state=0)
     with pytest.raises(BudgetExceededError, match="would refuse its fit"):

@@ -218,6 +218,50 @@ def test_pipeline_zcdp_shares_compose_within_budget(data):
     assert eps > 0.9  # the split wastes little against the whole budget
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_pipeline_at_delta_with_one_working_step_is_the_bare_estimator(data, epsilon):
+    """A scaler that hands its work over leaves one working step: at delta > 0 it gets the (epsilon, delta)
+    share (``split_kinds``), not a zCDP share that reads its pure parts as eps^2 / 2, so it plans and releases
+    exactly what the bare estimator does on its own ledger (a zCDP share lost up to 0.28 accuracy on wine)."""
+    from sklearn_dpsco.accounting import ApproxDPEvent
+
+    X, y = data
+    X = X * np.array([1.0, 40.0, 0.01])  # raw columns of mixed units: the model maps them itself
+    acc = BudgetAccountant(5.0, 1e-5)
+    bare = DPHingeClassifier(epsilon=epsilon, delta=1e-6, random_state=4, accountant=acc).fit(X, y)
+    pipe = DPPipeline([("sc", DPStandardScaler(random_state=4)), ("clf", DPHingeClassifier(random_state=4))],
+                      epsilon=epsilon, delta=1e-6, accountant=acc).fit(X, y)
+    model = pipe.named_steps["clf"]
+    assert pipe.named_steps["sc"].fit_info_["handed_over"]
+    np.testing.assert_array_equal(model.coef_, bare.coef_)
+    np.testing.assert_array_equal(model.intercept_, bare.intercept_)
+    assert model.privacy_event_ == bare.privacy_event_
+    assert pipe._shares(["sc", "clf"], X.shape, acc)["clf"].allowance == ApproxDPEvent(epsilon, 1e-6)
+
+
+def test_pipeline_at_delta_gives_pure_steps_basic_shares_within_budget(data):
+    """Two working steps that may release pure parts: (epsilon_i, delta_i) shares, basic composition; the
+    steps' spends together certify at most (epsilon, delta)."""
+    from sklearn_dpsco.accounting import ApproxDPEvent, ComposedEvent
+    from sklearn_dpsco.preprocessing._pipeline import split_kinds
+
+    X, y = data
+    acc = BudgetAccountant(5.0, 1e-5)
+    steps = [("sc", DPStandardScaler(random_state=0)), ("clf", DPHingeClassifier(clip=1.0, random_state=0))]
+    pipe = DPPipeline(steps, epsilon=1.0, delta=1e-6, accountant=acc).fit(X, y)
+    shares = pipe._shares(["sc", "clf"], X.shape, acc)
+    allowances = [s.allowance for s in shares.values()]
+    assert all(isinstance(a, ApproxDPEvent) for a in allowances)
+    assert sum(a.epsilon for a in allowances) == pytest.approx(1.0, rel=1e-12)
+    assert sum(a.delta for a in allowances) <= 1e-6 * (1 + 1e-12)
+    assert len(acc.ledger) == 2
+    eps, _ = epsilon_delta(ComposedEvent(tuple(e.event for e in acc.ledger)), 1e-6)
+    assert eps <= 1.0 + 1e-12
+    # no step that may release a pure part, or pure DP: the curve split as before
+    assert split_kinds([DPStandardScaler(bounds=(-1, 1))], 1e-6) == ["zcdp"]
+    assert split_kinds(list(dict(steps).values()), 1e-6) == ["basic", "basic"]
+
+
 @pytest.mark.parametrize(
     "step,name",
     [(StandardScaler(), "StandardScaler"), (PCA(2), "PCA")],
