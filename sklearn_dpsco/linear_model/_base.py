@@ -52,7 +52,8 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon
+from .._param_checks import (SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon,
+                             check_no_missing)
 from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
@@ -853,6 +854,7 @@ class DPClassifierMixin:
         """Step 1: rows, labels (public label set), weights; one ±1 target per one-vs-rest problem."""
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=True)
+        check_no_missing(y)  # pd.NA of a nullable column, by name (scikit-learn's check says NaN, or crashes)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
         check_class_labels(y_)
         classes = self._resolve_classes(y_)
@@ -898,6 +900,7 @@ class DPRegressorMixin:
         """Step 1: rows, numeric targets, weights; one problem."""
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=False)
+        check_no_missing(y, what="targets")  # pd.NA of a nullable column, by name
         X_, y_ = self._validate_Xy(X, y, y_numeric=True)
         y_ = self._finite_targets(y_)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
-from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups
+from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups, check_no_missing
 from .._refusals import say_nothing_spent
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
@@ -326,6 +326,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 "candidate's predictions against the labels of its validation rows. Nothing was spent."
             )
         X = check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite=True)
+        # pd.NA of a nullable column, by name
+        check_no_missing(y, what="labels" if is_classifier(self.estimator) else "targets")
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
