@@ -91,6 +91,7 @@ SKLEARN_GROUPS_HINT = (
     "enabled call set_fit_request(groups=True) on the estimator.)"
 )
 
+
 def _is_missing(value):
     """True for a missing entry of an object array: None, a float NaN, pandas' ``pd.NA`` or ``pd.NaT``."""
     if value is None:
@@ -186,12 +187,12 @@ def check_class_labels(y):
     """scikit-learn's ``check_classification_targets``, with missing labels and mixed label types in an object
     array refused by name.
 
-    A ``None``, float NaN or ``pd.NA`` among object labels (a column read with gaps) otherwise reaches ``np.unique`` and
-    raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which names neither y
-    nor the cause; so do strings mixed with numbers when the first label is a string (scikit-learn's estimators
-    raise that TypeError too, and "Unknown label type: unknown" when the first is a number). Both orders say what
-    scikit-learn's ``unique_labels`` says, "Mix of label input types (string and number)". Raises before anything
-    is spent.
+    A ``None``, float NaN or ``pd.NA`` among object labels (a column read with gaps) otherwise reaches
+    ``np.unique`` and raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which
+    names neither y nor the cause (:func:`check_no_missing` names it); so do strings mixed with numbers when
+    the first label is a string (scikit-learn's estimators raise that TypeError too, and "Unknown label type:
+    unknown" when the first is a number). Both orders say what scikit-learn's ``unique_labels`` says, "Mix of
+    label input types (string and number)". Raises before anything is spent.
     """
     from sklearn.utils.multiclass import check_classification_targets
 

@@ -29,8 +29,8 @@ Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream`
    ``_store_columns``, which folds the column map into them).
 
 Any exception in steps 1-7 leaves the estimator exactly as it was before
-``fit`` (a refit that fails does not half-overwrite a fitted model) and
-spends nothing. A refusal in steps 1-3 (scikit-learn's parameter
+``fit`` (a refit that fails does not half-overwrite a fitted model); one
+before step 6 spends nothing (after it, the spend stands). A refusal in steps 1-3 (scikit-learn's parameter
 constraints and data checks included) ends with "Nothing was spent.", its
 type unchanged (sklearn_dpsco/_refusals.py); a failure from step 4 on does
 not get that ending: a release has run on the data (doc/privacy/accounting.rst).

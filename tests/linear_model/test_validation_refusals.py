@@ -137,8 +137,9 @@ CASES = {
                      ValueError, r"groups must have shape \(240,\)"),
     "groups one user": (("user",), _data_case(lambda X, y, kw, kind: (X, y, {"groups": np.zeros(N)})), ValueError,
                         r"at least 2 users"),
-    "groups Int64 NA": (("user",), _data_case(lambda X, y, kw, kind: (X, y, {"groups": _with_na(kw["groups"], "Int64")})),
-                        ValueError, r"groups contains missing user identifiers: .* dtype 'Int64'"),
+    "groups Int64 NA": (("user",), _data_case(lambda X, y, kw, kind: (
+        X, y, {"groups": _with_na(kw["groups"], "Int64")})), ValueError,
+        r"groups contains missing user identifiers: .* dtype 'Int64'"),
     "groups string NA": (("user",), _data_case(lambda X, y, kw, kind: (
         X, y, {"groups": _with_na(kw["groups"].astype(str), "string")})), ValueError,
         r"groups contains missing user identifiers: .* dtype 'string"),
