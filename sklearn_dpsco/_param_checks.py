@@ -17,6 +17,7 @@ __all__ = [
     "check_dimension",
     "check_groups",
     "check_class_labels",
+    "check_no_missing",
     "SCALE_MAX",
     "SCALE_MIN",
 ]
@@ -90,6 +91,52 @@ SKLEARN_GROUPS_HINT = (
     "enabled call set_fit_request(groups=True) on the estimator.)"
 )
 
+
+def _is_missing(value):
+    """True for a missing entry of an object array: None, a float NaN, pandas' ``pd.NA`` or ``pd.NaT``."""
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")  # pandas' missing-value scalars, without importing pandas
+
+
+def check_no_missing(values, name="y", what="labels"):
+    """Refuse ``values`` (``y``, ``groups``) holding a missing entry, by name, before anything is spent.
+
+    A pandas object is read through its own ``isna``: a nullable column (``"Int64"``, ``"boolean"``, ``"string"``)
+    with ``pd.NA`` otherwise became a float NaN ("Input y contains NaN", which names no label) or reached
+    ``np.unique`` and raised ``TypeError: boolean value of NA is ambiguous``. An array or list of objects is
+    scanned for None, NaN, ``pd.NA`` and ``pd.NaT``. Numeric arrays are left to the callers' own checks
+    (scikit-learn's finiteness check). A dask collection is not read (its checks run on its workers).
+    """
+    if values is None:
+        return
+    module = type(values).__module__ or ""
+    if module.startswith("dask"):
+        return
+    if module.startswith("pandas") and hasattr(values, "isna"):
+        if bool(np.asarray(values.isna()).any()):
+            dtype = getattr(values, "dtype", None)
+            kind = f" of dtype {str(dtype)!r}" if dtype is not None else ""
+            raise ValueError(f"{name} contains missing {what}: pd.NA, NaN or None among its values{kind}. Drop or "
+                             "fill those rows (and the same rows of X) before the fit. Nothing was spent.")
+        return
+    if isinstance(values, np.ndarray):
+        if values.dtype != object:
+            return
+        arr = values
+    elif isinstance(values, (list, tuple)):
+        arr = np.asarray(values)  # numbers convert in C and are left to the callers' checks
+        if arr.dtype != object:
+            return
+    else:
+        return
+    if any(_is_missing(v) for v in arr.ravel()):
+        raise ValueError(f"{name} contains missing {what}: None, NaN or pd.NA among its values. Drop or fill those "
+                         "rows (and the same rows of X) before the fit. Nothing was spent.")
+
+
 #: Fewest users a user-level fit accepts (:func:`check_groups`).
 MIN_USERS = 2
 
@@ -113,6 +160,7 @@ def check_groups(groups, n_rows, owner):
             f"{owner} requires groups: one user identifier per row (the privacy unit is a user). Nothing was spent. "
             + SKLEARN_GROUPS_HINT
         )
+    check_no_missing(groups, "groups", "user identifiers")
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_rows:
         raise ValueError(f"groups must have shape ({n_rows},), got {groups.shape}. Nothing was spent.")
@@ -139,19 +187,17 @@ def check_class_labels(y):
     """scikit-learn's ``check_classification_targets``, with missing labels and mixed label types in an object
     array refused by name.
 
-    A ``None`` or float NaN among object labels (a column read with gaps) otherwise reaches ``np.unique`` and
-    raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which names neither y
-    nor the cause; so do strings mixed with numbers when the first label is a string (scikit-learn's estimators
-    raise that TypeError too, and "Unknown label type: unknown" when the first is a number). Both orders say what
-    scikit-learn's ``unique_labels`` says, "Mix of label input types (string and number)". Raises before anything
-    is spent.
+    A ``None``, float NaN or ``pd.NA`` among object labels (a column read with gaps) otherwise reaches
+    ``np.unique`` and raises ``TypeError: '<' not supported between instances of 'NoneType' and 'str'``, which
+    names neither y nor the cause (:func:`check_no_missing` names it); so do strings mixed with numbers when
+    the first label is a string (scikit-learn's estimators raise that TypeError too, and "Unknown label type:
+    unknown" when the first is a number). Both orders say what scikit-learn's ``unique_labels`` says, "Mix of
+    label input types (string and number)". Raises before anything is spent.
     """
     from sklearn.utils.multiclass import check_classification_targets
 
+    check_no_missing(y)
     y = np.asarray(y)
-    if y.dtype == object:
-        if any(v is None or (isinstance(v, float) and v != v) for v in y.ravel()):
-            raise ValueError("y contains missing labels (None or NaN): drop or fill those rows. Nothing was spent.")
     try:
         check_classification_targets(y)
     except (TypeError, ValueError):

@@ -29,9 +29,12 @@ Every fit — ``fit`` of the four estimators and ``DPLinearRegressor.fit_stream`
    ``_store_columns``, which folds the column map into them).
 
 Any exception in steps 1-7 leaves the estimator exactly as it was before
-``fit`` (a refit that fails does not half-overwrite a fitted model) and
-spends nothing. The hooks are abstract: a subclass missing one cannot be
-instantiated.
+``fit`` (a refit that fails does not half-overwrite a fitted model); one
+before step 6 spends nothing (after it, the spend stands). A refusal in steps 1-3 (scikit-learn's parameter
+constraints and data checks included) ends with "Nothing was spent.", its
+type unchanged (sklearn_dpsco/_refusals.py); a failure from step 4 on does
+not get that ending: a release has run on the data (doc/privacy/accounting.rst).
+The hooks are abstract: a subclass missing one cannot be instantiated.
 """
 
 import numbers
@@ -49,7 +52,9 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon
+from .._param_checks import (SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon,
+                             check_no_missing)
+from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
 from .._solvers._core._data import DeferredRowScale, RowScaledData
@@ -506,6 +511,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         return share.epsilon, share.delta
 
     # -- checks ---------------------------------------------------------------------------
+    def _validate_params(self):
+        """scikit-learn's validation of the parameter constraints (``_fit_context`` runs it before ``fit``), whose
+        refusal (an ``InvalidParameterError``, still one) says that nothing was spent."""
+        with refusing_before_any_spend():
+            super()._validate_params()
+
     def _check_privacy_params(self):
         # sklearn's Interval lets inf and bools through; the privacy checks do not.
         check_epsilon(self.epsilon)
@@ -663,16 +674,23 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
 
     def _fit_template(self, *args, **kwargs):
         """Run the seven steps of the module docstring; ``args`` go to ``_validate_fit_inputs``."""
-        self._check_privacy_params()
         saved = dict(self.__dict__)
         try:
-            inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
-            if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs
+            checking = _CHECKING.get() is self
+            # every refusal before the first release says that nothing was spent, with its type unchanged
+            # (sklearn_dpsco/_refusals.py); nothing after it is wrapped: a failure after a release is an outcome
+            # of the data, and one after the spend must not claim that nothing was spent
+            with refusing_before_any_spend():
+                self._check_privacy_params()
+                inputs, plan, event, accountant = self._prepare_fit(*args, **kwargs)  # 1-3
+                if not checking:
+                    # what the public plan warns about, before any row is read: a warning turned into an error
+                    # (warnings-as-errors) then refuses the fit with nothing spent, instead of discarding a paid
+                    # release
+                    for message in self._plan_warnings(inputs, plan):
+                        warnings.warn(message, UserWarning, stacklevel=3)
+            if checking:  # check_fit: every refusal has had its chance; nothing runs
                 raise _Checked(event)
-            # what the public plan warns about, before any row is read: a warning turned into an error
-            # (warnings-as-errors) then refuses the fit with nothing spent, instead of discarding a paid release
-            for message in self._plan_warnings(inputs, plan):
-                warnings.warn(message, UserWarning, stacklevel=3)
 
             rng = check_random_state(self.random_state)
             released = columns = None
@@ -767,7 +785,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             raise RuntimeError(
                 f"internal error: {type(self).__name__} planned a spend of (epsilon={eps:.6g}, "
                 f"delta={delta:.3g}) above its budget (epsilon={self.epsilon}, delta={self.delta}); "
-                "nothing was run or spent. Please report this."
+                "nothing was run or released. Please report this."
             )
 
     def _store_privacy(self, plan, event, source):
@@ -836,6 +854,7 @@ class DPClassifierMixin:
         """Step 1: rows, labels (public label set), weights; one ±1 target per one-vs-rest problem."""
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=True)
+        check_no_missing(y)  # pd.NA of a nullable column, by name (scikit-learn's check says NaN, or crashes)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
         check_class_labels(y_)
         classes = self._resolve_classes(y_)
@@ -881,6 +900,7 @@ class DPRegressorMixin:
         """Step 1: rows, numeric targets, weights; one problem."""
         if is_cluster_input(X, y):
             return self._cluster_fit_inputs(X, y, sample_weight, classification=False)
+        check_no_missing(y, what="targets")  # pd.NA of a nullable column, by name
         X_, y_ = self._validate_Xy(X, y, y_numeric=True)
         y_ = self._finite_targets(y_)
         sw = self._check_sample_weight(sample_weight, X_.shape[0])

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import SCALE_MAX, SCALE_MIN
+from .._param_checks import SCALE_MAX, SCALE_MIN, check_no_missing
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
 from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
@@ -488,6 +488,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         if hasattr(X, "to_numpy") and not is_dask_array(X):
             X = X.to_numpy()
         if y is not None and hasattr(y, "to_numpy") and not is_dask_array(y):
+            check_no_missing(y, what="targets")  # pd.NA of a nullable column, by name
             y = y.to_numpy()
         source = as_row_source(X, y, sample_weight, **stream)
         if hasattr(source, "peek_n_features"):

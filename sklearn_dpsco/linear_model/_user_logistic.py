@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
-from .._param_checks import SCALE_MAX, check_class_labels, check_groups
+from .._param_checks import SCALE_MAX, check_class_labels, check_groups, check_no_missing
 from .._rng import spawn_random_states
 from .._solvers import DEFAULT_MAX_EXHAUSTIVE_SOLVES, Problem, get_solver, loss_for, make_user_data, safe_row_norms
 from .._solvers._core._user_data import index_users
@@ -689,6 +689,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
                 "collection does not provide. Compute the collection (X.compute()) or group the rows by "
                 "user first. Nothing was spent."
             )
+        check_no_missing(y)  # pd.NA of a nullable column, by name (scikit-learn's check says NaN, or crashes)
         X_, y_ = self._validate_Xy(X, y, y_numeric=False)
         check_class_labels(y_)
         groups_ = check_groups(groups, X_.shape[0], "UserLevelDPLogistic.fit")

@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._budget import Budget
 from .._mechanisms._calibrate import laplace_mechanism_for
-from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups
+from .._param_checks import check_class_labels, check_delta, check_epsilon, check_groups, check_no_missing
+from .._refusals import say_nothing_spent
 from .._rng import check_random_state, is_cryptographic, noise_source
 from ..accounting import BudgetExceededError, FitAllowance
 from ..accounting._nested import ledger_keys, mark_accounted
@@ -26,7 +27,7 @@ from ..accounting._composition import profile_of
 from ..accounting._shares import basic_share, curve_kind, pipeline_steps
 from ..accounting._units import privacy_unit_of
 from ..linear_model._base import _CHECKING, DPLinearModelMixin, _Checked, check_fit
-from ..preprocessing._pipeline import DPPipeline, _say_nothing_spent
+from ..preprocessing._pipeline import DPPipeline
 from ..preprocessing._steps import classify_step
 from ._budget import plan_exponential, plan_random_stopping
 from ._fit_params import rows_of_params, search_fit_params
@@ -325,6 +326,8 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                 "candidate's predictions against the labels of its validation rows. Nothing was spent."
             )
         X = check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite=True)
+        # pd.NA of a nullable column, by name
+        check_no_missing(y, what="labels" if is_classifier(self.estimator) else "targets")
         y = column_or_1d(y, warn=True)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
@@ -392,7 +395,7 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
                                                   params)
         except Exception as exc:
             if self._charged is None:  # refused before the reservation: nothing was spent, and the message says so
-                _say_nothing_spent(exc)
+                say_nothing_spent(exc, "search")
                 raise
             raise _after_the_spend(self, self._charged, exc) from exc
         finally:

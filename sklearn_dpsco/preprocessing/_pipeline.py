@@ -19,6 +19,7 @@ from sklearn.utils._available_if import available_if
 
 from .._compat import _name_estimators, _routing_enabled, process_routing
 from .._param_checks import SKLEARN_GROUPS_HINT, check_delta, check_epsilon
+from .._refusals import RELEASED_UPSTREAM as _RELEASED_UPSTREAM, nothing_spent, say_nothing_spent
 from ..accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, FitAllowance, epsilon_delta
 from ..accounting._allowance import usage_fits
 from ..accounting._nested import EVERY_LEDGER, mark_accounted
@@ -61,9 +62,6 @@ _HANDED_OVER_SHARE = Share(0.0, 0.0, ComposedEvent(()))
 #: before it that releases (None without one). A nested pipeline then skips its check of real rows
 #: (:meth:`DPPipeline._check_rows_before_release`) and starts its dry run from these rows.
 _STAND_IN = contextvars.ContextVar("dpsco_pipeline_stand_in", default=None)
-#: Set while a pipeline fits its final step after a private step released on the rows (its name): a nested
-#: pipeline's refusal of those rows then says that spend stands.
-_RELEASED_UPSTREAM = contextvars.ContextVar("dpsco_pipeline_released_upstream", default=None)
 
 
 def _all_finite(Z):
@@ -98,32 +96,6 @@ def _not_finite_after(name, step, released_by, standardized):
         "function before the private step (e.g. np.log1p on the raw columns, then the scaler), or make it finite "
         "on every real number. Nothing was spent."
     )
-
-
-def _nothing_spent():
-    """The end of a refusal raised before this pipeline spent: "Nothing was spent.", or, in a pipeline fitted as the
-    final step of an outer one after the outer's private step released on the rows, that this pipeline spent nothing
-    but that release stands."""
-    upstream = _RELEASED_UPSTREAM.get()
-    if upstream is None:
-        return "Nothing was spent."
-    return (f"Nothing was spent by this pipeline, but the enclosing pipeline's private step {upstream!r} has released "
-            "on these rows and spent its share: that spend stands (a failure after a release is an outcome of the "
-            "data, doc/privacy/accounting.rst).")
-
-
-def _say_nothing_spent(exc):
-    """End the message of ``exc``, a refusal raised by :meth:`DPPipeline._prepare` (before any step spent), with
-    :func:`_nothing_spent` when it does not say so already: the checks of epsilon, delta and the steps shared with
-    the estimators, scikit-learn's checks of ``X`` and the steps, and the final step's own checks of ``y``.
-
-    The exception keeps its type, attributes and traceback; one whose text is not its single string argument
-    (``KeyError``...) is left as it is."""
-    message = exc.args[0] if len(exc.args) == 1 else None
-    if not isinstance(message, str) or str(exc) != message or "Nothing was spent" in message:
-        return
-    message = message.rstrip()
-    exc.args = (f"{message}{'' if message.endswith('.') else '.'} {_nothing_spent()}",)
 
 
 def _refusal(name, step):
@@ -778,7 +750,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) returns NaN or infinite values on the input "
                     "rows (np.log of a zero, an overflow...), so no later step could fit them. Map the values into "
-                    f"its domain first (e.g. np.log1p instead of np.log). {_nothing_spent()}"
+                    f"its domain first (e.g. np.log1p instead of np.log). {nothing_spent('pipeline')}"
                 )
 
     def _check_final(self, step, share, guard, settings, Z, n_rows, y, params, row_chunks=None,
@@ -885,7 +857,7 @@ class DPPipeline(AccountantMixin, Pipeline):
                 classified, fit_params, transform_params, shares, unit, accountant, settings = self._prepare(
                     X, y, groups, params, method)
             except Exception as exc:  # every refusal before the first spend says that nothing was spent
-                _say_nothing_spent(exc)
+                say_nothing_spent(exc, "pipeline")
                 raise
             private_names = [name for name, _, kind in classified if kind == "private"]
             if _CHECKING.get() is self:  # check_fit: every refusal has had its chance; nothing runs

@@ -27,6 +27,7 @@ from .._mechanisms._calibrate import (
 from .._mechanisms._grid import power_of_two_at_most
 from .._mechanisms._scale_grid import ScaleGrid
 from .._param_checks import check_delta, check_epsilon, check_groups
+from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
 from .._solvers import is_dask_collection, make_user_data, map_chunks
@@ -651,6 +652,25 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         -------
         self
         """
+        with refusing_before_any_spend():
+            self._check_fit_params(groups)
+        saved = dict(self.__dict__)
+        try:
+            self._fit(X, groups)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        return self
+
+    def _validate_params(self):
+        """scikit-learn's validation of the parameter constraints (``_fit_context`` runs it before ``fit``), whose
+        refusal (an ``InvalidParameterError``, still one) says that nothing was spent."""
+        with refusing_before_any_spend():
+            super()._validate_params()
+
+    def _check_fit_params(self, groups):
+        """The checks of the parameters with each other and with ``groups`` (public), before anything runs."""
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         if self.privacy_unit == "row" and groups is not None:
@@ -667,52 +687,47 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
             )
         if self.privacy_unit == "row" and self.max_items_per_user is not None:
             raise ValueError("max_items_per_user applies to privacy_unit='user' only. Nothing was spent.")
-        saved = dict(self.__dict__)
-        try:
-            self._fit(X, groups)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        return self
 
     def _fit(self, X, groups):
-        cluster = is_dask_collection(X)
-        if cluster or is_cluster_input(groups):
-            X = self._cluster_rows(X, groups)
-        elif sp.issparse(X):
-            why = ("centring would densify it" if self.with_mean else
-                   "its private statistics are computed on dense rows, also with with_mean=False")
-            raise TypeError(
-                f"DPStandardScaler does not accept sparse input ({why}); densify X (X.toarray()) if it fits in "
-                "memory, or use RowNormClipper, which maps sparse rows with public parameters. Nothing was spent."
-            )
-        else:
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
-        n, d = X.shape
-        model = self.__dict__.get("_handed_over_to")
-        if model is not None:  # a DPPipeline gave this scaler's work to its model (public: the configuration)
-            return self._fit_identity(n, d, handed_over_to=model)
-        scale_budget, budget, bounds_event = self._bounds_plan(n, d)
-        if budget is None:  # bounds="auto" on too few rows for its budget: nothing is released
-            return self._fit_identity(n, d)
-        if bounds_event is None:
-            lower, upper = _check_bounds(self.bounds, d)
-        else:  # unit scale: the statistics run on features mapped into [0, 1] by the released bounds
-            lower, upper = np.zeros(d), np.ones(d)
-        n_users = None
-        if self.privacy_unit == "user":
-            groups = check_groups(groups, n, "DPStandardScaler(privacy_unit='user').fit")
-            n_users = int(np.unique(groups).size)  # public under replace-one-user
-        # the number of privacy units: rows, or users (each contributes one mean)
-        units = n if n_users is None else n_users
-        accountant = self._get_accountant()
-        mechs, event = self._planned(units, lower, upper, budget, bounds_event)
-        if (bounds_event is not None and self.delta > 0 and isinstance(accountant, FitAllowance)
-                and accountant.covers(self.epsilon, self.delta)):
-            scale_budget, budget, bounds_event, mechs, event = self._within_allowance(
-                accountant, units, lower, upper, scale_budget, budget, d)
-        accountant.check(event, privacy_unit=self.privacy_unit)
+        # every refusal before the first release says that nothing was spent, with its type unchanged
+        # (sklearn_dpsco/_refusals.py); nothing that releases is wrapped
+        with refusing_before_any_spend():
+            cluster = is_dask_collection(X)
+            if cluster or is_cluster_input(groups):
+                X = self._cluster_rows(X, groups)
+            elif sp.issparse(X):
+                why = ("centring would densify it" if self.with_mean else
+                       "its private statistics are computed on dense rows, also with with_mean=False")
+                raise TypeError(
+                    f"DPStandardScaler does not accept sparse input ({why}); densify X (X.toarray()) if it fits in "
+                    "memory, or use RowNormClipper, which maps sparse rows with public parameters. Nothing was spent."
+                )
+            else:
+                X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+            n, d = X.shape
+            model = self.__dict__.get("_handed_over_to")
+            if model is not None:  # a DPPipeline gave this scaler's work to its model (public: the configuration)
+                return self._fit_identity(n, d, handed_over_to=model)
+            scale_budget, budget, bounds_event = self._bounds_plan(n, d)
+            if budget is None:  # bounds="auto" on too few rows for its budget: nothing is released
+                return self._fit_identity(n, d)
+            if bounds_event is None:
+                lower, upper = _check_bounds(self.bounds, d)
+            else:  # unit scale: the statistics run on features mapped into [0, 1] by the released bounds
+                lower, upper = np.zeros(d), np.ones(d)
+            n_users = None
+            if self.privacy_unit == "user":
+                groups = check_groups(groups, n, "DPStandardScaler(privacy_unit='user').fit")
+                n_users = int(np.unique(groups).size)  # public under replace-one-user
+            # the number of privacy units: rows, or users (each contributes one mean)
+            units = n if n_users is None else n_users
+            accountant = self._get_accountant()
+            mechs, event = self._planned(units, lower, upper, budget, bounds_event)
+            if (bounds_event is not None and self.delta > 0 and isinstance(accountant, FitAllowance)
+                    and accountant.covers(self.epsilon, self.delta)):
+                scale_budget, budget, bounds_event, mechs, event = self._within_allowance(
+                    accountant, units, lower, upper, scale_budget, budget, d)
+            accountant.check(event, privacy_unit=self.privacy_unit)
 
         rng = check_random_state(self.random_state)
         unit_map = None

@@ -306,7 +306,7 @@ def test_single_class_refused_before_budget(client, regression):
 
 @pytest.mark.parametrize("labels, message", [
     ([1, "a"], r"Mix of label input types \(string and number\).*Nothing was spent"),  # a chunk holds both
-    (["a", None], r"missing labels \(None or NaN\).*Nothing was spent"),
+    (["a", None], r"missing labels: None, NaN or pd\.NA.*Nothing was spent"),
 ])
 def test_unsortable_labels_refused_by_name_before_budget(client, regression, labels, message):
     """Mixed str / number or missing labels on the workers: refused with the in-memory fit's message (found by the

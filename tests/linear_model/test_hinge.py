@@ -494,7 +494,7 @@ def test_missing_object_labels_are_named_before_spending(fit, missing):
     y[7] = missing
     acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
     est, kw = _label_fit(fit, acc)
-    text = "y contains missing labels \\(None or NaN\\).*Nothing was spent" if missing is None else "NaN"
+    text = "y contains missing labels: None, NaN or pd.NA.*Nothing was spent" if missing is None else "NaN"
     with pytest.raises(ValueError, match=text):
         est.fit(X, y, **kw)
     assert acc.total() == (0.0, 0.0) and len(acc.ledger) == 0
