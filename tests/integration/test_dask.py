@@ -319,6 +319,21 @@ def test_unsortable_labels_refused_by_name_before_budget(client, regression, lab
     assert acc.ledger == ()
 
 
+@pytest.mark.parametrize("missing", [None, "pd.NA"])
+def test_missing_targets_refused_by_name_before_budget(client, regression, missing):
+    """A regressor's targets with None or pd.NA on the workers (an object chunk): named as the in-memory fit names
+    them, not as "non-numeric values"."""
+    import pandas as pd
+
+    X, y = regression
+    acc = BudgetAccountant(epsilon=10.0)
+    y = y.astype(object)
+    y[7] = pd.NA if missing == "pd.NA" else None
+    with pytest.raises(ValueError, match=r"missing targets: None, NaN or pd\.NA.*Nothing was spent"):
+        DPLinearRegressor(accountant=acc).fit(*_dask(X, y, 5000))
+    assert acc.ledger == ()
+
+
 def test_user_level_refused_before_budget(client, regression):
     X, y = regression
     acc = BudgetAccountant(epsilon=10.0)
