@@ -17,8 +17,10 @@ from sklearn_dpsco._mechanisms._calibrate import gaussian_mechanism_for
 from sklearn_dpsco._solvers._core._user_data import index_users
 from sklearn_dpsco.accounting import BudgetAccountant, epsilon_delta
 from sklearn_dpsco.linear_model._column_magnitudes import (
+    MAGNITUDE_CLEAR_RATE,
     MAGNITUDE_OCTAVES,
     MagnitudePlan,
+    magnitude_clear_sigmas,
     user_octave_histogram,
 )
 from sklearn_dpsco.testing import audit_release_with_mutants
@@ -284,3 +286,81 @@ def test_one_user_with_many_rows_changes_no_public_decision(n_users):
     assert outcomes[0][1] == "user_dp_sgd" and outcomes[0][2] == n_users
     assert all(o == outcomes[0] for o in outcomes[1:]), [o[1:4] for o in outcomes]
     assert any("too few" in m for m in outcomes[0][5]) == (n_users == 3)
+
+
+def test_the_clear_threshold_is_the_union_bound_over_the_large_bins():
+    from scipy.stats import norm
+
+    assert MAGNITUDE_CLEAR_RATE == 0.05
+    for d in (1, 9, 13, 40):
+        z = magnitude_clear_sigmas(d)
+        assert d * (MAGNITUDE_OCTAVES - 2) * norm.sf(z) == pytest.approx(MAGNITUDE_CLEAR_RATE, rel=1e-9)
+    assert magnitude_clear_sigmas(13) > magnitude_clear_sigmas(9) > 3.0
+
+
+def _plan(d=3, n_users=100, epsilon=0.5):
+    return MagnitudePlan.build(MagnitudePlan.split(Budget(epsilon, 1e-6, "secure"))[0], n_users, d)
+
+
+def _clear(plan):
+    """The reading a large mode must reach: z sigma sqrt(3)."""
+    return magnitude_clear_sigmas(plan.n_features) * plan.noise_std * math.sqrt(3.0)
+
+
+def test_a_large_mode_below_the_threshold_shrinks_only_its_own_column():
+    """The gate reads the released counts and the public n only: a noisy mode in a bin >= 2 whose reading (its count
+    plus n less the small bins' counts) is below z sigma sqrt(3) divides its own column by b_j and leaves the
+    others in their units; at the threshold it also divides every column by sqrt(d)."""
+    plan = _plan()
+    d, n, clear = plan.n_features, plan.n_users, _clear(plan)
+    assert clear > n  # the mode below can beat the small bins' n and still not clear
+    noisy = np.zeros((d, MAGNITUDE_OCTAVES))
+    noisy[0, 0], noisy[2, 0] = n, n  # two columns within [-1, 1]
+    noisy[1, 0] = n  # column 1: the small bins hold every user ...
+    noisy[1, 6] = 0.999 * clear  # ... yet its mode is bin 6, (4^5, 4^6], b = 2^11: reading 0.999 clear
+    scale, b = plan.scales(noisy.ravel())
+    np.testing.assert_array_equal(b, [1.0, 2.0**11, 1.0])
+    np.testing.assert_array_equal(scale, [1.0, 2.0**11, 1.0])  # main's rule: [1, 2^11, 1] * sqrt(3)
+    noisy[1, 6] = clear
+    scale, b = plan.scales(noisy.ravel())
+    np.testing.assert_array_equal(b, [1.0, 2.0**11, 1.0])
+    np.testing.assert_array_equal(scale, np.array([1.0, 2.0**11, 1.0]) * math.sqrt(d))
+    noisy[1, 0], noisy[1, 6] = 0.0, clear - n  # the same reading with the small bins empty: clears
+    np.testing.assert_array_equal(plan.scales(noisy.ravel())[0], np.array([1.0, 2.0**11, 1.0]) * math.sqrt(d))
+    noisy[1, 6] = 0.999 * clear - n
+    np.testing.assert_array_equal(plan.scales(noisy.ravel())[0], [1.0, 2.0**11, 1.0])
+    noisy[1] = 0.0
+    noisy[1, 1] = 2 * clear  # no large mode: nothing moves
+    np.testing.assert_array_equal(plan.scales(noisy.ravel())[0], np.ones(d))
+
+
+def test_one_clearing_mode_opens_the_shrink_for_every_column():
+    plan = _plan(d=4)
+    sigma, n, clear = plan.noise_std, plan.n_users, _clear(plan)
+    noisy = np.zeros((4, MAGNITUDE_OCTAVES))
+    noisy[0, 0] = noisy[3, 0] = n
+    noisy[1, 0], noisy[1, 3] = n, n + 1.0  # a large mode that does not clear (reading n + 1 < clear)
+    assert n + 1.0 < clear
+    noisy[2, 8] = clear - n + 1.0  # one that does (small bins 0)
+    noisy[2, 9] = 3.0 * sigma  # and the run above it (MAGNITUDE_RUN_SIGMAS)
+    scale, b = plan.scales(noisy.ravel())
+    np.testing.assert_array_equal(b, [1.0, 2.0**5, 2.0**17, 1.0])
+    np.testing.assert_array_equal(scale, b * 2.0)
+
+
+def test_pure_noise_in_the_large_bins_shrinks_the_rows_at_most_at_the_rate():
+    """Columns within [-1, 1] (every user in bin 0, at 3.3 sigma as Males at epsilon 0.5) plus the released noise:
+    the rows are shrunk in at most MAGNITUDE_CLEAR_RATE of the draws (the union bound; main's argmax: in most)."""
+    plan = _plan(d=13, n_users=381)
+    sigma, d, n = plan.noise_std, plan.n_features, plan.n_users
+    rng = np.random.default_rng(0)
+    shrunk = argmax_rule = 0
+    draws = 2000
+    for _ in range(draws):
+        noisy = rng.normal(0.0, sigma, (d, MAGNITUDE_OCTAVES))
+        noisy[:, 0] += n
+        scale, b = plan.scales(noisy.ravel())
+        shrunk += bool(np.any(scale[b == 1.0] > 1.0))
+        argmax_rule += bool(np.any(b > 1.0))
+    assert shrunk / draws <= MAGNITUDE_CLEAR_RATE
+    assert argmax_rule / draws > 0.5
