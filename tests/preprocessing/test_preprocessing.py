@@ -239,25 +239,30 @@ def test_pipeline_at_delta_with_one_working_step_is_the_bare_estimator(data, eps
     assert pipe._shares(["sc", "clf"], X.shape, acc)["clf"].allowance == ApproxDPEvent(epsilon, 1e-6)
 
 
-def test_pipeline_at_delta_gives_pure_steps_basic_shares_within_budget(data):
-    """Two working steps that may release pure parts: (epsilon_i, delta_i) shares, basic composition; the
-    steps' spends together certify at most (epsilon, delta)."""
+@pytest.mark.parametrize("bounds", ["auto", (-3.0, 3.0)])
+def test_pipeline_at_delta_gives_pure_steps_basic_shares_within_budget(bounds):
+    """Two working steps (the scaler spends its 0.3 share: enough rows), one of which may release pure parts:
+    (epsilon_i, delta_i) shares, basic composition; the steps' spends fit a ledger whose ceiling is exactly
+    (epsilon, delta) and together certify at most that."""
     from sklearn_dpsco.accounting import ApproxDPEvent, ComposedEvent
     from sklearn_dpsco.preprocessing._pipeline import split_kinds
 
-    X, y = data
-    acc = BudgetAccountant(5.0, 1e-5)
-    steps = [("sc", DPStandardScaler(random_state=0)), ("clf", DPHingeClassifier(clip=1.0, random_state=0))]
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-3, 3, size=(4000, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    acc = BudgetAccountant(1.0, 1e-6)
+    steps = [("sc", DPStandardScaler(bounds=bounds, random_state=0)), ("clf", DPHingeClassifier(clip=1.0, random_state=0))]
     pipe = DPPipeline(steps, epsilon=1.0, delta=1e-6, accountant=acc).fit(X, y)
     shares = pipe._shares(["sc", "clf"], X.shape, acc)
     allowances = [s.allowance for s in shares.values()]
     assert all(isinstance(a, ApproxDPEvent) for a in allowances)
-    assert sum(a.epsilon for a in allowances) == pytest.approx(1.0, rel=1e-12)
+    assert [a.epsilon for a in allowances] == pytest.approx([0.3, 0.7], rel=1e-12)
     assert sum(a.delta for a in allowances) <= 1e-6 * (1 + 1e-12)
-    assert len(acc.ledger) == 2
+    assert len(acc.ledger) == 2 and all(e.event != ComposedEvent(()) for e in acc.ledger)  # both steps released
     eps, _ = epsilon_delta(ComposedEvent(tuple(e.event for e in acc.ledger)), 1e-6)
     assert eps <= 1.0 + 1e-12
-    # no step that may release a pure part, or pure DP: the curve split as before
+    assert pipe.score(X, y) > 0.9
+    # no step that may release a pure part: the curve split as before
     assert split_kinds([DPStandardScaler(bounds=(-1, 1))], 1e-6) == ["zcdp"]
     assert split_kinds(list(dict(steps).values()), 1e-6) == ["basic", "basic"]
 
