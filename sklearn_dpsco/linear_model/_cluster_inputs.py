@@ -14,7 +14,7 @@ from functools import partial
 
 import numpy as np
 
-from .._param_checks import _is_missing, check_class_labels
+from .._param_checks import _is_missing, check_class_labels, check_no_missing
 from .._solvers import is_dask_collection, map_chunks
 
 __all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input", "record_features"]
@@ -71,8 +71,8 @@ def _flags(X, y, w, *, classification):
         except (TypeError, ValueError):
             out["y_numeric"] = False
         objects = np.asarray(y)
-        # None or pd.NA in an object chunk (a nullable column): named as the in-memory check_no_missing names it
-        out["y_missing"] = objects.dtype == object and any(_is_missing(v) for v in objects.ravel())
+        # None or pd.NA in an object chunk (a nullable column): the first one, for the client's check_no_missing
+        out["y_missing"] = [] if objects.dtype != object else [v for v in objects.ravel() if _is_missing(v)][:1]
     if w is not None:
         wf = np.asarray(w, dtype=np.float64)
         out["w_finite"] = bool(np.isfinite(wf).all())
@@ -165,9 +165,8 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
         check_class_labels(labels)  # mixed label types and missing labels refused by name, as in memory
         labels = np.unique(labels)
     else:
-        if any(f.get("y_missing", False) for f in flags):
-            raise ValueError("y contains missing targets: None, NaN or pd.NA among its values. Drop or fill those "
-                             "rows (and the same rows of X) before the fit. Nothing was spent.")
+        # named as in memory: the workers' missing targets through the same check
+        check_no_missing(np.array([v for f in flags for v in f["y_missing"]], dtype=object), what="targets")
         if not all(f["y_numeric"] for f in flags):
             raise ValueError("y contains non-numeric values (could not convert to float64). Nothing was spent.")
         if not all(f["y_finite"] for f in flags):
