@@ -1,6 +1,7 @@
 """Study: DPGrowthAdaptiveRegressor's defaults against its own intercept-only release at small ``n epsilon``.
 
-Usage: OMP_NUM_THREADS=1 python benchmarks/study_growth_small_budget.py real|synth [seeds] [out.json]
+Usage: OMP_NUM_THREADS=1 python benchmarks/study_growth_small_budget.py real|real350|synth|synth_d|synth350 [seeds]
+[out.json]
 
 The growth regressor releases the intercept-only model (a private label median) below ``n epsilon = 300`` with
 three "auto" estimates (``scales_supported``); DPLinearRegressor does so below 400 (weighted parts) and also
@@ -10,8 +11,14 @@ forced: the release the rule would make) on the same rows and seed.
 
 * ``real``: benchmarks/_real_datasets.REGRESSION_STUDY_SETS, the training rows subsampled to
   ``n = n_epsilon / epsilon`` (seeded), scored on the fixed test split.
+* ``real350``: the same at n epsilon 350 only.
 * ``synth``: rows N(offset / 10, diag(10^U(0, 1))^2), y = offset + standardized <x, w> + noise at population
-  R^2 ``r2``; 2000 test rows.
+  R^2 ``r2``; 2000 test rows; d in {1, 2, 5, 20}, n epsilon 300-600, epsilon 0.5 / 2.
+* ``synth_d``: the same family with half the columns carrying signal, d in {10, 15, 20, 30, 50}, n epsilon
+  300-1500, epsilon 1, 8 seeds; ``synth350``: d in {2, 5, 10, 20, 30} at n epsilon 350.
+
+The runs behind the results page: ``real 10``, ``real350 10``, ``synth 10``, ``synth_d 8``, ``synth350 8``
+(the growth_small_budget_*.json files; the defaults there are those of the commit before the rule).
 
 Results and the conclusion: benchmarks/results/growth_small_budget.md.
 """
@@ -35,7 +42,7 @@ warnings.simplefilter("ignore")
 class Const(DPGrowthAdaptiveRegressor):
     """The defaults with the constant plan forced (the intercept-only release of ``_constant_plan``)."""
 
-    def _scales_unsupported(self, targets, n_samples, columns=None):
+    def _scales_unsupported(self, targets, n_samples, columns=None, n_coef=None):
         return True
 
 
@@ -45,10 +52,10 @@ def pair(X, y, Xte, yte, eps, seed):
     return g, c
 
 
-def real(seeds):
+def real(seeds, grid=(300, 400, 500, 600, 800, 1000, 1500)):
     for name in R.REGRESSION_STUDY_SETS:
         Xtr, ytr, Xte, yte = R.regression_study_split(name)
-        for neps in (300, 400, 500, 600, 800, 1000, 1500):
+        for neps in grid:
             for eps in (0.5, 1.0, 2.0):
                 n = int(round(neps / eps))
                 if n > len(ytr) or n < 150:
@@ -79,11 +86,34 @@ def synth(seeds):
                                    growth=[r[0] for r in res], const=[r[1] for r in res])
 
 
+def synth_d(seeds, dims=(10, 15, 20, 30, 50), grid=(300, 400, 500, 700, 1000, 1500)):
+    for d in dims:
+        for neps in grid:
+            for r2 in (0.3, 0.7, 0.95):
+                for offset in (0.0, 50.0):
+                    n, res = int(neps), []
+                    for s in range(seeds):
+                        rng = np.random.default_rng(100 + s)
+                        X = rng.standard_normal((n + 2000, d)) * np.logspace(0, 1, d) + offset / 10
+                        w = rng.standard_normal(d) * (rng.uniform(size=d) < 0.5)  # half the columns carry signal
+                        if not w.any():
+                            w[0] = 1.0
+                        f = X @ w
+                        y = offset + f / f.std() + np.sqrt(1 / r2 - 1) * rng.standard_normal(n + 2000)
+                        res.append(pair(X[:n], y[:n], X[n:], y[n:], 1.0, s))
+                    yield dict(set=f"synth d={d} r2={r2} offset={offset:g}", d=d, n=n, eps=1.0, neps=neps,
+                               growth=[r[0] for r in res], const=[r[1] for r in res])
+
+
+MODES = {"real": real, "real350": lambda s: real(s, (350,)), "synth": synth, "synth_d": synth_d,
+         "synth350": lambda s: synth_d(s, (2, 5, 10, 20, 30), (350,))}
+
+
 def main():
     mode = sys.argv[1]
     seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     out = []
-    for row in (real if mode == "real" else synth)(seeds):
+    for row in MODES[mode](seeds):
         g, c = np.array(row["growth"]), np.array(row["const"])
         out.append(row)
         print(f"{row['set']:34s} d={row['d']:3d} n eps={row['neps']:5d} eps={row['eps']:3.1f} n={row['n']:5d} "

@@ -77,6 +77,7 @@ __all__ = [
     "is_auto",
     "scale_plan",
     "scales_supported",
+    "weighted_parts",
     "trivial_scale_plan",
 ]
 
@@ -247,6 +248,13 @@ def scales_supported(n, epsilon, k):
     limit (R^2 about -1e11 at n = 2000, epsilon = 1e-3). Public: n, epsilon, the number of estimates.
     """
     return k * SCALE_RANKS <= SHARE_CAP * max(n, 1) * epsilon
+
+
+
+def weighted_parts(targets):
+    """The estimates' weighted parts for :func:`scales_supported`: each target's ``weight`` (its ``fallback``'s
+    when it has one: the part it is sure to get when the share is capped). Public: the targets."""
+    return sum((t.fallback if t.fallback is not None else t).weight for t in targets)
 
 
 #: ``solver_`` of the constant release of :func:`trivial_scale_plan`.

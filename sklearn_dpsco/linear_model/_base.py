@@ -350,17 +350,17 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         budget = self._budget() if columns is None else columns.rest
         return scale_plan(targets, budget, n_samples, self.scale_share, positional=self._COLUMN_ROWS_POSITIONAL)
 
-    def _scales_unsupported(self, targets, n_samples, columns=None):
+    def _scales_unsupported(self, targets, n_samples, columns=None, n_coef=None):
         """Public rule: "auto" estimates under the default share that the budget cannot support
         (:func:`~._auto_scales.scales_supported` fails); the fit then releases the constant model."""
         if not targets or self.scale_share is not None:
             return False
         budget = self._budget() if columns is None else columns.rest
-        return not scales_supported(n_samples, budget.epsilon, self._scale_parts(targets))
+        return not scales_supported(n_samples, budget.epsilon, self._scale_parts(targets, n_coef))
 
-    def _scale_parts(self, targets):
+    def _scale_parts(self, targets, n_coef=None):
         """The ``k`` of :func:`~._auto_scales.scales_supported` for the "auto" ``targets``: their number
-        (public: what the user passed)."""
+        (public: what the user passed; ``n_coef``, the model's coefficients, for the rules that read it)."""
         return len(targets)
 
     def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None):
@@ -374,7 +374,8 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         """
         budget = self._budget() if columns is None else columns.rest
         scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
-        rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets):g} x {SCALE_RANKS:g} / "
+        rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets, n_coef):g} x "
+                f"{SCALE_RANKS:g} / "
                 f"{SHARE_CAP:g}: "
                 "too small for the 'auto' estimates; intercept-only model")
         plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})

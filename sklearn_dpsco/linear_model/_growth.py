@@ -12,9 +12,10 @@ from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import (AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto,
+                           weighted_parts)
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
-from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, default_radius, resolve_solver
+from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, WEIGHTED_PARTS_MIN_COEF, default_radius, resolve_solver
 
 __all__ = ["DPGrowthAdaptiveRegressor"]
 
@@ -357,6 +358,16 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             targets.append(LABEL_SPREAD)
         return targets
 
+    def _scale_parts(self, targets, n_coef=None):
+        """Public rule: with both units "auto", an intercept and at least :data:`~._growth_rules.WEIGHTED_PARTS_MIN_COEF`
+        coefficients, the estimates' weighted parts (row unit 1, centre 2, label unit 1: 4), as
+        DPLinearRegressor's, so the fit releases the intercept-only model below ``n epsilon = 400``, not 300;
+        else their number. Why: :data:`~._growth_rules.WEIGHTED_PARTS_MIN_COEF`."""
+        if (n_coef is not None and n_coef >= WEIGHTED_PARTS_MIN_COEF and is_auto(self.row_bound)
+                and is_auto(self.label_bound) and self.fit_intercept):
+            return weighted_parts(targets)
+        return super()._scale_parts(targets, n_coef)
+
     def _check_units(self):
         for name in ("row_bound", "label_bound", "clip", "radius"):
             value = getattr(self, name)
@@ -403,7 +414,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             lambda budget: spec.build_event(n_samples, n_features, budget, self._params(radius)))
         plan = self._fill_budget(build, scales, rest, columns=columns,  # also every refusal of the settings
                                  build_event=build_event)
-        if self._scales_unsupported(targets, n_samples, columns):
+        if self._scales_unsupported(targets, n_samples, columns, n_features):
             return self._constant_plan(targets, n_samples, n_features, columns, dict(attributes),
                                        info={"epochs": 0, "radii": []}, radius=radius)
         return plan

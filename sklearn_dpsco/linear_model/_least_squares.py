@@ -13,7 +13,8 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import SCALE_MAX, SCALE_MIN, check_no_missing
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import (AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto,
+                           weighted_parts)
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._cluster_inputs import record_features
 from ._least_squares_rules import (
@@ -362,7 +363,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
     def _declares_scales(self):
         return not (is_auto(self.row_bound) and self.intercept_scaling is None)
 
-    def _scale_parts(self, targets):
+    def _scale_parts(self, targets, n_coef=None):
         """Public rule: with both bounds "auto" and a label centre, the estimates' weighted parts (the centre
         counts :data:`~._auto_scales.CENTRE_WEIGHT`, the label bound its median fallback's 1: 4), so the fit
         releases the intercept-only model below ``n epsilon = 4 x 50 / 0.5 = 400``, not 300.
@@ -377,8 +378,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         benchmarks/results/smallsets2.md, benchmarks/study_centre_window_smallsets2.py).
         """
         if not (is_auto(self.row_bound) and is_auto(self.label_bound) and self.fit_intercept):
-            return super()._scale_parts(targets)
-        return sum((t.fallback if t.fallback is not None else t).weight for t in targets)
+            return super()._scale_parts(targets, n_coef)
+        return weighted_parts(targets)
 
     def _plan_fit(self, inputs):
         """``(plan, event)``; at ``delta > 0``, the pure plan where that plan runs the AdaSSP / Phased-ERM choice.
@@ -461,7 +462,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                            columns=columns)
 
         plan = self._fill_budget(build, scales, rest, columns=columns)  # also every refusal of the settings
-        if self._scales_unsupported(targets, n_samples, columns):
+        if self._scales_unsupported(targets, n_samples, columns, n_features):
             attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
                           "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
                           "label_center_": 0.0}

@@ -1,7 +1,8 @@
 """Budgets too small for the "auto" estimates (doc/privacy/quantiles.rst, "Budgets too small for the estimates").
 
-At ``n epsilon < 300`` (three estimates, default share; DPLinearRegressor with both bounds "auto" and an
-intercept: 400, the estimates' weighted parts) the quantile releases were close to uniform
+At ``n epsilon < 300`` (three estimates, default share; with both bounds "auto" and an intercept
+DPLinearRegressor, and DPGrowthAdaptiveRegressor from 8 coefficients: 400, the estimates' weighted parts) the
+quantile releases were close to uniform
 over the grid and the fold-back ``coef' * B / R`` of a row bound released far below the row norms
 gave test R^2 about -1e11. The public rule releases the intercept-only model at a private label
 median instead (the zero model, nothing spent, below ``n epsilon = 50``).
@@ -79,14 +80,14 @@ def test_declared_share_or_bounds_keep_the_solver():
     assert est.solver_ != CONSTANT_SOLVER  # nothing "auto": no estimate, no rule
     # enough budget: the solver runs as before (DPLinearRegressor's weighted rule: from n epsilon = 400)
     assert DPLinearRegressor(epsilon=0.2, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
-    assert DPGrowthAdaptiveRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    assert DPGrowthAdaptiveRegressor(epsilon=0.15, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER  # 4 coefs
 
 
 def test_linear_regressor_weighted_parts_below_400():
     """DPLinearRegressor with both bounds "auto" and an intercept counts the estimates' weighted parts (row bound
     1, centre 2, the label bound's median fallback 1): intercept-only below n epsilon = 400 (the centre then on
-    the whole epsilon, on its fine grid), the solver from 400; a declared bound, no intercept or the growth
-    regressor keep the count of estimates (300 / 200)."""
+    the whole epsilon, on its fine grid), the solver from 400; a declared bound or no intercept keep the count of
+    estimates (300 / 200)."""
     X, y, Xt, yt = _family(2000, 3, 0, offset=50.0)  # labels narrow against their level
     est = DPLinearRegressor(epsilon=0.15, random_state=0)
     assert est._scale_parts(est._scale_targets(False)) == 4
@@ -99,6 +100,31 @@ def test_linear_regressor_weighted_parts_below_400():
     assert DPLinearRegressor(epsilon=0.2, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
     assert DPLinearRegressor(epsilon=0.15, label_bound=60.0, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
     assert DPLinearRegressor(epsilon=0.15, fit_intercept=False, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+
+
+def test_growth_regressor_weighted_parts_from_eight_coefficients():
+    """DPGrowthAdaptiveRegressor counts the weighted parts (intercept-only below n epsilon = 400) from
+    WEIGHTED_PARTS_MIN_COEF = 8 coefficients (the intercept's included), with both units "auto" and an intercept;
+    with fewer coefficients, a declared unit or no intercept it keeps the count of estimates (300 / 200).
+    The rule reads public facts only: the same plan on any rows of the same shape."""
+    from sklearn_dpsco.linear_model._growth_rules import WEIGHTED_PARTS_MIN_COEF
+
+    assert WEIGHTED_PARTS_MIN_COEF == 8
+    est = DPGrowthAdaptiveRegressor(epsilon=0.15)
+    targets = est._scale_targets()
+    assert [est._scale_parts(targets, k) for k in (None, 7, 8, 31)] == [3, 3, 4, 4]
+    X, y, Xt, yt = _family(2000, 7, 0, offset=50.0)  # 8 coefficients, labels narrow against their level
+    for eps in (0.15, 0.199):
+        fit = DPGrowthAdaptiveRegressor(epsilon=eps, random_state=0).fit(X, y)
+        assert fit.solver_ == CONSTANT_SOLVER and fit.epsilon_spent_ == pytest.approx(eps)
+        assert "4 x 50 / 0.5" in fit.fit_info_["constant_rule"]
+        assert _r2(yt, fit.predict(Xt)) > -((0.022 * 50.0 / yt.std()) ** 2) - 0.02
+        # other rows of the same shape: the same public decision
+        assert DPGrowthAdaptiveRegressor(epsilon=eps, random_state=1).fit(-3 * X, y[::-1]).solver_ == CONSTANT_SOLVER
+    assert DPGrowthAdaptiveRegressor(epsilon=0.2, random_state=0).fit(X, y).solver_ != CONSTANT_SOLVER
+    assert DPGrowthAdaptiveRegressor(epsilon=0.15, random_state=0).fit(X[:, :6], y).solver_ != CONSTANT_SOLVER
+    for kw in ({"label_bound": 60.0}, {"row_bound": 4.0}, {"fit_intercept": False}):
+        assert DPGrowthAdaptiveRegressor(epsilon=0.15, random_state=0, **kw).fit(X, y).solver_ != CONSTANT_SOLVER
 
 
 @pytest.mark.parametrize("cls", [DPLinearRegressor, DPGrowthAdaptiveRegressor])
