@@ -20,6 +20,13 @@ quartile q1; 1.68 and 1.99 at twice the part.
 
 The vectorised draws (``release(values, rng, size=draws)``) keep each audit to about a second (CI); the slow
 tier repeats them over seeds for the power table (tests/slow/test_t2_twice_mutants.py).
+
+Session 21 adds the label bounds and the upper quartiles: the growth regressor's label spread (``LABEL_SPREAD``, the
+split median of ``|y - c|``) and DPLinearRegressor's upper label spread (``LABEL_UPPER``, its 0.8-quantile), both
+taken from fits without an intercept (``c = 0``: the values are ``|y|``, and given a released ``c`` the argument is
+the same, ``c`` being public to the release), each at part 1.0 (epsilon 20, public); the q3 of the scaler's auto
+bounds (part 1.5) and of the user-level column scaling (part 2.0, with its per-row mutant). The signed bounds grid
+(about 1500 points) makes each draw about 15 times dearer than on the unsigned grid: 10 000 draws per side there.
 """
 
 import dataclasses
@@ -27,7 +34,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPStandardScaler, UserLevelDPLogistic
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor, DPStandardScaler, UserLevelDPLogistic
 from sklearn_dpsco._mechanisms._quantile import DEFAULT_SELECTION
 from sklearn_dpsco._scale_estimation import _check_levels, _column_mechanisms
 from sklearn_dpsco.accounting import BudgetAccountant
@@ -279,4 +286,93 @@ def test_audit_flags_user_column_quartile_on_every_row(monkeypatch):
     exact threshold-event loss 1.44 of the claim: 100 000 draws (30 s; 30 000 were not enough)."""
     mechanism, a, b, m = _user_column_pair(monkeypatch)
     per_row = audit_release(mechanism, np.repeat(a, m), np.repeat(b, m), mechanism.epsilon, 100_000)
+    assert per_row.violation, per_row
+
+
+# --------------------------------------------------------------------------- label bounds (session 21)
+def label_bound_release(monkeypatch, cls, target, n=200, epsilon=20.0):
+    """``(mechanism, plan, D values, D' values)`` of the "auto" label bound of ``cls`` fitted without an intercept
+    (no label centre: the values read are ``|y|``) on the worst pair of labels; X is public (rows +-0.5, row_bound
+    declared), so the label bound is the plan's only estimate."""
+    seen = _spy_scale_plan(monkeypatch)
+    probe = _auto_scales.quantile_mechanism_for(target.q, _auto_scales.Budget(1.0, 0.0, "float"))
+    d, dp = worst_pair(probe, n)
+    values = []
+    for y in (d, dp):
+        X = np.tile([[0.5], [-0.5]], (n // 2, 1))
+        cls(epsilon=epsilon, fit_intercept=False, row_bound=1.0, label_bound="auto", noise="float", random_state=0,
+            accountant=BudgetAccountant()).fit(X, y)
+        plan, vals = seen[-1]
+        assert plan.targets == (target,) and plan.stride == 1
+        values.append(vals[0])
+    np.testing.assert_array_equal(values[0], d)
+    np.testing.assert_array_equal(values[1], dp)
+    mechanism = plan.mechanisms()[0]
+    assert mechanism.q == target.q and mechanism.epsilon == plan.parts[0].epsilon
+    diff = np.abs(np.array(mechanism.utility(values[0])) - np.array(mechanism.utility(values[1])))
+    assert diff.max() == 1  # exact sensitivity on this pair, attained
+    return mechanism, plan, values[0], values[1]
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_growth_label_spread_at_twice_its_part(monkeypatch):
+    """The split median of ``|y|`` (LABEL_SPREAD, part 1.0): passes; twice the part is flagged."""
+    mechanism, _, a, b = label_bound_release(monkeypatch, DPGrowthAdaptiveRegressor, _auto_scales.LABEL_SPREAD)
+    assert mechanism.epsilon == pytest.approx(1.0)
+    check_twice(mechanism, a, b)
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_upper_label_spread_at_twice_its_part(monkeypatch):
+    """DPLinearRegressor's 0.8-quantile of ``|y|`` (LABEL_UPPER, weight 3: 200 ranks, no fallback; part 1.0):
+    passes; twice the part is flagged."""
+    mechanism, _, a, b = label_bound_release(monkeypatch, DPLinearRegressor, _auto_scales.LABEL_UPPER)
+    assert mechanism.epsilon == pytest.approx(1.0)
+    check_twice(mechanism, a, b)
+
+
+# --------------------------------------------------------------------------- upper quartiles (session 21)
+def _q3_probe():
+    return _auto_scales.quantile_mechanism_for(0.75, _auto_scales.Budget(1.0, 0.0, "float"), _scaler.BOUNDS_GRID)
+
+
+def scaler_q3_pair(monkeypatch, n=200):
+    d, dp = worst_pair(_q3_probe(), n)
+    mechanisms, (a, b) = column_quartile_release(monkeypatch, _scaler, _scaler_fit, n, (d, dp))
+    np.testing.assert_array_equal(a, d)
+    np.testing.assert_array_equal(b, dp)
+    mechanism = mechanisms[1]
+    assert mechanism.q == 0.75 and mechanism.grid is _scaler.BOUNDS_GRID and 0.5 < mechanism.epsilon < 2.0
+    diff = np.abs(np.array(mechanism.utility(a)) - np.array(mechanism.utility(b)))
+    assert diff.max() == 1
+    return mechanism, a, b
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_scaler_bounds_q3_at_twice_its_part(monkeypatch):
+    """The scaler's upper quartile (part 1.5): passes; twice the part is flagged (10 000 draws, about 1.3 s)."""
+    mechanism, a, b = scaler_q3_pair(monkeypatch)
+    check_twice(mechanism, a, b, draws=10_000)
+
+
+def user_column_q3_pair(monkeypatch, n_users=40, m=2, epsilon=16.0):
+    """The user path's q3 (one row per user) at epsilon 16 (public): part 2.0. At part 1.0 (epsilon 8) 10 000
+    draws certified the twice mutant at 0.91 against 1 and 30 000 (4.5 s) at 1.30; at 2.0 10 000 suffice."""
+    d, dp = worst_pair(_q3_probe(), n_users)
+    mechanisms, (a, b) = column_quartile_release(monkeypatch, _column_scaling, _user_columns_fit(m, epsilon),
+                                                 n_users, (d, dp))
+    np.testing.assert_array_equal(a, d)
+    np.testing.assert_array_equal(b, dp)
+    mechanism = mechanisms[1]
+    assert mechanism.q == 0.75 and mechanism.epsilon == pytest.approx(2.0)
+    return mechanism, a, b, m
+
+
+@pytest.mark.statistical
+def test_audit_flags_user_column_q3_at_twice_its_part_and_per_row(monkeypatch):
+    """The user path's q3: passes at its part; twice the part, and every row (two per user: the user's
+    sensitivity 2 taken as 1), are flagged (10 000 draws per side, about 2 s)."""
+    mechanism, a, b, m = user_column_q3_pair(monkeypatch)
+    check_twice(mechanism, a, b, draws=10_000)
+    per_row = audit_release(mechanism, np.repeat(a, m), np.repeat(b, m), mechanism.epsilon, 10_000)
     assert per_row.violation, per_row
