@@ -11,7 +11,7 @@ loops over 3000 single releases. ``test_fit_count_audit_flags_twice_its_part`` t
 real fit builds it (a spy on ``ColumnScalingPlan.release_count``: the plan the fit charges and the rows it reads, on
 D and D'): DPHingeClassifier at epsilon 33 (public) on 20 rows of 4 columns, where the public rule takes the
 magnitudes (count first) and the count's part is 0.99; D' moves one entry above 2^12 (the count 0 -> 1, the
-sensitivity, attained). The correct release passes; the same Laplace at twice its part is flagged (20 000
+sensitivity, attained). The correct release passes; the same Laplace at twice its part is flagged (100 000
 vectorised draws per side, both noise paths).
 """
 
@@ -227,7 +227,7 @@ def _count_audit(mechanism, c, cp, claimed, draws, seed=0):
     return audit_epsilon(a, b, claimed)
 
 
-def check_count(mechanism, c, cp, draws=20_000, seed=0):
+def check_count(mechanism, c, cp, draws=100_000, seed=0):
     """The correct count passes at its part; the same Laplace at twice the part is flagged, well above it."""
     assert (c, cp) == (0, 1)
     honest = _count_audit(mechanism, c, cp, mechanism.epsilon, draws, seed)
@@ -241,8 +241,8 @@ def check_count(mechanism, c, cp, draws=20_000, seed=0):
 @pytest.mark.statistical
 @pytest.mark.parametrize("noise", ["secure", "float"])
 def test_fit_count_audit_flags_twice_its_part(monkeypatch, noise):
-    """The count as the fit releases it (part 0.99): passes; twice the part is flagged (certified about 1.74
-    against 0.99; tests/slow power table)."""
+    """The count as the fit releases it (part 0.99): passes; twice the part is flagged (over 10 seeds certified
+    1.46-1.89 against 0.99, the correct one 0.58-0.94; tests/slow/test_t2_twice_mutants.py)."""
     mechanism, c, cp = fit_count_pair(monkeypatch, noise)
     assert 0.5 < mechanism.epsilon < 2.0 and mechanism.sensitivity == 1.0
     check_count(mechanism, c, cp)
