@@ -32,6 +32,12 @@ makes each draw about 10 times dearer than on the label grid: 10 000 draws per s
 audit checks its part, not a different worst case. Power over 10 seeds (correct / twice [/ per row], against the
 part): label spreads 0.50-0.65 / 1.60-1.67 (30 000 draws); scaler q3 0.10-0.44 / 1.98-2.24 against 1.5; user column
 q3 0.71-1.04 / 2.93-3.28 / 2.20-2.44 against 2.0 (tests/slow/test_t2_twice_mutants.py).
+
+And the column scaling's median-and-spread mode (DPLinearRegressor in its band, 4 columns, 25 rows, epsilon 48): the
+column median (signed grid, part 2.0; the fit's own rows) 0.71-1.04 / 2.93-3.28 (10 000 draws; the same numbers as
+the user column q3: on these pairs the laws differ only by the cells ``(1 - q) n`` ranks off, ``e^-10`` or less),
+and the column spread (MAD_GRID, part 1.0; its mechanism from the fit, the pair built on the deviations given the
+released median) 0.67-0.78 / 1.66-1.80 (30 000 draws).
 """
 
 import dataclasses
@@ -381,3 +387,68 @@ def test_audit_flags_user_column_q3_at_twice_its_part_and_per_row(monkeypatch):
     check_twice(mechanism, a, b, draws=10_000)
     per_row = audit_release(mechanism, np.repeat(a, m), np.repeat(b, m), mechanism.epsilon, 10_000)
     assert per_row.violation, per_row
+
+
+# --------------------------------------------------------------------------- column median and spread (session 21)
+def _spy_column_counts(monkeypatch):
+    """Records ``(mechanisms, counts, n, released)`` of each column_quantiles_from_counts call of the column
+    scaling (the mechanisms of its charged budget, the grid counts it reads, the released values)."""
+    seen = []
+    original = _column_scaling.column_quantiles_from_counts
+
+    def spy(counts, n, qs, budget, *, grid=None, method=DEFAULT_SELECTION, random_state=None):
+        out = original(counts, n, qs, budget, grid=grid, method=method, random_state=random_state)
+        seen.append((_column_mechanisms(_check_levels(qs), budget, np.asarray(counts).shape[0], grid, method),
+                     np.array(counts), n, np.array(out.value[0])))
+        return out
+
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", spy)
+    return seen
+
+
+def median_mad_release(monkeypatch, n=25, epsilon=48.0):
+    """The median-and-spread releases of DPLinearRegressor (column scaling "auto" in its median-and-spread band:
+    4 columns, ``n epsilon = 1200``; epsilon 48, public, gives the medians part 2.0 and the spreads 1.0) on rows
+    whose column 0 is the worst pair of the median's mechanism (the others public constants):
+    ``(median mechanism, spread mechanism, D column 0, D' column 0, [(counts, released median)] per fit)``."""
+    seen = _spy_column_counts(monkeypatch)
+    probe = _auto_scales.quantile_mechanism_for(0.5, _auto_scales.Budget(1.0, 0.0, "float"), _scaler.BOUNDS_GRID)
+    d, dp = worst_pair(probe, n)
+    y = np.where(np.arange(n) % 2, 1.0, -1.0)
+    others = np.tile([[0.5, -0.5, 0.25], [-0.5, 0.5, -0.25]], (n // 2 + 1, 1))[:n]
+    fits = []
+    for x in (d, dp):
+        X = np.column_stack([x, others])
+        est = DPLinearRegressor(epsilon=epsilon, noise="float", random_state=0, accountant=BudgetAccountant()).fit(X, y)
+        assert est.fit_info_["column_scaling"]["mode"] == "median_mad"
+        (medians, counts, n_1, m), (spreads, spread_counts, n_2, _) = seen[-2:]
+        assert n_1 == n_2 == n  # every row, in memory
+        np.testing.assert_array_equal(counts, _scaler.BOUNDS_GRID.column_counts(X))  # the medians read the rows
+        # the spreads read |x - m|, m the released medians (public to them)
+        np.testing.assert_array_equal(spread_counts, _column_scaling.MAD_GRID.column_counts(np.abs(X - m)))
+        fits.append((medians, spreads))
+    assert fits[0] == fits[1]
+    (median,), (spread,) = fits[0]
+    assert median.q == spread.q == 0.5 and median.grid is _scaler.BOUNDS_GRID and spread.grid is _column_scaling.MAD_GRID
+    assert median.epsilon == pytest.approx(2.0) and spread.epsilon == pytest.approx(1.0)
+    return median, spread, d, dp
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_column_median_at_twice_its_part(monkeypatch):
+    """The median-and-spread mode's column median (signed grid, part 2.0): passes; twice the part is flagged."""
+    median, _, a, b = median_mad_release(monkeypatch)
+    check_twice(median, a, b, draws=10_000)
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_column_spread_at_twice_its_part(monkeypatch):
+    """The column spread (median of ``|x - m|`` on MAD_GRID, part 1.0), its mechanism as the fit charges it, on the
+    worst pair of deviations: given the released median ``m`` (public to this release) a replaced row moves one
+    deviation (the exact-sensitivity test: test_column_scaling_median.py), so the pair is built on the deviations
+    themselves (a pair of rows ``m +- v`` cannot be fixed before ``m`` is drawn). Passes; twice the part is flagged."""
+    _, spread, _, _ = median_mad_release(monkeypatch)
+    d, dp = worst_pair(spread, 25)
+    diff = np.abs(np.array(spread.utility(d)) - np.array(spread.utility(dp)))
+    assert diff.max() == 1
+    check_twice(spread, d, dp)

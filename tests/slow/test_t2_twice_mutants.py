@@ -65,7 +65,8 @@ def _quantile_rows(mechanism, a, b, draws, per_row_m=None):
     return out
 
 
-@pytest.mark.parametrize("case", ["growth label spread", "upper label spread", "scaler q3", "user column q3"])
+@pytest.mark.parametrize("case", ["growth label spread", "upper label spread", "scaler q3", "user column q3",
+                                  "column median", "column spread"])
 def test_power_of_the_quantile_audits(monkeypatch, case):
     from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
     from sklearn_dpsco.linear_model import _auto_scales
@@ -80,9 +81,16 @@ def test_power_of_the_quantile_audits(monkeypatch, case):
     elif case == "scaler q3":
         mechanism, a, b = TWICE.scaler_q3_pair(monkeypatch)
         draws = 10_000
-    else:
+    elif case == "user column q3":
         mechanism, a, b, m = TWICE.user_column_q3_pair(monkeypatch)
         draws = 10_000
+    elif case == "column median":
+        mechanism, _, a, b = TWICE.median_mad_release(monkeypatch)
+        draws = 10_000
+    else:
+        _, mechanism, _, _ = TWICE.median_mad_release(monkeypatch)
+        a, b = TWICE.worst_pair(mechanism, 25)
+        draws = 30_000
     results = _quantile_rows(mechanism, a, b, draws, m)
     expect = {"correct": False, "twice": True}
     if m:
