@@ -66,7 +66,7 @@ def _quantile_rows(mechanism, a, b, draws, per_row_m=None):
 
 
 @pytest.mark.parametrize("case", ["growth label spread", "upper label spread", "scaler q3", "user column q3",
-                                  "column median", "column spread"])
+                                  "column median", "column spread", "row column q1", "row column q3"])
 def test_power_of_the_quantile_audits(monkeypatch, case):
     from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
     from sklearn_dpsco.linear_model import _auto_scales
@@ -86,6 +86,9 @@ def test_power_of_the_quantile_audits(monkeypatch, case):
         draws = 10_000
     elif case == "column median":
         mechanism, _, a, b = TWICE.median_mad_release(monkeypatch)
+        draws = 10_000
+    elif case.startswith("row column"):
+        mechanism, a, b = TWICE.row_column_quartile_pair(monkeypatch, 0.25 if case.endswith("q1") else 0.75)
         draws = 10_000
     else:
         _, mechanism, _, _ = TWICE.median_mad_release(monkeypatch)
