@@ -6,8 +6,17 @@ charged outside the composed event, spent on failure, or without the budget fill
 wrong; or if "auto" centred where its public rule says not to. The statistical audit (T1) certifies
 the release in Gaussian-DP form on worst-case neighbours and flags the half-noise and the
 rows-not-averaged mutants.
+
+Factor-2 audit (doc/privacy/testing.rst, "Factor-2 mutants"): the first audit builds its own plan (share 0.5 of
+epsilon 4) and its row mutant sums m = 4 rows (a 4-fold jump). ``test_fit_centre_audit_flags_half_noise_and_per_row``
+takes the mechanism the real fit builds (a spy on ``CenteringPlan.release``: the plan the fit charges and the rows
+it reads, on D and D'), users of m = 2 rows, user 0's rows at +3 e then -3 e (clipped: the sums differ by exactly
+2B, the sensitivity, attained). The correct release passes; half the noise (twice the charged mu) and the per-row
+sum (the per-user mean dropped: user 0 moves it by 4B, the user's sensitivity taken as 2B) are flagged at 40 000
+draws per side.
 """
 
+import dataclasses
 import itertools
 import math
 
@@ -28,7 +37,7 @@ from sklearn_dpsco.linear_model._centering import (
     user_mean_rows,
 )
 from sklearn_dpsco.linear_model._user_logistic_rules import declared_row_scale
-from sklearn_dpsco.testing import audit_release_with_mutants
+from sklearn_dpsco.testing import audit_gaussian_dp, audit_release_with_mutants, project_on
 
 R = math.sqrt(2.0)  # rows of features of norm <= 1 with the intercept column 1 counted: B = 1
 
@@ -328,6 +337,88 @@ def test_centre_release_audit_with_half_noise_and_unaveraged_mutants(noise):
     rows_ok, _ = audit_release_with_mutants(lambda f: rows, centre, centre_p, eps_c, 1e-5, statistic="mu",
                                             n_draws=40_000, rng=np.random.default_rng(32), factors=())
     assert rows_ok.violation, rows_ok
+
+
+def _spy_centre(monkeypatch):
+    """Records ``(plan, rows)`` of each CenteringPlan release (the plan the fit charges, the rows it reads)."""
+    seen = []
+    original = CenteringPlan.release
+
+    def spy(self, rows, rng, n_jobs=None):
+        seen.append((self, rows))
+        return original(self, rows, rng, n_jobs)
+
+    monkeypatch.setattr(CenteringPlan, "release", spy)
+    return seen
+
+
+def fit_centre_pair(monkeypatch, noise, n_users=50, m=2, epsilon=20.0):
+    """The centre's release of a real fit on the worst user pair: ``(mechanism, plan, (X, users), (X', users))``.
+
+    UserLevelDPLogistic(data_norm=sqrt 2, centering=True, solver="user_clip": the centre at its default share;
+    epsilon 20, public, so that the centre's Gaussian has mu about 1: at the default epsilon 1 it is 0.085 and no
+    audit has power), users of ``m`` rows at +-0.25, user 0's rows at +3 (D) and -3 (D')."""
+    seen = _spy_centre(monkeypatch)
+    g = np.repeat(np.arange(n_users), m)
+    y = (np.arange(n_users * m) % 2).astype(int)
+    X = np.full((n_users * m, 1), 0.25)
+    X[1::2] = -0.25
+    Xp = X.copy()
+    X[:m], Xp[:m] = 3.0, -3.0
+    out = []
+    for Z in (X, Xp):
+        UserLevelDPLogistic(epsilon=epsilon, delta=1e-5, data_norm=R, solver="user_clip", centering=True,
+                            max_items_per_user=m, noise=noise, random_state=0, accountant=_ledger()).fit(Z, y, g)
+        out.append(seen[-1])
+    (plan, rows), (plan_p, rows_p) = out
+    assert plan_p == plan and plan.max_items == m and plan.share == CENTERING_SHARE
+    return plan.mechanism, plan, rows, rows_p
+
+
+def audit_mu(mechanism, centre, centre_p, claimed, draws, seed=0):
+    """Gaussian-DP audit of ``draws`` releases of ``mechanism`` at ``centre`` and ``centre_p`` (projected on
+    their difference) against the mu of ``claimed = (epsilon, delta)``."""
+    a = project_on(mechanism.release(centre, np.random.default_rng(seed), size=draws), centre, centre_p)
+    b = project_on(mechanism.release(centre_p, np.random.default_rng(seed + 10_000), size=draws), centre, centre_p)
+    return audit_gaussian_dp(a, b, *claimed)
+
+
+def half_noise(mechanism):
+    """The mutant: the same Gaussian with half its noise (the sensitivity taken as half: twice the charged mu)."""
+    return dataclasses.replace(mechanism, sensitivity=mechanism.sensitivity / 2.0)
+
+
+def _clipped_row_sum(X, bound):
+    """The per-row mutant's statistic: every row clipped and summed (no per-user mean)."""
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return (X * np.minimum(1.0, bound / norms)).sum(axis=0)
+
+
+def check_centre(mechanism, plan, rows, rows_p, draws=40_000, seed=0):
+    """The correct release passes; half the noise and the per-row sum are flagged, well above the claim."""
+    c, cp = plan.total(rows), plan.total(rows_p)
+    assert float(np.linalg.norm(c - cp)) == pytest.approx(2 * plan.bound)  # the sensitivity 2B, attained
+    claimed = (mechanism.epsilon, mechanism.delta)
+    honest = audit_mu(mechanism, c, cp, claimed, draws, seed)
+    assert not honest.violation, honest
+    half = audit_mu(half_noise(mechanism), c, cp, claimed, draws, seed)
+    assert half.violation and half.lower_bound > 1.2 * half.claimed, half
+    r, rp = _clipped_row_sum(rows[0], plan.bound), _clipped_row_sum(rows_p[0], plan.bound)
+    assert float(np.linalg.norm(r - rp)) == pytest.approx(4 * plan.bound)  # two rows of user 0, each moved by 2B
+    per_row = audit_mu(mechanism, r, rp, claimed, draws, seed + 1)
+    assert per_row.violation and per_row.lower_bound > 1.2 * per_row.claimed, per_row
+    return honest, half, per_row
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", ["secure", "float"])
+def test_fit_centre_audit_flags_half_noise_and_per_row(monkeypatch, noise):
+    """The centre as the fit releases it (its charged part; mu 1.04 secure, 1.09 float): passes; half the noise
+    and the per-row sum are flagged (10 seeds: correct 0.79-1.00, mutants 1.89-2.08 against 1.09-1.11;
+    tests/slow/test_t2_twice_mutants.py)."""
+    mechanism, plan, rows, rows_p = fit_centre_pair(monkeypatch, noise)
+    assert 0.7 < mechanism.sensitivity / mechanism.sigma < 1.5
+    check_centre(mechanism, plan, rows, rows_p)
 
 
 def test_auto_yields_to_column_scaling_and_true_refuses_both():

@@ -3,8 +3,17 @@
 doc/privacy/user_level.rst, "Column magnitudes": the d x K histogram of the users' octaves (each user's
 largest |x_j| per column) is released by the Gaussian mechanism with l2-sensitivity sqrt(2 d) under
 replace-one-user; everything after it is post-processing.
+
+Factor-2 audit (doc/privacy/testing.rst, "Factor-2 mutants"): the first audit builds its own plan and its row-level
+mutant counts m = 4 rows per user (a 4-fold jump). ``test_fit_histogram_audit_flags_half_noise_and_per_row`` takes
+the mechanism the real fit builds (a spy on ``MagnitudePlan.release``: the plan the fit charges and the rows it reads,
+on D and D'), users of m = 2 rows, user 0's rows in octave 0 (D) then octave 10 (D'): the histograms differ by
+sqrt(2 d), the sensitivity, attained. The correct release passes; half the noise (twice the charged mu) and the
+per-row histogram (every row counted: user 0 moves it by 2 sqrt(2 d), the user's sensitivity taken as a row's) are
+flagged.
 """
 
+import dataclasses
 import math
 import warnings
 
@@ -23,7 +32,7 @@ from sklearn_dpsco.linear_model._column_magnitudes import (
     magnitude_clear_sigmas,
     user_octave_histogram,
 )
-from sklearn_dpsco.testing import audit_release_with_mutants
+from sklearn_dpsco.testing import audit_gaussian_dp, audit_release_with_mutants, project_on
 
 
 def _ledger():
@@ -198,6 +207,89 @@ def test_histogram_release_audit_with_half_noise_and_row_level_mutants(noise):
     rows_ok, _ = audit_release_with_mutants(lambda f: rows, c_rows, cp_rows, eps_c, 1e-5, statistic="mu",
                                             n_draws=40_000, rng=np.random.default_rng(42), factors=())
     assert rows_ok.violation, rows_ok
+
+
+def _spy_histogram(monkeypatch):
+    """Records ``(plan, rows)`` of each MagnitudePlan release (the plan the fit charges, the rows it reads)."""
+    seen = []
+    original = MagnitudePlan.release
+
+    def spy(self, rows, rng, n_jobs=None):
+        seen.append((self, rows))
+        return original(self, rows, rng, n_jobs)
+
+    monkeypatch.setattr(MagnitudePlan, "release", spy)
+    return seen
+
+
+def fit_histogram_pair(monkeypatch, noise, n_users=50, m=2, d=3, epsilon=20.0):
+    """The histogram's release of a real fit (UserLevelDPLogistic, nothing declared) on the worst user pair:
+    ``(plan, (X, users), (X', users))``. Epsilon 20 (public): the histogram's Gaussian has mu about 1.3 (at
+    epsilon 24 the public rule takes the quartiles instead for 50 users of 3 columns)."""
+    seen = _spy_histogram(monkeypatch)
+    g = np.repeat(np.arange(n_users), m)
+    y = (np.arange(n_users * m) % 2).astype(int)
+    X = np.full((n_users * m, d), 0.5)
+    X[1::2] = -0.5
+    Xp = X.copy()
+    Xp[:m] = 2.0**20  # user 0: octave 0 -> octave 10 in every column
+    out = []
+    for Z in (X, Xp):
+        est = UserLevelDPLogistic(epsilon=epsilon, delta=1e-5, noise=noise, random_state=0,
+                                  accountant=_ledger()).fit(Z, y, g)
+        assert "column_magnitudes" in est.fit_info_[0]
+        out.append(seen[-1])
+    (plan, rows), (plan_p, rows_p) = out
+    assert plan_p == plan and plan.n_features == d and plan.n_users == n_users
+    return plan, rows, rows_p
+
+
+def _histogram(X, ids):
+    return user_octave_histogram(X, index_users(ids)).ravel().astype(float)
+
+
+def audit_mu(mechanism, centre, centre_p, claimed, draws, seed=0):
+    """Gaussian-DP audit of ``draws`` releases of ``mechanism`` at ``centre`` and ``centre_p`` (projected on
+    their difference) against the mu of ``claimed = (epsilon, delta)``."""
+    a = project_on(mechanism.release(centre, np.random.default_rng(seed), size=draws), centre, centre_p)
+    b = project_on(mechanism.release(centre_p, np.random.default_rng(seed + 10_000), size=draws), centre, centre_p)
+    return audit_gaussian_dp(a, b, *claimed)
+
+
+def check_histogram(plan, rows, rows_p, draws, seed=0):
+    """The correct release passes; half the noise and the per-row histogram are flagged, well above the claim."""
+    mechanism = plan.mechanism
+    c, cp = plan_histogram(rows), plan_histogram(rows_p)
+    assert float(np.linalg.norm(c - cp)) == mechanism.sensitivity  # the sensitivity sqrt(2 d), attained
+    claimed = (mechanism.epsilon, mechanism.delta)
+    honest = audit_mu(mechanism, c, cp, claimed, draws, seed)
+    assert not honest.violation, honest
+    half = audit_mu(dataclasses.replace(mechanism, sensitivity=mechanism.sensitivity / 2.0), c, cp, claimed, draws,
+                    seed)
+    assert half.violation and half.lower_bound > 1.2 * half.claimed, half
+    every_row = np.arange(rows[0].shape[0])
+    r, rp = _histogram(rows[0], every_row), _histogram(rows_p[0], every_row)
+    assert float(np.linalg.norm(r - rp)) == pytest.approx(2 * mechanism.sensitivity)  # two rows of user 0
+    per_row = audit_mu(mechanism, r, rp, claimed, draws, seed + 1)
+    assert per_row.violation and per_row.lower_bound > 1.2 * per_row.claimed, per_row
+    return honest, half, per_row
+
+
+def plan_histogram(rows):
+    X, users = rows
+    return user_octave_histogram(X, users).ravel().astype(float)
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise,draws", [("secure", 10_000), ("float", 40_000)])
+def test_fit_histogram_audit_flags_half_noise_and_per_row(monkeypatch, noise, draws):
+    """The histogram as the fit releases it (its charged part, mu about 1.35): passes; half the noise and the
+    per-row histogram are flagged (10 seeds: correct 0.78-1.26, half noise and per row 1.91-2.57 against 1.34-1.36;
+    tests/slow/test_t2_twice_mutants.py). The secure path's exact discrete Gaussians (d K = 48 per release) cost
+    about 10x the float path's draws: 10 000 per side there (1.5 s)."""
+    plan, rows, rows_p = fit_histogram_pair(monkeypatch, noise)
+    assert 0.5 < plan.mechanism.sensitivity / plan.mechanism.sigma < 1.5
+    check_histogram(plan, rows, rows_p, draws)
 
 
 def test_a_failure_after_the_histogram_was_released_spends_nothing(monkeypatch):

@@ -20,6 +20,28 @@ quartile q1; 1.68 and 1.99 at twice the part.
 
 The vectorised draws (``release(values, rng, size=draws)``) keep each audit to about a second (CI); the slow
 tier repeats them over seeds for the power table (tests/slow/test_t2_twice_mutants.py).
+
+Session 21 adds the label bounds and the upper quartiles: the growth regressor's label spread (``LABEL_SPREAD``, the
+split median of ``|y - c|``) and DPLinearRegressor's upper label spread (``LABEL_UPPER``, its 0.8-quantile), both
+taken from fits without an intercept (``c = 0``: the values are ``|y|``, and given a released ``c`` the argument is
+the same, ``c`` being public to the release), each at part 1.0 (epsilon 20, public); the q3 of the scaler's auto
+bounds (part 1.5) and of the user-level column scaling (part 2.0, with its per-row mutant). The signed bounds grid
+makes each draw about 10 times dearer than on the label grid: 10 000 draws per side there. On the worst pair the
+0.8-quantile's law is the median's up to the mass of the cells above the target (utility below ``-0.2 n``: at most
+``e^-20`` at part 1), so the two label audits certify the same bounds with the same seeds: the upper label spread's
+audit checks its part, not a different worst case. Power over 10 seeds (correct / twice [/ per row], against the
+part): label spreads 0.50-0.65 / 1.60-1.67 (30 000 draws); scaler q3 0.10-0.44 / 1.98-2.24 against 1.5; user column
+q3 0.71-1.04 / 2.93-3.28 / 2.20-2.44 against 2.0 (tests/slow/test_t2_twice_mutants.py).
+
+And the column scaling's median-and-spread mode (DPLinearRegressor in its band, 4 columns, 25 rows, epsilon 48): the
+column median (signed grid, part 2.0; the fit's own rows) 0.71-1.04 / 2.93-3.28 (10 000 draws; the same numbers as
+the user column q3: on these pairs the laws differ only by the cells ``(1 - q) n`` ranks off, ``e^-10`` or less),
+and the column spread (MAD_GRID, part 1.0; its mechanism from the fit, the pair built on the deviations given the
+released median) 0.67-0.78 / 1.66-1.80 (30 000 draws). The row-level column q1 and q3 (DPLinearRegressor, one
+stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each (10 000 draws). Not covered: the second stage of the
+two-stage column quartiles (quartiles of ``x - centre_1`` on half of the rows: a pair fixed before ``centre_1`` is
+drawn cannot be worst about it; the stage's mechanism is the first stage's, and the shift is audited with a
+data-read mutant in test_column_scaling.py).
 """
 
 import dataclasses
@@ -27,7 +49,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPStandardScaler, UserLevelDPLogistic
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor, DPStandardScaler, UserLevelDPLogistic
 from sklearn_dpsco._mechanisms._quantile import DEFAULT_SELECTION
 from sklearn_dpsco._scale_estimation import _check_levels, _column_mechanisms
 from sklearn_dpsco.accounting import BudgetAccountant
@@ -280,3 +302,191 @@ def test_audit_flags_user_column_quartile_on_every_row(monkeypatch):
     mechanism, a, b, m = _user_column_pair(monkeypatch)
     per_row = audit_release(mechanism, np.repeat(a, m), np.repeat(b, m), mechanism.epsilon, 100_000)
     assert per_row.violation, per_row
+
+
+# --------------------------------------------------------------------------- label bounds (session 21)
+def label_bound_release(monkeypatch, cls, target, n=200, epsilon=20.0):
+    """``(mechanism, plan, D values, D' values)`` of the "auto" label bound of ``cls`` fitted without an intercept
+    (no label centre: the values read are ``|y|``) on the worst pair of labels; X is public (rows +-0.5, row_bound
+    declared), so the label bound is the plan's only estimate."""
+    seen = _spy_scale_plan(monkeypatch)
+    probe = _auto_scales.quantile_mechanism_for(target.q, _auto_scales.Budget(1.0, 0.0, "float"))
+    d, dp = worst_pair(probe, n)
+    values = []
+    for y in (d, dp):
+        X = np.tile([[0.5], [-0.5]], (n // 2, 1))
+        cls(epsilon=epsilon, fit_intercept=False, row_bound=1.0, label_bound="auto", noise="float", random_state=0,
+            accountant=BudgetAccountant()).fit(X, y)
+        plan, vals = seen[-1]
+        assert plan.targets == (target,) and plan.stride == 1
+        values.append(vals[0])
+    np.testing.assert_array_equal(values[0], d)
+    np.testing.assert_array_equal(values[1], dp)
+    mechanism = plan.mechanisms()[0]
+    assert mechanism.q == target.q and mechanism.epsilon == plan.parts[0].epsilon
+    diff = np.abs(np.array(mechanism.utility(values[0])) - np.array(mechanism.utility(values[1])))
+    assert diff.max() == 1  # exact sensitivity on this pair, attained
+    return mechanism, plan, values[0], values[1]
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_growth_label_spread_at_twice_its_part(monkeypatch):
+    """The split median of ``|y|`` (LABEL_SPREAD, part 1.0): passes; twice the part is flagged."""
+    mechanism, _, a, b = label_bound_release(monkeypatch, DPGrowthAdaptiveRegressor, _auto_scales.LABEL_SPREAD)
+    assert mechanism.epsilon == pytest.approx(1.0)
+    check_twice(mechanism, a, b)
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_upper_label_spread_at_twice_its_part(monkeypatch):
+    """DPLinearRegressor's 0.8-quantile of ``|y|`` (LABEL_UPPER, weight 3: 200 ranks, no fallback; part 1.0):
+    passes; twice the part is flagged."""
+    mechanism, _, a, b = label_bound_release(monkeypatch, DPLinearRegressor, _auto_scales.LABEL_UPPER)
+    assert mechanism.epsilon == pytest.approx(1.0)
+    check_twice(mechanism, a, b)
+
+
+# --------------------------------------------------------------------------- upper quartiles (session 21)
+def _q3_probe():
+    return _auto_scales.quantile_mechanism_for(0.75, _auto_scales.Budget(1.0, 0.0, "float"), _scaler.BOUNDS_GRID)
+
+
+def scaler_q3_pair(monkeypatch, n=200):
+    d, dp = worst_pair(_q3_probe(), n)
+    mechanisms, (a, b) = column_quartile_release(monkeypatch, _scaler, _scaler_fit, n, (d, dp))
+    np.testing.assert_array_equal(a, d)
+    np.testing.assert_array_equal(b, dp)
+    mechanism = mechanisms[1]
+    assert mechanism.q == 0.75 and mechanism.grid is _scaler.BOUNDS_GRID and 0.5 < mechanism.epsilon < 2.0
+    diff = np.abs(np.array(mechanism.utility(a)) - np.array(mechanism.utility(b)))
+    assert diff.max() == 1
+    return mechanism, a, b
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_scaler_bounds_q3_at_twice_its_part(monkeypatch):
+    """The scaler's upper quartile (part 1.5): passes; twice the part is flagged (10 000 draws, about 1.3 s)."""
+    mechanism, a, b = scaler_q3_pair(monkeypatch)
+    check_twice(mechanism, a, b, draws=10_000)
+
+
+def user_column_q3_pair(monkeypatch, n_users=40, m=2, epsilon=16.0):
+    """The user path's q3 (one row per user) at epsilon 16 (public): part 2.0. At part 1.0 (epsilon 8) 10 000
+    draws certified the twice mutant at 0.91 against 1 and 30 000 (4.5 s) at 1.30; at 2.0 10 000 suffice."""
+    d, dp = worst_pair(_q3_probe(), n_users)
+    mechanisms, (a, b) = column_quartile_release(monkeypatch, _column_scaling, _user_columns_fit(m, epsilon),
+                                                 n_users, (d, dp))
+    np.testing.assert_array_equal(a, d)
+    np.testing.assert_array_equal(b, dp)
+    mechanism = mechanisms[1]
+    assert mechanism.q == 0.75 and mechanism.epsilon == pytest.approx(2.0)
+    return mechanism, a, b, m
+
+
+@pytest.mark.statistical
+def test_audit_flags_user_column_q3_at_twice_its_part_and_per_row(monkeypatch):
+    """The user path's q3: passes at its part; twice the part, and every row (two per user: the user's
+    sensitivity 2 taken as 1), are flagged (10 000 draws per side, about 2 s)."""
+    mechanism, a, b, m = user_column_q3_pair(monkeypatch)
+    check_twice(mechanism, a, b, draws=10_000)
+    per_row = audit_release(mechanism, np.repeat(a, m), np.repeat(b, m), mechanism.epsilon, 10_000)
+    assert per_row.violation, per_row
+
+
+# --------------------------------------------------------------------------- column median and spread (session 21)
+def _spy_column_counts(monkeypatch):
+    """Records ``(mechanisms, counts, n, released)`` of each column_quantiles_from_counts call of the column
+    scaling (the mechanisms of its charged budget, the grid counts it reads, the released values)."""
+    seen = []
+    original = _column_scaling.column_quantiles_from_counts
+
+    def spy(counts, n, qs, budget, *, grid=None, method=DEFAULT_SELECTION, random_state=None):
+        out = original(counts, n, qs, budget, grid=grid, method=method, random_state=random_state)
+        seen.append((_column_mechanisms(_check_levels(qs), budget, np.asarray(counts).shape[0], grid, method),
+                     np.array(counts), n, np.array(out.value[0])))
+        return out
+
+    monkeypatch.setattr(_column_scaling, "column_quantiles_from_counts", spy)
+    return seen
+
+
+def median_mad_release(monkeypatch, n=25, epsilon=48.0):
+    """The median-and-spread releases of DPLinearRegressor (column scaling "auto" in its median-and-spread band:
+    4 columns, ``n epsilon = 1200``; epsilon 48, public, gives the medians part 2.0 and the spreads 1.0) on rows
+    whose column 0 is the worst pair of the median's mechanism (the others public constants):
+    ``(median mechanism, spread mechanism, D column 0, D' column 0, [(counts, released median)] per fit)``."""
+    seen = _spy_column_counts(monkeypatch)
+    probe = _auto_scales.quantile_mechanism_for(0.5, _auto_scales.Budget(1.0, 0.0, "float"), _scaler.BOUNDS_GRID)
+    d, dp = worst_pair(probe, n)
+    y = np.where(np.arange(n) % 2, 1.0, -1.0)
+    others = np.tile([[0.5, -0.5, 0.25], [-0.5, 0.5, -0.25]], (n // 2 + 1, 1))[:n]
+    fits = []
+    for x in (d, dp):
+        X = np.column_stack([x, others])
+        est = DPLinearRegressor(epsilon=epsilon, noise="float", random_state=0, accountant=BudgetAccountant()).fit(X, y)
+        assert est.fit_info_["column_scaling"]["mode"] == "median_mad"
+        (medians, counts, n_1, m), (spreads, spread_counts, n_2, _) = seen[-2:]
+        assert n_1 == n_2 == n  # every row, in memory
+        np.testing.assert_array_equal(counts, _scaler.BOUNDS_GRID.column_counts(X))  # the medians read the rows
+        # the spreads read |x - m|, m the released medians (public to them)
+        np.testing.assert_array_equal(spread_counts, _column_scaling.MAD_GRID.column_counts(np.abs(X - m)))
+        fits.append((medians, spreads))
+    assert fits[0] == fits[1]
+    (median,), (spread,) = fits[0]
+    assert median.q == spread.q == 0.5 and median.grid is _scaler.BOUNDS_GRID and spread.grid is _column_scaling.MAD_GRID
+    assert median.epsilon == pytest.approx(2.0) and spread.epsilon == pytest.approx(1.0)
+    return median, spread, d, dp
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_column_median_at_twice_its_part(monkeypatch):
+    """The median-and-spread mode's column median (signed grid, part 2.0): passes; twice the part is flagged."""
+    median, _, a, b = median_mad_release(monkeypatch)
+    check_twice(median, a, b, draws=10_000)
+
+
+@pytest.mark.statistical
+def test_audit_flags_the_column_spread_at_twice_its_part(monkeypatch):
+    """The column spread (median of ``|x - m|`` on MAD_GRID, part 1.0), its mechanism as the fit charges it, on the
+    worst pair of deviations: given the released median ``m`` (public to this release) a replaced row moves one
+    deviation (the exact-sensitivity test: test_column_scaling_median.py), so the pair is built on the deviations
+    themselves (a pair of rows ``m +- v`` cannot be fixed before ``m`` is drawn). Passes; twice the part is flagged."""
+    _, spread, _, _ = median_mad_release(monkeypatch)
+    d, dp = worst_pair(spread, 25)
+    diff = np.abs(np.array(spread.utility(d)) - np.array(spread.utility(dp)))
+    assert diff.max() == 1
+    check_twice(spread, d, dp)
+
+
+# --------------------------------------------------------------------------- row-level column quartiles (session 21)
+def row_column_quartile_pair(monkeypatch, q, n=64, epsilon=48.0):
+    """The row-level column quartiles of DPLinearRegressor (column scaling "auto", 4 columns, one stage, every row:
+    ``n epsilon = 3072`` keeps the share at its cap 0.25 and each release at 96 ranks, below the two stages' 150;
+    epsilon 48, public, gives each quartile part 1.5) on rows whose column 0 is the worst pair for level ``q``:
+    ``(mechanism, D column 0, D' column 0)``."""
+    seen = _spy_column_stage(monkeypatch)
+    d, dp = worst_pair(_auto_scales.quantile_mechanism_for(q, _auto_scales.Budget(1.0, 0.0, "float"),
+                                                           _scaler.BOUNDS_GRID), n)
+    y = np.where(np.arange(n) % 2, 1.0, -1.0)
+    others = np.tile([[0.5, -0.5, 0.25], [-0.5, 0.5, -0.25]], (n // 2, 1))
+    out = []
+    for x in (d, dp):
+        est = DPLinearRegressor(epsilon=epsilon, noise="float", random_state=0, accountant=BudgetAccountant()).fit(
+            np.column_stack([x, others]), y)
+        info = est.fit_info_["column_scaling"]
+        assert info["mode"] == "quartiles" and info["stages"] == 1 and info["row_stride"] == 1
+        mechanisms, rows = seen[-1]
+        out.append(rows[:, 0].copy())
+    np.testing.assert_array_equal(out[0], d)
+    np.testing.assert_array_equal(out[1], dp)
+    mechanism = mechanisms[list(_scaler.BOUNDS_LEVELS).index(q)]
+    assert mechanism.q == q and mechanism.epsilon == pytest.approx(1.5)
+    return mechanism, out[0], out[1]
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("q", [0.25, 0.75])
+def test_audit_flags_the_row_column_quartiles_at_twice_their_part(monkeypatch, q):
+    """The row-level column q1 and q3 (part 1.5): pass; twice the part is flagged (10 000 draws, about 1.3 s each)."""
+    mechanism, a, b = row_column_quartile_pair(monkeypatch, q)
+    check_twice(mechanism, a, b, draws=10_000)
