@@ -1,6 +1,6 @@
 """Study: DPGrowthAdaptiveRegressor's defaults against its own intercept-only release at small ``n epsilon``.
 
-Usage: OMP_NUM_THREADS=1 python benchmarks/study_growth_small_budget.py real|real350|synth|synth_d|synth350 [seeds]
+Usage: OMP_NUM_THREADS=1 python benchmarks/study_growth_small_budget.py real|real350|real_lsq|synth|synth_d|synth350 [seeds]
 [out.json]
 
 The growth regressor releases the intercept-only model (a private label median) below ``n epsilon = 300`` with
@@ -17,7 +17,10 @@ forced: the release the rule would make) on the same rows and seed.
 * ``synth_d``: the same family with half the columns carrying signal, d in {10, 15, 20, 30, 50}, n epsilon
   300-1500, epsilon 1, 8 seeds; ``synth350``: d in {2, 5, 10, 20, 30} at n epsilon 350.
 
-The runs behind the results page: ``real 10``, ``real350 10``, ``synth 10``, ``synth_d 8``, ``synth350 8``
+* ``real_lsq``: ``real`` for DPLinearRegressor against its own constant, n epsilon 400-1500.
+
+The runs behind the results page: ``real 10``, ``real350 10``, ``real_lsq 10``, ``synth 10``, ``synth_d 8``,
+``synth350 8``
 (the growth_small_budget_*.json files; the defaults there are those of the commit before the rule).
 
 Results and the conclusion: benchmarks/results/growth_small_budget.md.
@@ -34,7 +37,7 @@ from sklearn.metrics import r2_score  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _real_datasets as R  # noqa: E402
-from sklearn_dpsco import DPGrowthAdaptiveRegressor  # noqa: E402
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor  # noqa: E402
 
 warnings.simplefilter("ignore")
 
@@ -46,10 +49,27 @@ class Const(DPGrowthAdaptiveRegressor):
         return True
 
 
+class ConstLSQ(DPLinearRegressor):
+    """DPLinearRegressor with the constant plan forced (mode ``real_lsq``)."""
+
+    def _scales_unsupported(self, targets, n_samples, columns=None, n_coef=None):
+        return True
+
+
+#: the estimator and its forced-constant twin compared by :func:`pair` (``real_lsq`` swaps them)
+MODELS = [DPGrowthAdaptiveRegressor, Const]
+
+
 def pair(X, y, Xte, yte, eps, seed):
-    g = r2_score(yte, DPGrowthAdaptiveRegressor(epsilon=eps, random_state=seed).fit(X, y).predict(Xte))
-    c = r2_score(yte, Const(epsilon=eps, random_state=seed).fit(X, y).predict(Xte))
+    model, const = MODELS
+    g = r2_score(yte, model(epsilon=eps, random_state=seed).fit(X, y).predict(Xte))
+    c = r2_score(yte, const(epsilon=eps, random_state=seed).fit(X, y).predict(Xte))
     return g, c
+
+
+def real_lsq(seeds):
+    MODELS[:] = [DPLinearRegressor, ConstLSQ]
+    return real(seeds, (400, 500, 700, 1000, 1500))
 
 
 def real(seeds, grid=(300, 400, 500, 600, 800, 1000, 1500)):
@@ -105,7 +125,7 @@ def synth_d(seeds, dims=(10, 15, 20, 30, 50), grid=(300, 400, 500, 700, 1000, 15
                                growth=[r[0] for r in res], const=[r[1] for r in res])
 
 
-MODES = {"real": real, "real350": lambda s: real(s, (350,)), "synth": synth, "synth_d": synth_d,
+MODES = {"real": real, "real350": lambda s: real(s, (350,)), "real_lsq": real_lsq, "synth": synth, "synth_d": synth_d,
          "synth350": lambda s: synth_d(s, (2, 5, 10, 20, 30), (350,))}
 
 
