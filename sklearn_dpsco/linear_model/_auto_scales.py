@@ -77,8 +77,8 @@ __all__ = [
     "is_auto",
     "scale_plan",
     "scales_supported",
-    "weighted_parts",
     "trivial_scale_plan",
+    "weighted_parts",
 ]
 
 AUTO = "auto"
@@ -248,7 +248,6 @@ def scales_supported(n, epsilon, k):
     limit (R^2 about -1e11 at n = 2000, epsilon = 1e-3). Public: n, epsilon, the number of estimates.
     """
     return k * SCALE_RANKS <= SHARE_CAP * max(n, 1) * epsilon
-
 
 
 def weighted_parts(targets):

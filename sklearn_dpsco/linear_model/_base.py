@@ -375,9 +375,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         budget = self._budget() if columns is None else columns.rest
         scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
         rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets, n_coef):g} x "
-                f"{SCALE_RANKS:g} / "
-                f"{SHARE_CAP:g}: "
-                "too small for the 'auto' estimates; intercept-only model")
+                f"{SCALE_RANKS:g} / {SHARE_CAP:g}: too small for the 'auto' estimates; intercept-only model")
         plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})
         return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,
                        attributes=dict(attributes or {}), scales=scales, columns=columns)
