@@ -563,3 +563,91 @@ def test_secure_draws_are_the_fits_sampler():
     rng = np.random.default_rng(7)
     ones = [mechanism.release(d, rng) for _ in range(40)]
     np.testing.assert_array_equal(secure_draws(mechanism, d, np.random.default_rng(7), 40, chunk=7), ones)
+
+
+# --------------------------------------------------------------------------- two-stage column quartiles: stage 2
+def _spy_quartile_stages(monkeypatch):
+    """Records ``(offset, step, shift, rows)`` of each quartile stage of the column scaling (``shift`` the released
+    ``centre_1`` on stage 2, None on stage 1; ``rows`` the rows it reads, before the shift)."""
+    seen = []
+    original = _column_scaling.ColumnScalingPlan._quartiles
+
+    def spy(self, X, offset, step, shift, rng, n_jobs=None):
+        seen.append((offset, step, None if shift is None else np.array(shift), np.asarray(X[offset::step], dtype=float)))
+        return original(self, X, offset, step, shift, rng, n_jobs)
+
+    monkeypatch.setattr(_column_scaling.ColumnScalingPlan, "_quartiles", spy)
+    return seen
+
+
+def cell_interior(grid, values):
+    """Each value, a point of ``grid``, moved to the middle of its cell ``(t_{i-1}, t_i]``: the same counts, and a
+    shift by a float ``c`` and back (``(c + v) - c``) stays in the cell."""
+    i = np.searchsorted(grid.points, values)
+    np.testing.assert_array_equal(grid.points[i], values)
+    return (grid.points[i - 1] + grid.points[i]) / 2.0
+
+
+def second_stage_pair(monkeypatch, q, n=128, epsilon=48.0, noise="secure"):
+    """Stage 2 of the two-stage column quartiles of DPLinearRegressor (4 columns, ``n epsilon = 6144``: each release
+    of one stage would get 192 ranks, above the two stages' 150; stride 1: stage 1 reads the even rows, stage 2 the
+    odd ones shifted by ``centre_1``, each quartile at part 1.5), on the worst pair of stage 2's values given
+    ``centre_1``: ``(mechanism, D values, D' values, centre_1)``.
+
+    Taken from the real fit: stage 2's mechanisms (from the budget the fit passes to its selection), ``centre_1``
+    (stage 1's release at ``random_state=0``) and the values stage 2 reads (``x - centre_1`` on the odd rows, as
+    the fit computes them). Built by the test: the odd rows, ``centre_1 + v`` with ``(v, v')`` the worst pair of
+    level ``q`` moved into its cells' interiors (the same counts), once ``centre_1`` is known from a first fit with
+    the same even rows (stage 1 reads only those, so D and D' see the same ``centre_1``: asserted). D and D'
+    differ in one row (row 1). Not from the fit: the releases' randomness given ``centre_1`` (the audit draws
+    stage 2 anew, conditionally on this one value of ``centre_1``: what the stages' composition needs, stage 2
+    ``epsilon``-DP for each released ``centre_1``)."""
+    stages = _spy_quartile_stages(monkeypatch)
+    selections = _spy_column_counts(monkeypatch)
+    y = np.where(np.arange(n) % 2, 1.0, -1.0)
+    others = np.tile([[0.5, -0.5, 0.25], [-0.5, 0.5, -0.25]], (n // 2, 1))
+    even = 5.0 + np.linspace(-1.0, 1.0, n // 2)  # column 0 of stage 1's rows: the same on every fit
+
+    def fit(odd):
+        x = np.empty(n)
+        x[0::2], x[1::2] = even, odd
+        X = np.column_stack([x, others])
+        est = DPLinearRegressor(epsilon=epsilon, noise=noise, random_state=0, accountant=BudgetAccountant()).fit(X, y)
+        info = est.fit_info_["column_scaling"]
+        assert info["mode"] == "quartiles" and info["stages"] == 2 and info["row_stride"] == 1
+        (o1, s1, shift_1, _), (o2, s2, centre_1, rows) = stages[-2:]
+        assert (o1, s1, shift_1, o2, s2) == (0, 2, None, 1, 2)
+        mechanisms, counts, n_2, _ = selections[-1]  # stage 2's selections: its mechanisms, the counts it reads
+        assert n_2 == n // 2
+        return X, centre_1[0], rows[:, 0], mechanisms, counts[0]
+
+    _, centre_1, *_ = fit(even)  # a first fit: centre_1, stage 1's release at this seed
+    probe = _auto_scales.quantile_mechanism_for(q, _auto_scales.Budget(1.0, 0.0, "float"), _scaler.BOUNDS_GRID)
+    pair = worst_pair(probe, n // 2)
+    out, rows = [], []
+    for v in pair:
+        X, c, column, mechanisms, counts = fit(centre_1 + cell_interior(_scaler.BOUNDS_GRID, v))
+        assert c == centre_1  # the same stage-1 release on D and D'
+        read = column - c  # what stage 2 reads, as the fit computes it (the counts below are the fit's)
+        np.testing.assert_array_equal(counts, _scaler.BOUNDS_GRID.counts(read))
+        np.testing.assert_array_equal(counts, _scaler.BOUNDS_GRID.counts(v))  # the worst pair's counts
+        out.append(read)
+        rows.append(X)
+    assert np.flatnonzero((rows[0] != rows[1]).any(axis=1)).tolist() == [1]  # neighbours: one row replaced
+    mechanism = mechanisms[list(_scaler.BOUNDS_LEVELS).index(q)]
+    assert mechanism.q == q and mechanism.grid is _scaler.BOUNDS_GRID and mechanism.noise == noise
+    assert mechanism.epsilon == pytest.approx(1.5)
+    diff = np.abs(np.array(mechanism.utility(out[0])) - np.array(mechanism.utility(out[1])))
+    assert diff.max() == 1  # exact sensitivity on this pair, attained
+    return mechanism, out[0], out[1], centre_1
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("q", [0.25, 0.75])
+def test_audit_flags_the_second_stage_quartiles_at_twice_their_part(monkeypatch, q, noise):
+    """Stage 2's q1 and q3 (quartiles of ``x - centre_1``, part 1.5) on the worst pair given ``centre_1``: pass;
+    twice the part is flagged (10 000 draws)."""
+    mechanism, a, b, centre_1 = second_stage_pair(monkeypatch, q, noise=noise)
+    assert 4.0 < centre_1 < 6.0  # a real shift (stage 1's rows lie in [4, 6])
+    check_twice(mechanism, a, b, draws=10_000)
