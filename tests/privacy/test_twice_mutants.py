@@ -38,10 +38,30 @@ column median (signed grid, part 2.0; the fit's own rows) 0.71-1.04 / 2.93-3.28 
 the user column q3: on these pairs the laws differ only by the cells ``(1 - q) n`` ranks off, ``e^-10`` or less),
 and the column spread (MAD_GRID, part 1.0; its mechanism from the fit, the pair built on the deviations given the
 released median) 0.67-0.78 / 1.66-1.80 (30 000 draws). The row-level column q1 and q3 (DPLinearRegressor, one
-stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each (10 000 draws). Not covered: the second stage of the
-two-stage column quartiles (quartiles of ``x - centre_1`` on half of the rows: a pair fixed before ``centre_1`` is
-drawn cannot be worst about it; the stage's mechanism is the first stage's, and the shift is audited with a
-data-read mutant in test_column_scaling.py).
+stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each (10 000 draws).
+
+Session 21b: every audit above on both sampling paths (``NOISES``). The former ones ran on ``noise="float"`` only; the
+library's default is ``noise="secure"`` (exact rational gaps, exact ``Bernoulli(exp(-gap))`` coins). The secure
+versions fit with ``noise="secure"`` (the spies check the captured mechanism's ``noise``) and draw with the sampler a
+fit's one release runs (:func:`secure_draws`: the visiting algorithm ``select_rows_u64`` over one table row per
+draw; row 0 is the fit's release draw for draw, test_secure_draws_are_the_fits_sampler). It costs about what the
+float path's vectorised draws cost (0.25 s per 10 000 on the signed bounds grid, 1 s per 100 000 on the label grid),
+so the secure audits keep the float ones' draw counts, except: the user data norm's per-row audit at 40 000 draws
+(100 000 on the float path; 2.2 s there), and the user column q1 at part 2.0 (epsilon 16, as the q3) with 10 000
+draws (the float one: part 1.0, 30 000 draws, 3-5 s). Power over 10 seeds on the secure path (correct / twice
+[/ per row]): label spreads, growth row bound and user data norm 0.50-0.71 / 1.56-1.73 (per row 1.19-1.31 against
+1); scaler and row-level column q1 and q3 0.09-0.42 / 1.87-2.19 against 1.5; user column q1 and q3, column median
+0.70-1.12 / 2.85-3.25 (q3 per row 2.27-2.47) against 2; column spread 0.66-0.76 / 1.65-1.76
+(tests/slow/test_t2_twice_mutants.py).
+
+And stage 2 of the two-stage column quartiles (quartiles of ``x - centre_1`` on the odd rows, ``centre_1`` stage 1's
+released centre; DPLinearRegressor, 4 columns, 128 rows, epsilon 48, part 1.5): a pair fixed before ``centre_1`` is
+drawn cannot be worst about it, so :func:`second_stage_pair` first fits once to learn ``centre_1`` at
+``random_state=0`` (stage 1 reads only the even rows, kept the same on every fit), then puts the odd rows at
+``centre_1 + v``, ``(v, v')`` the worst pair in its cells' interiors, and refits D and D' (one row apart): the same
+``centre_1`` on both (asserted), stage 2's mechanisms and the values it reads (``x - centre_1``, with the fit's
+counts) from the fits. The audit draws stage 2 anew given that ``centre_1`` (stage 2 must be ``epsilon``-DP for each
+released ``centre_1``; the composition's argument). q1 and q3, both paths: 0.09-0.44 / 1.87-2.24 against 1.5.
 """
 
 import dataclasses
