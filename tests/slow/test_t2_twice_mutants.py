@@ -67,7 +67,7 @@ def _quantile_rows(mechanism, a, b, draws, per_row_m=None):
 
 QUANTILE_CASES = ["growth label spread", "upper label spread", "scaler q3", "user column q3", "column median",
                   "column spread", "row column q1", "row column q3", "second stage q1", "second stage q3",
-                  "growth row bound", "user data norm", "scaler q1", "user column q1"]
+                  "growth row bound", "user data norm", "scaler q1", "user column q1", "user column q1 part 1"]
 
 
 def _quantile_case(monkeypatch, case, noise):
@@ -117,8 +117,8 @@ def _quantile_case(monkeypatch, case, noise):
         mechanisms, (a, b) = TWICE.column_quartile_release(
             monkeypatch, TWICE._scaler, TWICE.functools.partial(TWICE._scaler_fit, noise=noise), n, (d, dp))
         mechanism, draws = mechanisms[0], 10_000
-    else:  # user column q1: the fast audit's part (1.0 float, 2.0 secure)
-        epsilon, draws = (8.0, 30_000) if noise == "float" else (16.0, 10_000)
+    else:  # user column q1: the fast audit's part (1.0 float, 2.0 secure); "part 1": 1.0 and 30 000 draws on both
+        epsilon, draws = (8.0, 30_000) if noise == "float" or case.endswith("part 1") else (16.0, 10_000)
         mechanism, a, b, _ = TWICE._user_column_pair(monkeypatch, noise=noise, epsilon=epsilon)
     assert mechanism.noise == noise
     return mechanism, a, b, draws, m, row_draws
@@ -146,7 +146,10 @@ def test_power_of_the_quantile_audits(monkeypatch, case, noise):
     if m is not None:
         expect["per row"] = True
     per_row = f", per row {row_draws}" if m is not None else ""
-    _table(f"{case}, {noise} (part {mechanism.epsilon:.3g}, {draws} draws{per_row})", results, expect)
+    # "part 1" is a measurement (the float fast audit's configuration on both paths): flagged on every seed, the
+    # margin not asserted (secure: 1.19-1.54, one seed below 1.2; hence the secure fast audit's part 2.0)
+    margin = () if case.endswith("part 1") else ("twice", "half noise")
+    _table(f"{case}, {noise} (part {mechanism.epsilon:.3g}, {draws} draws{per_row})", results, expect, margin)
 
 
 @pytest.mark.parametrize("noise", ["secure", "float"])
