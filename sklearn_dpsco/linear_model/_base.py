@@ -61,8 +61,8 @@ from .._solvers._core._data import DeferredRowScale, RowScaledData
 from ..accounting import BudgetAccountant, FitAllowance, epsilon_delta
 from ..accounting._resolve import AccountantMixin
 from ..accounting._allowance import usage_fits
-from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan, fill_budget, fit_event, scale_plan,
-                           scales_supported, trivial_scale_plan)
+from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan, fill_budget, fit_event, is_auto,
+                           scale_plan, scales_supported, trivial_scale_plan, weighted_parts)
 from ._cluster_inputs import cluster_inputs, is_cluster_input
 from ._column_scaling import ColumnScalingPlan, column_scaling_mode
 
@@ -894,6 +894,32 @@ class DPClassifierMixin:
 
 class DPRegressorMixin:
     """Single-target regression on top of :class:`DPLinearModelMixin`."""
+
+    #: Fewest coefficients (the intercept's included) from which :meth:`_scale_parts` counts the weighted parts;
+    #: 0: at every width (DPLinearRegressor). DPGrowthAdaptiveRegressor: 8 (linear_model/_growth_rules.py,
+    #: ``WEIGHTED_PARTS_MIN_COEF``, with its evidence). Public.
+    _WEIGHTED_PARTS_MIN_COEF = 0
+
+    def _scale_parts(self, targets, n_coef=None):
+        """Public rule: with both bounds "auto", a label centre and at least ``_WEIGHTED_PARTS_MIN_COEF``
+        coefficients, the estimates' weighted parts (:func:`~._auto_scales.weighted_parts`: the centre counts
+        :data:`~._auto_scales.CENTRE_WEIGHT`, the label bound its median fallback's 1: 4), so the fit releases
+        the intercept-only model below ``n epsilon = 4 x 50 / 0.5 = 400``, not 300; else their number.
+
+        Why (DPLinearRegressor): between 300 and 400 the weighted share is capped, every estimate gets equal
+        parts of under 67 ranks, the centre runs on its coarse grid (9 % steps: up to 0.09 |median| off) and
+        AdaSSP's budget is too small for the label mean (n epsilon >= 200); on labels narrow against their level
+        (sd 2.5 at 50) the model's level is then off by several spreads (synthetic d 2..30 at n epsilon 300 /
+        350: mean R^2 down to -19), while the centre alone on the whole epsilon (the intercept-only plan: 300+
+        ranks on the fine grid) is within 0.1 of the trivial model but in one cell. It costs the cells where a
+        small model learned at n epsilon 300-400 on wide labels (d = 2, 3: R^2 0.19 / 0.30 / 0.17 / 0.12 -> 0;
+        benchmarks/results/smallsets2.md, benchmarks/study_centre_window_smallsets2.py).
+        """
+        floor = self._WEIGHTED_PARTS_MIN_COEF
+        wide = floor == 0 or (n_coef is not None and n_coef >= floor)
+        if wide and is_auto(self.row_bound) and is_auto(self.label_bound) and self.fit_intercept:
+            return weighted_parts(targets)
+        return super()._scale_parts(targets, n_coef)
 
     def _validate_fit_inputs(self, X, y, sample_weight=None):
         """Step 1: rows, numeric targets, weights; one problem."""

@@ -12,8 +12,7 @@ from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
-from ._auto_scales import (AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto,
-                           weighted_parts)
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, WEIGHTED_PARTS_MIN_COEF, default_radius, resolve_solver
 
@@ -254,6 +253,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
     (1.0, True)
     """
 
+    #: the weighted-parts rule of DPRegressorMixin._scale_parts from this many coefficients (_growth_rules.py)
+    _WEIGHTED_PARTS_MIN_COEF = WEIGHTED_PARTS_MIN_COEF
+
     _parameter_constraints = {
         **DPLinearModelMixin._parameter_constraints,
         "power": [Interval(numbers.Real, 1, None, closed="left")],
@@ -357,16 +359,6 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
             # atomic-label gains were smaller than AdaSSP's (benchmarks/results/label_atoms.md)
             targets.append(LABEL_SPREAD)
         return targets
-
-    def _scale_parts(self, targets, n_coef=None):
-        """Public rule: with both units "auto", an intercept and at least :data:`~._growth_rules.WEIGHTED_PARTS_MIN_COEF`
-        coefficients, the estimates' weighted parts (row unit 1, centre 2, label unit 1: 4), as
-        DPLinearRegressor's, so the fit releases the intercept-only model below ``n epsilon = 400``, not 300;
-        else their number. Why: :data:`~._growth_rules.WEIGHTED_PARTS_MIN_COEF`."""
-        if (n_coef is not None and n_coef >= WEIGHTED_PARTS_MIN_COEF and is_auto(self.row_bound)
-                and is_auto(self.label_bound) and self.fit_intercept):
-            return weighted_parts(targets)
-        return super()._scale_parts(targets, n_coef)
 
     def _check_units(self):
         for name in ("row_bound", "label_bound", "clip", "radius"):

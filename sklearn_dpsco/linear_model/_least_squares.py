@@ -13,8 +13,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
 from .._param_checks import SCALE_MAX, SCALE_MIN, check_no_missing
 from .._solvers import Problem, RowSource, as_row_source, get_solver, is_dask_array, loss_for, safe_row_norms
-from ._auto_scales import (AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto,
-                           weighted_parts)
+from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_UPPER, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitInputs, FitPlan
 from ._cluster_inputs import record_features
 from ._least_squares_rules import (
@@ -362,24 +361,6 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
 
     def _declares_scales(self):
         return not (is_auto(self.row_bound) and self.intercept_scaling is None)
-
-    def _scale_parts(self, targets, n_coef=None):
-        """Public rule: with both bounds "auto" and a label centre, the estimates' weighted parts (the centre
-        counts :data:`~._auto_scales.CENTRE_WEIGHT`, the label bound its median fallback's 1: 4), so the fit
-        releases the intercept-only model below ``n epsilon = 4 x 50 / 0.5 = 400``, not 300.
-
-        Why: between 300 and 400 the weighted share is capped, every estimate gets equal parts of under 67
-        ranks, the centre runs on its coarse grid (9 % steps: up to 0.09 |median| off) and AdaSSP's budget is
-        too small for the label mean (n epsilon >= 200); on labels narrow against their level (sd 2.5 at 50)
-        the model's level is then off by several spreads (synthetic d 2..30 at n epsilon 300 / 350: mean R^2
-        down to -19), while the centre alone on the whole epsilon (the intercept-only plan: 300+ ranks on the
-        fine grid) is within 0.1 of the trivial model but in one cell. It costs the cells where a small model
-        learned at n epsilon 300-400 on wide labels (d = 2, 3: R^2 0.19 / 0.30 / 0.17 / 0.12 -> 0;
-        benchmarks/results/smallsets2.md, benchmarks/study_centre_window_smallsets2.py).
-        """
-        if not (is_auto(self.row_bound) and is_auto(self.label_bound) and self.fit_intercept):
-            return super()._scale_parts(targets, n_coef)
-        return weighted_parts(targets)
 
     def _plan_fit(self, inputs):
         """``(plan, event)``; at ``delta > 0``, the pure plan where that plan runs the AdaSSP / Phased-ERM choice.
