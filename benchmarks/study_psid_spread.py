@@ -20,7 +20,7 @@ from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinear
 from sklearn_dpsco.linear_model import _column_scaling as CS  # noqa: E402
 
 EST = {"hinge": DPHingeClassifier, "lin": DPLinearRegressor, "growth": DPGrowthAdaptiveRegressor}
-LIB = (CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_CLIP_FAR_CENTRE)
+LIB = (CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_MISS_FAR_CENTRE)
 
 
 def synthetic(seed=0):
@@ -55,9 +55,10 @@ def load(name):
 
 
 def arm_setting(arm):
-    """``(COLUMN_CLIP, COLUMN_MAD_CLIP, MAD_CLIP_FAR_CENTRE)`` of an arm: ``base`` (no clip: main), ``lib`` (the
+    """``(COLUMN_CLIP, COLUMN_MAD_CLIP, MAD_MISS_FAR_CENTRE)`` of an arm: ``base`` (no clip: main), ``lib`` (the
     library's), or ``q<K>m<M>[f|e]`` (``n``: no clip for that map; ``f``: the median and spread map clips every column,
-    ``e``: it leaves every column at the floor unclipped), e.g. ``q3m8f``, ``qnm4``; ``off``: ``column_scaling=False``."""
+    ``e``: it leaves every column at the floor unclipped; since 2026-11-29 the library scales a missed spread by
+    ``|m|`` instead, and ``e`` scales every floored column by ``max(|m|, 1)``), e.g. ``q3m8f``, ``qnm4``; ``off``: ``column_scaling=False``."""
     if arm in ("base", "off"):
         return None, None, None
     if arm == "lib":
@@ -92,7 +93,7 @@ def main():
         Xtr, ytr, Xte, yte = load(name)
         out, mode = {}, None
         for arm in arms:
-            CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_CLIP_FAR_CENTRE = arm_setting(arm)
+            CS.COLUMN_CLIP, CS.COLUMN_MAD_CLIP, CS.MAD_MISS_FAR_CENTRE = arm_setting(arm)
             v = []
             for s in range(seeds):
                 extra = {"column_scaling": False} if arm == "off" else {}

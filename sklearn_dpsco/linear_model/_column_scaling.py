@@ -57,12 +57,15 @@ the median ``m_j`` (fine signed grid, ``MEDIAN_PART`` of the share) and, given i
 
     centre_j = m_j,   scale_j = max(2 a_j, 1)       (2 a_j: the interquartile range of a symmetric column)
 
+(``scale_j = |m_j|`` where ``2 a_j < 1`` at ``|m_j| >= 16``: a missed spread, "Clipped columns" below).
+
 Clipped columns (issue 16, PSID; doc/privacy/column_scaling.rst, "Clipped columns"): after the releases every mapped
 column not passed through is clipped to ``[-k, k]`` (``COLUMN_CLIP`` for the quartile maps, ``COLUMN_MAD_CLIP`` for the
-median and spread; public constants; the median and spread map leaves a column unclipped whose released spread is below
-the floor at a centre far from it, ``MAD_CLIP_FAR_CENTRE``), so a missing-value code 98 / 99 in a column of spread 2
-stays ``k`` spreads out instead of 40. A public per-row map of the releases (post-processing: the event is unchanged); prediction clips the raw
-columns to ``centre -+ k scale`` (``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
+median and spread; public constants), so a missing-value code 98 / 99 in a column of spread 2 stays ``k`` spreads out
+instead of 40. The median and spread map scales a column whose released spread is below the floor at a centre far
+from it (a missed release, ``MAD_MISS_FAR_CENTRE``) by that centre's magnitude. A public per-row map of the releases
+(post-processing: the event is unchanged); prediction clips the raw columns to ``centre -+ k scale``
+(``ColumnScaling.raw_bounds``, the estimators' ``column_bounds_``).
 
 Row magnitudes (issue 16; doc/privacy/column_scaling.rst, "Row magnitudes"): below the median and spread, the hinge
 classifier first releases one noisy count (``ROW_MAGNITUDE_COUNT_SHARE`` of epsilon, sensitivity 1) of the rows with
@@ -93,7 +96,7 @@ from ..preprocessing._scaler import BOUNDS_GRID, BOUNDS_LEVELS, BOUNDS_RANKS, cl
 from ._auto_scales import SCALE_RANKS, SHARE_FLOOR
 
 __all__ = ["COLUMN_CLIP", "COLUMN_MAD_CLIP", "COLUMN_MAD_RANKS", "COLUMN_RANKS", "COLUMN_SAMPLE_RANKS", "COLUMN_SHARE_CAP", "COLUMN_TWO_STAGE_RANKS",
-           "MAD_CLIP_FAR_CENTRE", "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
+           "MAD_MISS_FAR_CENTRE", "MAD_GRID", "MEDIAN_PART", "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
            "column_scaling_mode", "default_column_share"]
 
@@ -163,13 +166,17 @@ COLUMN_CLIP = 3.0
 #: point per octave (a factor 2 either way): 8. PSID growth epsilon 1 R^2 -1.04 -> 0.21 (20 seeds); at 2-4 Computers
 #: epsilon 0.5 linear lost 0.04-0.06 (10 seeds: the tails of ``hd`` and ``ram`` carry the price), at 8 +0.002 (0.014).
 COLUMN_MAD_CLIP = 8.0
-#: The median and spread map leaves a column unclipped when its released spread is below the floor (``2 a <
-#: MIN_COLUMN_SCALE``, scale 1) while its released centre is far from it (``|m| >= MAD_CLIP_FAR_CENTRE``): such a spread
-#: is a miss, not a spread to count in. bench_fresh's Treatment (earnings 1975, median 17k) released ``a = 0`` on one
-#: seed in 20 and the clip at ``m +- 8`` turned the column into its sign (R^2 0.435 -> 0.282; 20 seeds -0.014 (0.010)
-#: when every column is clipped). A count near 0 (PSID's children, median 2) keeps its clip: leaving every column at the
-#: floor unclipped halved the PSID growth gain at epsilon 1 (+0.71 instead of +1.25). None: clip every column.
-MAD_CLIP_FAR_CENTRE = 16.0
+#: A released spread below the floor (``2 a < MIN_COLUMN_SCALE``) at a released centre far from it (``|m| >=
+#: MAD_MISS_FAR_CENTRE``) is a miss, not a spread: the median and spread map scales that column by ``|m|`` (the released
+#: centre's magnitude) and clips it like every other column (``from_median_mad``). Before (2026-11-29) such a column kept
+#: scale 1 and no clip, so in a raw column in the tens or thousands it dominated every row's norm: a missed spread of
+#: BudgetFood's age (median 49) or Treatment's 1975 earnings (median 17k, ``a = 0`` on one seed in 20; the clip at ``m
+#: +- 8`` had turned it into its sign, R^2 0.435 -> 0.282). At the band's lower edge (``n epsilon`` 210 d - 250 d, 0.1 -
+#: 0.3 missed columns a fit) BudgetFood linear / growth +0.01..+0.08, Computers +0.01..+0.07, PSID +0.02..+0.04, HI
+#: +0.005..+0.007, never below -0.01 (10 seeds paired; 20 on the fresh sets: Treatment epsilon 2 +0.005, flchain 0.5
+#: +0.008, worst seed 0.699 -> 0.740; benchmarks/results/learning_curves.md). A count near 0 (PSID's children, median
+#: 2) keeps scale 1 and its clip. None: no miss rule (scale ``max(2 a, 1)`` for every column).
+MAD_MISS_FAR_CENTRE = 16.0
 #: Row magnitudes (module docstring, "Row magnitudes"): bins ``0 .. K - 1`` of ``|x_rj|``: ``v <= 1``, then
 #: ``(16^(k-1), 16^k]`` (four octaves each), the last open above (``16^(K-2)`` is about 1.7e7). Four octaves:
 #: Chile epsilon 1 0.916 (two octaves: 0.867) and half the null cells per column (benchmarks/results/row_magnitudes.md).
@@ -487,11 +494,7 @@ class ColumnScalingPlan:
         second = column_quantiles_from_counts(MAD_GRID.column_counts(deviations, None, n_jobs), rows.shape[0],
                                               MEDIAN_LEVELS, spreads, grid=MAD_GRID, random_state=rng)
         a = second.value[0]
-        k = COLUMN_MAD_CLIP
-        if k is not None and MAD_CLIP_FAR_CENTRE is not None:
-            # a released spread below the floor at a centre far from it: a miss, no clip (released values only)
-            k = np.where((2.0 * a < MIN_COLUMN_SCALE) & (np.abs(m) >= MAD_CLIP_FAR_CENTRE), np.inf, k)
-        return ColumnScaling.from_median_mad(m, a).with_clip(k), ComposedEvent((first.event, second.event))
+        return ColumnScaling.from_median_mad(m, a).with_clip(COLUMN_MAD_CLIP), ComposedEvent((first.event, second.event))
 
     def _quartiles(self, X, offset, step, shift, rng, n_jobs=None):
         """One stage's ``2 d`` releases on ``budget``: the quartiles of ``X[offset::step] - shift``."""
@@ -631,12 +634,18 @@ class ColumnScaling:
     @classmethod
     def from_median_mad(cls, median, spread):
         """The map of the median and spread releases (post-processing): ``centre = m``, ``scale = max(2 a, 1)``
-        (one stage's floor ``MIN_COLUMN_SCALE``: never enlarged); a column with ``m = a = 0`` (a rare indicator)
-        keeps ``centre 0, scale 1``. ``quartiles`` reports ``m -+ a``."""
+        (one stage's floor ``MIN_COLUMN_SCALE``: never enlarged), except a missed spread (``2 a`` below the floor at
+        ``|m| >= MAD_MISS_FAR_CENTRE``), whose column is scaled by ``|m|``; a column with ``m = a = 0`` (a rare
+        indicator) keeps ``centre 0, scale 1``. ``quartiles`` reports ``m -+ a``."""
         m = np.asarray(median, dtype=float)
         a = np.asarray(spread, dtype=float)
         passthrough = (m == 0) & (a == 0)
         scale = np.maximum(2.0 * a, MIN_COLUMN_SCALE)
+        if MAD_MISS_FAR_CENTRE is not None:
+            # why: a spread below the floor at a centre this far from 0 is a missed release, not the column's spread;
+            # the centre's magnitude is the released value that sizes such a column (released values only)
+            missed = (2.0 * a < MIN_COLUMN_SCALE) & (np.abs(m) >= MAD_MISS_FAR_CENTRE)
+            scale = np.where(missed, np.maximum(np.abs(m), MIN_COLUMN_SCALE), scale)
         return cls(np.array([m - a, m + a]), np.where(passthrough, 0.0, m), np.where(passthrough, 1.0, scale),
                    passthrough)
 

@@ -138,11 +138,12 @@ def test_without_a_column_map_nothing_is_clipped():
     assert UserLevelDPLogistic._CLIPS_COLUMNS is False and DPLinearRegressor._CLIPS_COLUMNS is True
 
 
-def test_median_and_spread_leave_a_spread_below_the_floor_unclipped():
-    # a spread released below the floor (2 a < 1) on a column far from 0/1 is a miss, not a spread to count in: the
-    # clip would turn the column into its sign. The rule reads the released a only (public)
+def test_median_and_spread_size_a_missed_spread_by_its_released_centre():
+    # a spread released below the floor (2 a < 1) on a column far from 0/1 is a miss, not a spread to count in: at
+    # scale 1 the clip would turn the column into its sign, and unclipped it would dominate every row's norm. It is
+    # scaled by |m| and clipped like the others; the rule reads the released m and a only (public)
     from sklearn_dpsco._budget import Budget
-    from sklearn_dpsco.linear_model._column_scaling import MIN_COLUMN_SCALE, ColumnScalingPlan
+    from sklearn_dpsco.linear_model._column_scaling import ColumnScalingPlan
 
     rng = np.random.default_rng(0)
     n = 4000
@@ -151,8 +152,9 @@ def test_median_and_spread_leave_a_spread_below_the_floor_unclipped():
     X = np.column_stack([atom, wide])
     plan = ColumnScalingPlan.build(Budget(200.0), n, 2, True, mode="median_mad")
     columns, _ = plan.release(X, np.random.default_rng(1))
-    assert columns.scale[0] == MIN_COLUMN_SCALE and columns.scale[1] > 100.0
-    bounds = columns.clip_bounds()
-    assert np.isinf(bounds[0]) and bounds[1] == COLUMN_MAD_CLIP
-    np.testing.assert_array_equal(columns.transform(X)[:, 0], (X[:, 0] - columns.centre[0]) / columns.scale[0])
+    assert columns.centre[0] == 16384.0 and columns.scale[0] == 16384.0 and columns.scale[1] > 100.0
+    np.testing.assert_array_equal(columns.clip_bounds(), [COLUMN_MAD_CLIP, COLUMN_MAD_CLIP])
+    z = columns.transform(X)
+    np.testing.assert_array_equal(z[:, 0], np.clip((X[:, 0] - 16384.0) / 16384.0, -COLUMN_MAD_CLIP, COLUMN_MAD_CLIP))
+    assert np.unique(z[:, 0]).size > 100 and np.abs(z[:, 0]).max() < 2.0  # not its sign, not dominant
     assert np.abs(columns.transform(X)[:, 1]).max() <= COLUMN_MAD_CLIP

@@ -14,9 +14,11 @@ from sklearn_dpsco._budget import Budget
 from sklearn_dpsco._scale_estimation import private_column_quantiles
 from sklearn_dpsco.accounting import BudgetAccountant, ComposedEvent, PureDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model._column_scaling import (
+    COLUMN_MAD_CLIP,
     COLUMN_MAD_RANKS,
     COLUMN_RANKS,
     MAD_GRID,
+    MAD_MISS_FAR_CENTRE,
     MEDIAN_PART,
     ROW_MAGNITUDE_RANKS,
     ColumnScaling,
@@ -115,6 +117,25 @@ def test_the_map_is_the_released_pair_and_the_fold_is_exact(name, cls, args):
     np.testing.assert_array_equal(both_zero.centre, [0.0, 3.0])
     np.testing.assert_array_equal(both_zero.scale, [1.0, 1.0])
     assert list(both_zero.passthrough) == [True, False]
+
+
+def test_a_missed_spread_is_sized_by_its_released_centre_and_clipped():
+    # released pairs (m, a): a spread below the floor at a far centre is a miss (Treatment's earnings, median 17k,
+    # a = 0), at a centre near 0 a small spread (PSID's children, median 2); the map reads the released pair only
+    m = np.array([17000.0, -49.0, 2.0, 49.0, MAD_MISS_FAR_CENTRE, 0.0])
+    a = np.array([0.0, 0.25, 0.25, 16.0, 0.0, 0.0])
+    columns = ColumnScaling.from_median_mad(m, a)
+    np.testing.assert_array_equal(columns.centre, [17000.0, -49.0, 2.0, 49.0, MAD_MISS_FAR_CENTRE, 0.0])
+    np.testing.assert_array_equal(columns.scale, [17000.0, 49.0, 1.0, 32.0, MAD_MISS_FAR_CENTRE, 1.0])
+    assert list(columns.passthrough) == [False] * 5 + [True]
+    # every column but the passed-through one is clipped at COLUMN_MAD_CLIP of its scale
+    lo, hi = columns.with_clip(COLUMN_MAD_CLIP).raw_bounds()
+    np.testing.assert_array_equal(hi[:5], columns.centre[:5] + COLUMN_MAD_CLIP * columns.scale[:5])
+    np.testing.assert_array_equal(lo[:5], columns.centre[:5] - COLUMN_MAD_CLIP * columns.scale[:5])
+    assert np.isinf(hi[5]) and np.isinf(lo[5])
+    # a raw column in the thousands no longer dominates the mapped rows
+    X = np.array([[20000.0, -40.0, 3.0, 60.0, 20.0, 1.0], [15000.0, -60.0, 1.0, 30.0, 12.0, 0.0]])
+    assert np.abs(columns.with_clip(COLUMN_MAD_CLIP).transform(X)[:, :5]).max() <= 1.0
 
 
 def test_user_level_and_declared_settings_keep_the_fit_as_before():
