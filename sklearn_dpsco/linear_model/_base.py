@@ -65,6 +65,7 @@ from ._auto_scales import (CONSTANT_SOLVER, SCALE_RANKS, SHARE_CAP, ConstantPlan
                            scale_plan, scales_supported, trivial_scale_plan, weighted_parts)
 from ._cluster_inputs import cluster_inputs, is_cluster_input
 from ._column_scaling import ColumnScalingPlan, column_scaling_mode
+from ._constant_mean import mean_constant_plan
 
 __all__ = ["DPClassifierMixin", "DPLinearModelMixin", "DPRegressorMixin", "FitInputs", "FitPlan", "check_fit"]
 
@@ -363,20 +364,30 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         (public: what the user passed; ``n_coef``, the model's coefficients, for the rules that read it)."""
         return len(targets)
 
-    def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None):
+    def _constant_plan(self, targets, n_samples, n_coef, columns=None, attributes=None, info=None, radius=None,
+                       at_mean=False):
         """The intercept-only plan of a budget too small for the "auto" estimates (public facts only).
 
         The label centre alone on the whole epsilon (:func:`~._auto_scales.trivial_scale_plan`), the
         zero model in the fit's units (no row read, nothing spent), so the released model is
         ``coef_ = 0``, ``intercept_ = `` the private label median; without a centre (no intercept,
         or ``n epsilon < SCALE_RANKS``) the zero model, nothing spent (doc/privacy/quantiles.rst,
-        "Budgets too small for the estimates").
+        "Budgets too small for the estimates"). ``at_mean=True`` (DPLinearRegressor with an "auto" label
+        bound: squared loss) and an intercept, where :func:`~._constant_mean.mean_constant_applies`: the label centre and
+        spread, then the label mean (:mod:`._constant_mean`; doc/privacy/quantiles.rst, "The constant at the
+        label mean").
         """
         budget = self._budget() if columns is None else columns.rest
-        scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
         rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets, n_coef):g} x "
                 f"{SCALE_RANKS:g} / {SHARE_CAP:g}: too small for the 'auto' estimates; intercept-only model")
-        plan = ConstantPlan(n_coef, info={"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})})
+        info = {"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})}
+        at_mean = mean_constant_plan(n_coef, n_samples, budget, info, usage=self._allowance_usage()) \
+            if at_mean and self.fit_intercept else None
+        if at_mean is not None:
+            scales, plan = at_mean
+        else:
+            scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
+            plan = ConstantPlan(n_coef, info=info)
         return FitPlan(CONSTANT_SOLVER, plan, radius=radius, intercept_scaling=1.0 if self.fit_intercept else 0.0,
                        attributes=dict(attributes or {}), scales=scales, columns=columns)
 

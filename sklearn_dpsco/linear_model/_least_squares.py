@@ -164,7 +164,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         (``row_bound_`` is None when no row bound is declared).
     label_center_ : float
         The private label median (``label_bound="auto"`` only; 0 without
-        an intercept).
+        an intercept). Where the budget is too small for the "auto"
+        estimates (``n epsilon < 400``) the fit releases the intercept-only
+        model (``solver_ == "intercept_only"``): at this centre, or from ``n
+        epsilon >= 250`` at a private label mean (``fit_info_["label_mean"]``;
+        doc/privacy/quantiles.rst, "The constant at the label mean").
     column_center_, column_scale_ : ndarray of shape (n_features,) or None
         The released column map (differentially private: functions of the
         released quartiles), or None when ``column_scaling`` did not run.
@@ -447,7 +451,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             attributes = {"row_bound_": None if is_auto(self.row_bound) else self.row_bound,
                           "label_bound_": None if is_auto(self.label_bound) else self.label_bound,
                           "label_center_": 0.0}
-            return self._constant_plan(targets, n_samples, n_features, columns, attributes)
+            # squared loss: the constant at the label mean where the budget allows it (linear_model/_constant_mean.py)
+            return self._constant_plan(targets, n_samples, n_features, columns, attributes,
+                                       at_mean=is_auto(self.label_bound))
         return plan
 
     def _scale_units(self, released):

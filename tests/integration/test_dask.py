@@ -194,6 +194,21 @@ def test_adassp_same_release_any_chunking(client, regression, params, chunks, mo
     assert b.fit_info_ == a.fit_info_
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_constant_at_the_label_mean_same_release(client, regression, weighted, monkeypatch):
+    """n epsilon = 300: the intercept-only release at the label mean (linear_model/_constant_mean.py); its integer
+    label sum is folded over the chunks on the workers: the in-memory release, the rows never at the client."""
+    X, y = regression
+    w = np.linspace(0.2, 1.0, N) if weighted else None
+    eps = 300.0 / N
+    a = DPLinearRegressor(epsilon=eps, random_state=5).fit(X, y, w)
+    calls = _spy_computes(monkeypatch)
+    b = DPLinearRegressor(epsilon=eps, random_state=5).fit(*_dask(X, y, 3000, w))
+    assert calls == []
+    _same_fit(a, b)
+    assert a.solver_ == "intercept_only" and a.fit_info_["label_mean"] and b.fit_info_ == a.fit_info_
+
+
 @pytest.mark.parametrize("chunks", [3000, 20000])
 def test_labels_tied_at_the_centre_same_release(client, regression, chunks):
     """A 0/1 label with most rows at 0: the label bound's ties are split by position (label_deviations); each
