@@ -381,10 +381,10 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         rule = (f"n epsilon = {n_samples * budget.epsilon:.4g} < {self._scale_parts(targets, n_coef):g} x "
                 f"{SCALE_RANKS:g} / {SHARE_CAP:g}: too small for the 'auto' estimates; intercept-only model")
         info = {"algorithm": CONSTANT_SOLVER, "constant_rule": rule, **(info or {})}
-        at_mean = mean_constant_plan(n_coef, n_samples, budget, info, usage=self._allowance_usage()) \
+        mean = mean_constant_plan(n_coef, n_samples, budget, info, usage=self._allowance_usage()) \
             if at_mean and self.fit_intercept else None
-        if at_mean is not None:
-            scales, plan = at_mean
+        if mean is not None:
+            scales, plan = mean
         else:
             scales = trivial_scale_plan(self.fit_intercept, budget, n_samples, usage=self._allowance_usage())
             plan = ConstantPlan(n_coef, info=info)

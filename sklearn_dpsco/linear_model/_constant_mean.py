@@ -48,9 +48,10 @@ def mean_constant_applies(n, epsilon):
 
     Why: the mean's noise is a multiple of the released spread ``B``, so a spread released far above the labels
     makes it catastrophic (a quantile at ``n epsilon_i`` ranks misses by a factor 4 with probability about ``|grid|
-    exp(-n epsilon_i / 4)``): at 20-35 ranks some seeds in a few hundred released R^2 -1e6 .. -1e11 (10-35 %
-    of the cells below ``n epsilon = 200`` at 20 seeds each; benchmarks/results/constant_mean.md); from 50 ranks
-    on none did. Below it the centre-only constant stays.
+    exp(-n epsilon_i / 4)``). With the mean forced at every ``n epsilon`` (19 sets, 20 seeds,
+    benchmarks/results/constant_mean.md), seeds at R^2 -1e6 .. -1e12 appeared on 14-18 of the sets at 60 and 100
+    and on one set at 150-200 (20-35 ranks for the spread); from 50 ranks on none did. Below it the centre-only
+    constant stays.
     """
     weights = LABEL_CENTRE.weight + LABEL_SPREAD.weight
     spread_ranks = n * epsilon * (1.0 - MEAN_CONSTANT_SHARE) * LABEL_SPREAD.weight / weights
