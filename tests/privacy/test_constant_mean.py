@@ -7,8 +7,9 @@ worst-case pair, through the fit's own block code (clip, weights, quantization);
 calibrated to that sensitivity on MEAN_CONSTANT_SHARE of epsilon and the three releases compose to exactly the
 fit's epsilon (no delta); the fitted intercept is ``c + B m`` of the released centre, spread and mean (folded
 back, nothing else read); the same event on other data of the same shape. T1: the plan's release on the
-worst-case pair of sums, audited, with half the noise and a 2x too small sensitivity as mutants. Utility: on
-skewed labels the mean is closer to the labels' mean than the centre-only release.
+worst-case pair of sums, audited (sklearn_dpsco.testing.audit_release_with_mutants), the half-noise mutant
+(the sensitivity taken as QUANT) flagged. Utility: on skewed labels the mean is closer to the labels' mean than
+the centre-only release.
 """
 
 import math
@@ -148,29 +149,25 @@ def test_the_intercept_is_the_folded_release_of_the_clipped_mean(monkeypatch):
 @pytest.mark.parametrize("noise", ["secure", "float"])
 def test_label_mean_release_audit_with_mutants(noise):
     """The plan's own mechanism on the worst-case pair of sums (``S`` and ``S + 2 QUANT``), 1e5 releases a side
-    through its release path: the certified epsilon stays below the mean's part; half the noise, or the
-    sensitivity taken as QUANT (2x too small), is flagged."""
+    through its release path: the certified epsilon stays below the mean's part; the half-noise mutant (the
+    sensitivity taken as QUANT) is flagged."""
     from sklearn_dpsco._mechanisms._calibrate import laplace_mechanism_for
-    from sklearn_dpsco.testing import audit_epsilon
+    from sklearn_dpsco.testing import audit_release_with_mutants
 
     _, plan = mean_constant_plan(4, 1000, Budget(2.5, 0.0, noise), {})
-    mech = plan.mechanism
     eps_mean = MEAN_CONSTANT_SHARE * 2.5
-    assert mech.epsilon == pytest.approx(eps_mean, rel=1e-12)
-    rng = np.random.default_rng(23)
+    assert plan.mechanism.epsilon == pytest.approx(eps_mean, rel=1e-12)
+
+    def make(f):  # f times the plan's noise, by claiming f times its sensitivity; f = 1: the plan's mechanism
+        m = laplace_mechanism_for(2.0 * QUANT * f, Budget(plan.mechanism.epsilon, 0.0, noise), 1)
+        assert f != 1 or (m.sensitivity, m.scale) == (plan.mechanism.sensitivity, plan.mechanism.scale)
+        return m
+
     S = float(-41 * QUANT)
-
-    def audit(m):
-        d = m.release(np.array([S]), rng, size=100_000).ravel()
-        dp = m.release(np.array([S + 2 * QUANT]), rng, size=100_000).ravel()
-        return audit_epsilon(d, dp, eps_mean, alpha=1e-6)
-
-    honest = audit(mech)
-    assert not honest.violation, str(honest)
-    half_noise = audit(laplace_mechanism_for(2.0 * QUANT, Budget(2 * eps_mean, 0.0, noise), 1))
-    assert half_noise.violation, str(half_noise)
-    under = audit(laplace_mechanism_for(1.0 * QUANT, Budget(eps_mean, 0.0, noise), 1))
-    assert under.violation, str(under)
+    ok, mutants = audit_release_with_mutants(make, [S], [S + 2 * QUANT], eps_mean, 0.0, statistic="epsilon",
+                                             n_draws=100_000, rng=np.random.default_rng(23), factors=(0.5,))
+    assert not ok.violation, str(ok)
+    assert mutants["x0.5"].violation, str(mutants["x0.5"])
 
 
 # ------------------------------------------------------------------ utility
