@@ -406,8 +406,7 @@ def selection_loss_fraction(plan):
 
 def _block_label_sum(plan, X, y, w):
     """Integer sum of one block's labels clipped to ``plan.mean_bound``, quantized (runs where the block is)."""
-    sw = np.ones(np.shape(y)[0]) if w is None else w
-    return label_sum_terms(np.clip(y, -plan.mean_bound, plan.mean_bound), sw, plan.mean_bound)
+    return label_sum_terms(np.clip(y, -plan.mean_bound, plan.mean_bound), w, plan.mean_bound)
 
 
 

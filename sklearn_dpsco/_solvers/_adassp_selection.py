@@ -126,10 +126,13 @@ def _solve_pd(M, b):
 def label_sum_terms(yc, sw, label_bound):
     """``sum_i floor(QUANT w_i yc_i / B)`` as a Python int: each term an integer in [-QUANT, QUANT].
 
-    ``yc`` are the labels clipped to ``[-B, B]``, ``sw`` the weights (clipped to [0, 1] here too), so a
-    replaced row moves the sum by at most ``2 QUANT`` (the "label_mean" release's sensitivity).
+    ``yc`` are the labels (``yc / B`` is clipped to [-1, 1] here), ``sw`` the weights (clipped to [0, 1] here
+    too; None: every weight 1), so a replaced row moves the sum by at most ``2 QUANT`` (the "label_mean"
+    release's sensitivity).
     """
-    t = np.clip(np.asarray(yc, float) / label_bound, -1.0, 1.0) * np.clip(sw, 0.0, 1.0)
+    t = np.clip(np.asarray(yc, float) / label_bound, -1.0, 1.0)
+    if sw is not None:
+        t = t * np.clip(sw, 0.0, 1.0)
     return int(np.clip(np.floor(t * QUANT), -QUANT, QUANT).astype(np.int64).sum())
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "fit_event",
     "fill_budget",
     "is_auto",
+    "lowered_to_allowance",
     "scale_plan",
     "scales_supported",
     "trivial_scale_plan",
@@ -387,17 +388,26 @@ def trivial_scale_plan(fit_intercept, budget, n, usage=None):
     """
     if not fit_intercept or n * budget.epsilon < SCALE_RANKS:
         return None
-    centre = (LABEL_CENTRE,)
-    plan = ScalePlan(centre, Budget(budget.epsilon, 0.0, budget.noise), 1.0)
-    if usage is not None:
-        eps = budget.epsilon
-        for _ in range(60):
-            u = usage(plan.event)
-            if not math.isfinite(u) or usage_fits(u):
-                break
-            eps *= min(0.999, 1.0 / math.sqrt(u))
-            plan = ScalePlan(centre, Budget(eps, 0.0, budget.noise), 1.0)
+    plan = lowered_to_allowance(lambda eps: ScalePlan((LABEL_CENTRE,), Budget(eps, 0.0, budget.noise), 1.0),
+                                budget.epsilon, usage)
     return with_centre_grid(plan, n)
+
+
+def lowered_to_allowance(build, epsilon, usage, event=lambda planned: planned.event):
+    """``build(epsilon)``; under a meta-estimator's allowance ``usage`` (see :func:`fill_budget`) rebuilt at an
+    epsilon lowered by ``min(0.999, 1 / sqrt(u))`` until the allowance holds ``event(planned)`` (at most 60
+    times; public facts only). The constant plans' pure releases (:func:`trivial_scale_plan`,
+    ``_constant_mean.mean_constant_plan``)."""
+    planned = build(epsilon)
+    if usage is None:
+        return planned
+    for _ in range(60):
+        u = usage(event(planned))
+        if not math.isfinite(u) or usage_fits(u):
+            break
+        epsilon *= min(0.999, 1.0 / math.sqrt(u))
+        planned = build(epsilon)
+    return planned
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,7 @@ from .._solvers import PrivateFit
 from .._solvers._adassp_selection import QUANT, label_sum_terms
 from .._solvers._core._cluster import ClusterRows
 from ..accounting import ComposedEvent
-from ..accounting._allowance import usage_fits
-from ._auto_scales import LABEL_CENTRE, LABEL_SPREAD, SCALE_RANKS, scale_plan
+from ._auto_scales import LABEL_CENTRE, LABEL_SPREAD, SCALE_RANKS, lowered_to_allowance, scale_plan
 
 __all__ = ["MEAN_CONSTANT_SHARE", "LabelMeanPlan", "mean_constant_applies", "mean_constant_plan"]
 
@@ -60,8 +59,7 @@ def mean_constant_applies(n, epsilon):
 
 def _block_label_sum(X, y, w):
     """The quantized sum of one block's labels (the fit's units: ``(y - c) / B``) clipped to [-1, 1]."""
-    sw = np.ones(np.shape(y)[0]) if w is None else w
-    return label_sum_terms(np.clip(y, -1.0, 1.0), sw, 1.0)
+    return label_sum_terms(y, w, 1.0)
 
 
 @dataclass(frozen=True)
@@ -104,18 +102,15 @@ def mean_constant_plan(n_coef, n, budget, info, usage=None):
     """
     if not mean_constant_applies(n, budget.epsilon):
         return None
-    pure = Budget(budget.epsilon, 0.0, budget.noise)
-    for _ in range(60):
-        scales, rest = scale_plan([LABEL_CENTRE, LABEL_SPREAD], pure, n, 1.0 - MEAN_CONSTANT_SHARE)
+
+    def build(epsilon):
+        scales, rest = scale_plan([LABEL_CENTRE, LABEL_SPREAD], Budget(epsilon, 0.0, budget.noise), n,
+                                  1.0 - MEAN_CONSTANT_SHARE)
         # why: one row moves each quantized term by at most 2 QUANT (an integer in [-QUANT, QUANT]): the
         # sum's sensitivity (doc/privacy/quantiles.rst, "The constant at the label mean"; doc/privacy/adassp.rst)
         mechanism = laplace_mechanism_for(2.0 * QUANT, rest, 1)
-        plan = LabelMeanPlan(n_coef, int(n), mechanism,
-                             dict(info, label_mean=True, label_mean_epsilon=rest.epsilon))
-        if usage is None:
-            break
-        u = usage(ComposedEvent((scales.event, plan.event)))
-        if not np.isfinite(u) or usage_fits(u):
-            break
-        pure = Budget(pure.epsilon * min(0.999, 1.0 / np.sqrt(u)), 0.0, budget.noise)
-    return scales, plan
+        return scales, LabelMeanPlan(n_coef, int(n), mechanism,
+                                     dict(info, label_mean=True, label_mean_epsilon=rest.epsilon))
+
+    return lowered_to_allowance(build, budget.epsilon, usage,
+                                event=lambda planned: ComposedEvent((planned[0].event, planned[1].event)))
