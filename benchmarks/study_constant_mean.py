@@ -31,6 +31,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _real_datasets as R  # noqa: E402
 
+from sklearn_dpsco import DPLinearRegressor  # noqa: E402
+from sklearn_dpsco.accounting import BudgetAccountant  # noqa: E402
 from sklearn_dpsco.linear_model import _constant_mean as M  # noqa: E402
 
 MODES = {"explore": ((1.0,), (60, 100, 150, 200, 300, 390), ("centre", "mean0.3", "mean0.4", "mean0.5")),
@@ -38,13 +40,11 @@ MODES = {"explore": ((1.0,), (60, 100, 150, 200, 300, 390), ("centre", "mean0.3"
          "model": ((1.0,), (400, 500, 600, 700, 850, 1000), ("constant", "library"))}
 _APPLIES, _SHARE = M.mean_constant_applies, M.MEAN_CONSTANT_SHARE
 
+_UNSUPPORTED = DPLinearRegressor._scales_unsupported
+
 
 def _forced(self, *args, **kwargs):
     return True
-
-
-_FORCED = _forced
-_UNSUPPORTED = None  # DPLinearRegressor._scales_unsupported, set in main (imports the estimator late)
 FRESH = ("Treatment", "SLID", "Star", "Forbes2000", "OFP")
 
 
@@ -61,10 +61,7 @@ def sets():
 
 
 def fit(arm, X, y, seed, eps):
-    from sklearn_dpsco import DPLinearRegressor
-    from sklearn_dpsco.accounting import BudgetAccountant
-
-    DPLinearRegressor._scales_unsupported = _FORCED if arm == "constant" else _UNSUPPORTED
+    DPLinearRegressor._scales_unsupported = _forced if arm == "constant" else _UNSUPPORTED
 
     M.mean_constant_applies = {"centre": lambda n, e: False, "library": _APPLIES}.get(arm, lambda n, e: True)
     M.MEAN_CONSTANT_SHARE = float(arm[4:]) if arm.startswith("mean") else _SHARE
@@ -77,10 +74,6 @@ def fit(arm, X, y, seed, eps):
 def main():
     from sklearn.metrics import r2_score
 
-    global _UNSUPPORTED
-    from sklearn_dpsco import DPLinearRegressor
-
-    _UNSUPPORTED = DPLinearRegressor._scales_unsupported
     mode = sys.argv[1] if len(sys.argv) > 1 else "confirm"
     epsilons, n_eps, arms = MODES[mode]
     if mode == "model" and len(sys.argv) > 3:
