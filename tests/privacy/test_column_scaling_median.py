@@ -17,8 +17,10 @@ from sklearn_dpsco.linear_model._column_scaling import (
     COLUMN_MAD_CLIP,
     COLUMN_MAD_RANKS,
     COLUMN_RANKS,
-    MAD_GRID,
+    MAD_LOW_EXPONENT,
+    MAD_MIN_HIGH_EXPONENT,
     MAD_MISS_FAR_CENTRE,
+    MAD_OCTAVES_ABOVE_CENTRE,
     MEDIAN_PART,
     ROW_MAGNITUDE_RANKS,
     ColumnScaling,
@@ -26,6 +28,7 @@ from sklearn_dpsco.linear_model._column_scaling import (
     column_scaling_applies,
     column_scaling_mode,
     default_column_share,
+    spread_grid,
 )
 from sklearn_dpsco.preprocessing._scaler import BOUNDS_GRID
 from sklearn_dpsco.testing import audit_epsilon, mixed_units
@@ -107,7 +110,7 @@ def test_the_map_is_the_released_pair_and_the_fold_is_exact(name, cls, args):
     rng = check_random_state(3)
     medians, spreads = plan._median_mad_budgets()
     m = private_column_quantiles(X, (0.5,), medians, grid=BOUNDS_GRID, random_state=rng).value[0]
-    a = private_column_quantiles(np.abs(X - m), (0.5,), spreads, grid=MAD_GRID, random_state=rng).value[0]
+    a = _spreads(np.abs(X - m), m, spreads, rng)
     expected = ColumnScaling.from_median_mad(m, a)
     np.testing.assert_array_equal(est.column_center_, expected.centre)
     np.testing.assert_array_equal(est.column_scale_, expected.scale)
@@ -117,6 +120,31 @@ def test_the_map_is_the_released_pair_and_the_fold_is_exact(name, cls, args):
     np.testing.assert_array_equal(both_zero.centre, [0.0, 3.0])
     np.testing.assert_array_equal(both_zero.scale, [1.0, 1.0])
     assert list(both_zero.passthrough) == [True, False]
+
+
+def _spreads(deviations, m, spreads, rng):
+    """Step 2 as the fit runs it: column ``j`` on ``spread_grid(m_j)`` at its part of the spreads' budget, in order."""
+    part = spreads.split_equal(deviations.shape[1])
+    return np.array([private_column_quantiles(deviations[:, j:j + 1], (0.5,), part, grid=spread_grid(v),
+                                              random_state=rng).value[0][0] for j, v in enumerate(m)])
+
+
+def test_the_spread_grid_is_a_function_of_the_released_centre():
+    # one point per octave from 2^MAD_LOW_EXPONENT to 2^J and 0, J = max(ceil(log2 max(|m|, 1)) + 2, 4): exact at
+    # powers of two, the same for -m, the floor's J below 2^2; grids shared by their J
+    assert (MAD_LOW_EXPONENT, MAD_OCTAVES_ABOVE_CENTRE, MAD_MIN_HIGH_EXPONENT) == (-1, 2, 4)
+    for centre, top in ((0.0, 4), (0.3, 4), (4.0, 4), (4.5, 5), (-35.0, 8), (32.0, 7), (32.000001, 8),
+                        (2.0 ** 20, 22)):
+        grid = spread_grid(centre)
+        assert (grid.low_exponent, grid.high_exponent, grid.per_octave, grid.signed) == (-1, top, 1, False), centre
+        np.testing.assert_array_equal(grid.points, [0.0] + [2.0 ** k for k in range(-1, top + 1)])
+    assert spread_grid(-35.0) is spread_grid(35.0)
+    # a spread above the top counts at the top (its cell is open above): a signed column centred at 0 with a
+    # spread of 1000 is released at most 16 (accuracy only: the counts still move by one per replaced row)
+    rng = np.random.default_rng(0)
+    wide = rng.normal(0.0, 1500.0, (400, 1))
+    a = _spreads(np.abs(wide), np.zeros(1), Budget(50.0), np.random.default_rng(1))
+    assert a[0] == 16.0
 
 
 def test_a_missed_spread_is_sized_by_its_released_centre_and_clipped():
@@ -157,10 +185,12 @@ def test_median_mad_counts_keep_the_sensitivity(which):
     # before the rows are read: the same per-row map on D and D'
     X, _, _ = mixed_units(n=97)
     m = np.array([1994.0, 37.5, 0.0, -0.125])  # released medians of a year, an income, an indicator, a standard
-    grid = BOUNDS_GRID if which == "medians" else MAD_GRID
 
     def counts(rows):
-        return grid.column_counts(rows if which == "medians" else np.abs(rows - m))
+        if which == "medians":
+            return BOUNDS_GRID.column_counts(rows)
+        # each column on the grid its released centre sets (public before the deviations are read)
+        return np.concatenate([spread_grid(v).column_counts(np.abs(rows[:, j:j + 1] - v))[0] for j, v in enumerate(m)])
 
     base = counts(X)
     worst = 0
@@ -192,8 +222,9 @@ def _spread_about_the_first_row(self, X, rng, n_jobs=None):
     """The mutant: step 2 measures ``|x - X[0]|`` (a data value) instead of ``|x - m|`` (the release)."""
     medians, spreads = self._median_mad_budgets()
     first = private_column_quantiles(X, (0.5,), medians, grid=BOUNDS_GRID, random_state=rng)
-    second = private_column_quantiles(np.abs(X - X[0]), (0.5,), spreads, grid=MAD_GRID, random_state=rng)
-    return ColumnScaling.from_median_mad(first.value[0], second.value[0]), ComposedEvent((first.event, second.event))
+    m = first.value[0]
+    second = private_column_quantiles(np.abs(X - X[0]), (0.5,), spreads, grid=spread_grid(m[0]), random_state=rng)
+    return ColumnScaling.from_median_mad(m, second.value[0]), ComposedEvent((first.event, second.event))
 
 
 @pytest.mark.statistical
@@ -201,7 +232,8 @@ def test_audit_of_median_mad_flags_a_spread_about_a_data_value(monkeypatch):
     """Worst-case neighbours (doc/privacy/column_scaling.rst, "Median and spread"): D' moves row 0 of an
     income-like column to 1e6 (or 0). The released median's law moves by at most ``e^{epsilon_m}`` and, given
     it, the spread's counts by one row, so the released scale stays within ``e^{epsilon_c}``; the mutant
-    measures the spread about row 0 itself: about 10 on D (scale about 16), about 1e6 on D' (scale 2^21)."""
+    measures the spread about row 0 itself: about 10 on D (scale about 16), about 1e6 on D' (the top of the grid
+    the released median of about 30 sets, 2^7: scale 256)."""
     X = _rows()
     plan = ColumnScalingPlan(1, Budget(1.0), Budget(1.0), 0.5, True, 1, 1, "median_mad")
     eps = plan.budget.epsilon  # the scale is post-processing of both steps: epsilon_c in all

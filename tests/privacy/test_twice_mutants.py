@@ -36,8 +36,8 @@ q3 0.71-1.04 / 2.93-3.28 / 2.20-2.44 against 2.0 (tests/slow/test_t2_twice_mutan
 And the column scaling's median-and-spread mode (DPLinearRegressor in its band, 4 columns, 25 rows, epsilon 48): the
 column median (signed grid, part 2.0; the fit's own rows) 0.71-1.04 / 2.93-3.28 (10 000 draws; the same numbers as
 the user column q3: on these pairs the laws differ only by the cells ``(1 - q) n`` ranks off, ``e^-10`` or less),
-and the column spread (MAD_GRID, part 1.0; its mechanism from the fit, the pair built on the deviations given the
-released median) 0.67-0.78 / 1.66-1.80 (30 000 draws). The row-level column q1 and q3 (DPLinearRegressor, one
+and the column spread (the grid its released median sets, part 1.0; its mechanism from the fit, the pair built on the
+deviations given the released median) 0.67-0.78 / 1.66-1.80 (30 000 draws). The row-level column q1 and q3 (DPLinearRegressor, one
 stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each (10 000 draws).
 
 Session 21b: every audit above on both sampling paths (``NOISES``). The former ones ran on ``noise="float"`` only; the
@@ -502,15 +502,19 @@ def median_mad_release(monkeypatch, n=25, epsilon=48.0, noise="float"):
         X = np.column_stack([x, others])
         est = DPLinearRegressor(epsilon=epsilon, noise=noise, random_state=0, accountant=BudgetAccountant()).fit(X, y)
         assert est.fit_info_["column_scaling"]["mode"] == "median_mad"
-        (medians, counts, n_1, m), (spreads, spread_counts, n_2, _) = seen[-2:]
-        assert n_1 == n_2 == n  # every row, in memory
+        (medians, counts, n_1, m), *columns = seen[-1 - X.shape[1]:]
+        assert n_1 == n and all(c[2] == n for c in columns)  # every row, in memory
         np.testing.assert_array_equal(counts, _scaler.BOUNDS_GRID.column_counts(X))  # the medians read the rows
-        # the spreads read |x - m|, m the released medians (public to them)
-        np.testing.assert_array_equal(spread_counts, _column_scaling.MAD_GRID.column_counts(np.abs(X - m)))
-        fits.append((medians, spreads))
-    assert fits[0] == fits[1]
+        # the spreads read |x_j - m_j|, m the released medians (public to them), column j on the grid m_j sets
+        for j, (_, spread_counts, _, _) in enumerate(columns):
+            grid = _column_scaling.spread_grid(m[j])
+            np.testing.assert_array_equal(spread_counts, grid.column_counts(np.abs(X[:, j:j + 1] - m[j])))
+        assert columns[0][0][0].grid is _column_scaling.spread_grid(m[0])
+        fits.append((medians, columns[0][0]))
     (median,), (spread,) = fits[0]
-    assert median.q == spread.q == 0.5 and median.grid is _scaler.BOUNDS_GRID and spread.grid is _column_scaling.MAD_GRID
+    # the same mechanisms on D and D', up to the spread's grid, which column 0's released median sets
+    assert fits[1][0] == fits[0][0] and fits[1][1][0].epsilon == spread.epsilon
+    assert median.q == spread.q == 0.5 and median.grid is _scaler.BOUNDS_GRID
     assert median.epsilon == pytest.approx(2.0) and spread.epsilon == pytest.approx(1.0)
     assert median.noise == spread.noise == noise
     return median, spread, d, dp
@@ -527,7 +531,7 @@ def test_audit_flags_the_column_median_at_twice_its_part(monkeypatch, noise):
 @pytest.mark.statistical
 @pytest.mark.parametrize("noise", NOISES)
 def test_audit_flags_the_column_spread_at_twice_its_part(monkeypatch, noise):
-    """The column spread (median of ``|x - m|`` on MAD_GRID, part 1.0), its mechanism as the fit charges it, on the
+    """The column spread (median of ``|x - m|`` on ``spread_grid(m)``, part 1.0), its mechanism as the fit charges it, on the
     worst pair of deviations: given the released median ``m`` (public to this release) a replaced row moves one
     deviation (the exact-sensitivity test: test_column_scaling_median.py), so the pair is built on the deviations
     themselves (a pair of rows ``m +- v`` cannot be fixed before ``m`` is drawn). Passes; twice the part is flagged."""
