@@ -101,8 +101,7 @@ __all__ = ["COLUMN_CLIP", "COLUMN_MAD_CLIP", "COLUMN_MAD_RANKS", "COLUMN_RANKS",
            "MAD_LOW_EXPONENT", "MAD_MIN_HIGH_EXPONENT", "MAD_MISS_FAR_CENTRE", "MAD_OCTAVES_ABOVE_CENTRE", "MEDIAN_PART",
            "MIN_COLUMN_SCALE",
            "SMALL_SPREAD_RATIO", "ColumnScalingPlan", "column_sample_stride", "column_scaling_applies", "column_stages",
-           "spread_grid",
-           "column_scaling_mode", "default_column_share"]
+           "column_scaling_mode", "default_column_share", "spread_grid"]
 
 #: Cap of the quartiles' share of the fit's epsilon. The pipeline ``make_dp_pipeline(DPStandardScaler(),
 #: model)`` gives its scaler 0.3 of epsilon, of which up to 0.8 buys the same quartiles (0.24); the
