@@ -37,8 +37,9 @@ And the column scaling's median-and-spread mode (DPLinearRegressor in its band, 
 column median (signed grid, part 2.0; the fit's own rows) 0.71-1.04 / 2.93-3.28 (10 000 draws; the same numbers as
 the user column q3: on these pairs the laws differ only by the cells ``(1 - q) n`` ranks off, ``e^-10`` or less),
 and the column spread (the grid its released median sets, part 1.0; its mechanism from the fit, the pair built on the
-deviations given the released median) 0.67-0.78 / 1.66-1.80 (30 000 draws). The row-level column q1 and q3 (DPLinearRegressor, one
-stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each (10 000 draws).
+deviations given the released median) 0.74-0.82 / 1.42-1.52 (30 000 draws; 0.67-0.78 / 1.66-1.80 on the former fixed
+grid). The row-level column q1 and q3 (DPLinearRegressor, one stage, every row, part 1.5): 0.10-0.44 / 1.98-2.24 each
+(10 000 draws).
 
 Session 21b: every audit above on both sampling paths (``NOISES``). The former ones ran on ``noise="float"`` only; the
 library's default is ``noise="secure"`` (exact rational gaps, exact ``Bernoulli(exp(-gap))`` coins). The secure
