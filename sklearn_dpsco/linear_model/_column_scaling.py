@@ -162,10 +162,11 @@ MEDIAN_PART = 2.0 / 3.0
 #: the scale 1; where a column has an atom, they rank as well as it) and up to 2^20 (a spread of 10^6 erases the
 #: column). HI's hours worked (0-100, 30 % zeros; 60 hinge fits at 210 d): scale 1 (left in the tens among columns
 #: of 1) in 20 % of the fits and 256 or more in 7 %; with ``spread_grid`` 7 % and none. Below 1/2 every candidate
-#: maps to the floor scale 1 (0 is kept: ``m = a = 0`` passes a column through). Above: a nonnegative column's
-#: median deviation is at most its median (the half of the values at or below ``m`` lie within ``m`` of it), so
-#: ``4 |m|`` costs nothing there; a signed column centred near 0 with a spread above 16 is clipped at
-#: ``COLUMN_MAD_CLIP`` times its capped scale (accuracy, never privacy). Paired against the fixed grid (30 seeds,
+#: mapped to the floor scale 1, so 1/2 and 0 stand for them (0 is kept: ``m = a = 0`` passes a column through).
+#: Above: a nonnegative column's median deviation is at most its median (the half of the values at or below ``m`` lie
+#: within ``m`` of it), so ``4 |m|`` binds only where the released centre sits far below the median or on a signed
+#: column centred near 0 with a spread above 16, clipped then at ``COLUMN_MAD_CLIP`` times its capped scale
+#: (accuracy, never privacy). Paired against the fixed grid (30 seeds,
 #: 17 set x model rows at ``n epsilon / d`` 210-350): mean +0.009, HI hinge +0.022 / +0.017 at 210 / 250 d,
 #: Computers +0.05, BudgetFood +0.08 at 350 d; diabetes 300 d -0.040 (0.019), biopsy -0.009 (0.004).
 MAD_LOW_EXPONENT = -1
