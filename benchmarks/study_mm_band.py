@@ -33,17 +33,26 @@ def make(kind, eps, seed, cs):
     return est if cs else est.set_params(column_scaling=False)
 
 
+def band_point(total, d, ratio):
+    """``(n, epsilon)`` with ``n epsilon / d = ratio``: epsilon 1 on ``ratio d`` rows when the set has them, else all
+    ``total`` rows at ``epsilon = ratio d / total``."""
+    n = ratio * d
+    return (n, 1.0) if n <= total else (total, ratio * d / total)
+
+
+def band_rows(total, n, seed):
+    """The rows of seed ``seed``: the first ``n`` of its fixed permutation of the ``total`` training rows, sorted."""
+    return np.sort(np.random.default_rng(1000 + seed).permutation(total)[:n])
+
+
 def run(key, kind, ratio, seeds):
     Xtr, ytr, _, Xte, yte, _ = L.data(key, "raw")
     task = "reg" if kind in ("linear", "growth") else "clf"
     total, d = len(ytr), Xtr.shape[1]
-    n = ratio * d
-    eps = 1.0
-    if n > total:
-        n, eps = total, ratio * d / total
+    n, eps = band_point(total, d, ratio)
     out = {"set": key, "model": kind, "ratio": ratio, "n": int(n), "eps": eps, "default": [], "off": [], "mode": []}
     for s in seeds:
-        idx = np.sort(np.random.default_rng(1000 + s).permutation(total)[:n])
+        idx = band_rows(total, n, s)
         for cs, name in ((True, "default"), (False, "off")):
             est = make(kind, eps, s, cs)
             with warnings.catch_warnings():

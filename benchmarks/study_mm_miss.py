@@ -22,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_learning_curves as L  # noqa: E402
+import study_mm_band as B  # noqa: E402
 
 from sklearn_dpsco.linear_model import _column_scaling as C  # noqa: E402
 
@@ -65,13 +66,11 @@ def band(seeds=range(10)):
         Xtr, ytr, _, Xte, yte, _ = L.data(key, "raw")
         total, d = len(ytr), Xtr.shape[1]
         for ratio in (210, 250, 300):
-            n, eps = ratio * d, 1.0
-            if n > total:
-                n, eps = total, ratio * d / total
+            n, eps = B.band_point(total, d, ratio)
             MISSES.clear()
             scores = {"before": [], "library": []}
             for s in seeds:
-                idx = np.sort(np.random.default_rng(1000 + s).permutation(total)[:n])
+                idx = B.band_rows(total, n, s)
                 for arm in scores:
                     scores[arm].append(fit_score(kind, eps, s, Xtr[idx], ytr[idx], Xte, yte, arm)[0])
             print(line(f"{key:13s} {kind:6s} {ratio} n={n} eps={eps:.3f}", scores["before"], scores["library"]),

@@ -4,8 +4,7 @@ The column map's median-and-spread mode (``200 d <= n epsilon < 400 d``) release
 of ``|x_j - m_j|``, at 17-30 ranks. Until 2026-11-29 the candidates were a fixed grid (``2^-20 .. 2^20``, one point
 per octave, and 0: 42); since, ``spread_grid(m_j)`` (from 1/2 to ``2^J``, ``J = max(ceil(log2 max(|m_j|, 1)) + 2,
 4)``, and 0). Arms: ``fixed`` (``spread_grid`` patched to return the former grid) and ``library``. Every raw set of
-study_mm_band.py at ``n epsilon / d`` in RATIOS (epsilon 1 on a nested subsample when the set has the rows, else all
-rows at ``epsilon = ratio d / n``), the same rows and seed in both arms.
+study_mm_band.py at ``n epsilon / d`` in RATIOS (its ``band_point`` and ``band_rows``), the same rows and seed in both arms.
 
     OMP_NUM_THREADS=1 python benchmarks/study_spread_grid.py [SEEDS] [--jobs 2]
 
@@ -22,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_learning_curves as L  # noqa: E402
+import study_mm_band as B  # noqa: E402
 
 from sklearn_dpsco._mechanisms._scale_grid import ScaleGrid  # noqa: E402
 from sklearn_dpsco.linear_model import _column_scaling as C  # noqa: E402
@@ -40,12 +40,10 @@ def run(key, kind, ratio, seeds):
     Xtr, ytr, _, Xte, yte, _ = L.data(key, "raw")
     task = "reg" if kind in ("linear", "growth") else "clf"
     total, d = len(ytr), Xtr.shape[1]
-    n, eps = ratio * d, 1.0
-    if n > total:
-        n, eps = total, ratio * d / total
+    n, eps = B.band_point(total, d, ratio)
     out = {"set": key, "model": kind, "ratio": ratio, "n": int(n), "eps": eps, "fixed": [], "library": []}
     for s in seeds:
-        idx = np.sort(np.random.default_rng(1000 + s).permutation(total)[:n])
+        idx = B.band_rows(total, n, s)
         for arm in ("fixed", "library"):
             C.spread_grid = LIBRARY if arm == "library" else (lambda centre: FIXED)
             est = L.model(kind, eps, s)
