@@ -12,7 +12,7 @@ from .._solvers import GROWTH_SCHEDULES as SCHEDULES
 from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
-from ._auto_scales import AUTO, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ROW_MARGIN, ScaleTarget, is_auto
+from ._auto_scales import AUTO, GROWTH_ROW_MARGIN, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ScaleTarget, is_auto
 from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import DEFAULT_KAPPA_LOWER, SOLVERS, WEIGHTED_PARTS_MIN_COEF, default_radius, resolve_solver
 
@@ -70,7 +70,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         Unit ``R`` of the rows: the fit runs on ``X / R`` (a public per-row
         map), so with ``clip=1`` rows of norm up to ``R`` keep the plain
         loss and larger ones are down-weighted by the ``clip``-Lipschitz
-        extension. ``"auto"``: twice a private median of the row norms,
+        extension. ``"auto"``: a private median of the row norms,
         released inside this fit's budget (``scale_share`` of epsilon;
         doc/privacy/quantiles.rst, "Use in the estimators"). A number is a
         public declaration (nothing spent on it). ``None``: the rows as
@@ -349,7 +349,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         targets = []
         if is_auto(self.row_bound):
             # row_norms_of: also the norms of column-mapped rows whose map the solver's blocks apply (deferred)
-            targets.append(ScaleTarget("row_bound", ROW_LEVEL, ROW_MARGIN, lambda data, _: row_norms_of(data[0])))
+            # the median itself: rows above it are down-weighted by the extension, not clipped (GROWTH_ROW_MARGIN)
+            targets.append(ScaleTarget("row_bound", ROW_LEVEL, GROWTH_ROW_MARGIN,
+                                       lambda data, _: row_norms_of(data[0])))
         if is_auto(self.label_bound):
             if self.fit_intercept:  # without an intercept a shift of the labels could not be undone
                 targets.append(LABEL_CENTRE)

@@ -11,11 +11,11 @@ other than one rank, or were computed without privacy (the max-norm mutant).
 import numpy as np
 import pytest
 
-from sklearn_dpsco import DPGrowthAdaptiveRegressor
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
 from sklearn_dpsco._solvers import safe_row_norms
 from sklearn_dpsco.accounting import BudgetAccountant, BudgetExceededError, ComposedEvent, PureDPEvent, epsilon_delta
 from sklearn_dpsco.linear_model import _auto_scales
-from sklearn_dpsco.linear_model._auto_scales import default_scale_share, finite
+from sklearn_dpsco.linear_model._auto_scales import GROWTH_ROW_MARGIN, ROW_MARGIN, default_scale_share, finite
 from sklearn_dpsco.testing import audit_epsilon
 
 UNLIMITED = dict(epsilon=float("inf"), delta=1e-3)
@@ -58,6 +58,22 @@ def test_event_is_the_planned_composition_spent_once(delta, fit_intercept, n_est
     assert est.label_bound_ == est.fit_info_["scale_estimates"]["label_bound"]
     if not fit_intercept:  # no centre: a label shift could not be undone without an intercept
         assert est.label_center_ == 0.0 and est.intercept_ == 0.0
+
+
+def test_row_unit_is_the_released_median_and_least_squares_keeps_twice_it():
+    # the growth regressor's rows above the unit are down-weighted by the loss's extension (margin 1, as the hinge's
+    # clip); AdaSSP clips its rows, so DPLinearRegressor keeps twice the median (linear_model/_auto_scales.py)
+    X, y = _data()
+    kw = dict(epsilon=1.0, random_state=0, column_scaling=False, accountant=BudgetAccountant(**UNLIMITED))
+    growth = DPGrowthAdaptiveRegressor(**kw)
+    least_squares = DPLinearRegressor(**{**kw, "accountant": BudgetAccountant(**UNLIMITED)})
+    targets = {t.name: t for t in growth._scale_targets()}
+    assert targets["row_bound"].margin == GROWTH_ROW_MARGIN == 1.0
+    assert {t.name: t for t in least_squares._scale_targets(False)}["row_bound"].margin == ROW_MARGIN == 2.0
+    growth.fit(X, y)
+    assert growth.fit_info_["scale_rule"]["row_bound"] == "1 x private 0.5-quantile"
+    least_squares.fit(X, y)
+    assert least_squares.fit_info_["scale_rule"]["row_bound"] == "2 x private 0.5-quantile"
 
 
 def test_planned_event_and_schedule_do_not_depend_on_the_data():
