@@ -23,6 +23,7 @@ from ._least_squares_rules import (
     SOLVERS,
     default_intercept_scaling,
     phased_choice_applies,
+    domain_radius,
     phased_erm_step_radius,
     resolve_solver,
 )
@@ -101,7 +102,11 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         ``"auto"`` off after a ``DPStandardScaler`` that releases.
     radius : float, default=10.0
         Radius of the public parameter domain (a ball around 0 containing
-        the coefficients, the intercept column included). With both bounds
+        the coefficients, the intercept column included), in the units
+        where rows are divided by the row bound and labels by the label
+        bound, declared or "auto": with declared numbers the ball in the
+        data's units has radius ``radius x label_bound / row_bound``
+        (a side left ``None`` stays in the data's units). With both bounds
         ``"auto"``, ``"phased_erm"`` sizes its step for ``min(radius, 2.5)``
         in the rescaled units (the domain stays this ball; public rule,
         doc/privacy/localization.rst, "Step scale").
@@ -130,7 +135,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         solvers, 1 for Phased-ERM.
     accountant : BudgetAccountant, default=None
         Ledger charged once per successful fit (None: the default ledger).
-    random_state : int, Generator or None, default=None
+    random_state : int, RandomState instance or None, default=None
         None draws noise from the OS CSPRNG (use for releases); an int
         gives reproducible, seeded noise (experiments and tests only).
     n_jobs : int, default=None
@@ -415,6 +420,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         row_bound = 1.0 if is_auto(self.row_bound) else self.row_bound
         label_bound = 1.0 if is_auto(self.label_bound) else self.label_bound
         declared = not (is_auto(self.row_bound) or is_auto(self.label_bound))  # public: what was passed
+        # the ball in the solver's units: ``radius`` where rows and labels are in their bounds' units
+        radius = domain_radius(self.radius, self.row_bound, self.label_bound)
 
         def build(budget):
             solver = resolve_solver(self.solver, n_samples, n_features, budget.epsilon, budget.delta, row_bound,
@@ -429,8 +436,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
             if not spec.supports_noise(self.noise, self.delta):
                 raise ValueError(
                     f"solver={solver!r} adds Gaussian noise at every step; it supports noise='float' only.")
-            names = ("clip", "radius", "steps", "smoothness", "growth", "moment", "moment_order")
+            names = ("clip", "steps", "smoothness", "growth", "moment", "moment_order")
             params = {name: getattr(self, name) for name in names}
+            params["radius"] = radius
             # AdaSSP's private ridge choice reads the rows a second time: not from a one-pass stream
             # recentring by a released label mean: only where the centre is the "auto" median (a declared
             # bound keeps the choice's unshrunk-intercept ridges at full budget)
@@ -442,7 +450,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
                                                               and is_auto(self.label_bound)),
                           step_radius=phased_erm_step_radius(is_auto(self.row_bound), is_auto(self.label_bound)))
             plan = spec.build(n_samples, n_features, budget, params)
-            return FitPlan(solver, plan, loss=loss_for(spec), radius=self.radius, intercept_scaling=s,
+            return FitPlan(solver, plan, loss=loss_for(spec), radius=radius, intercept_scaling=s,
                            attributes={"row_bound_": row_bound, "label_bound_": label_bound}, scales=scales,
                            columns=columns)
 
@@ -493,6 +501,8 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         return [(Problem(inputs.data, plan.loss, plan.radius, self.n_jobs), rng)]
 
     def _store_fit(self, inputs, plan, fits):
+        if hasattr(self, "label_center_"):
+            del self.label_center_  # an earlier fit's release; this fit's own (if any) is stored after this
         super()._store_fit(inputs, plan, fits)
         if isinstance(inputs.data, RowSource):
             record_features(self, inputs.public["n_features"], inputs.public["feature_names"])

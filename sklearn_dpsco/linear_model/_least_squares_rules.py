@@ -18,6 +18,7 @@ from .._budget import Budget
 from .._mechanisms import DEFAULT_NOISE
 from .._solvers import snowball_fits, solver_names
 from .._solvers._adassp_selection import PHASED_CHOICE_SELECTION_SHARE, SELECTION_MIN_RANKS
+from ._auto_scales import is_auto
 
 __all__ = [
     "ADASSP_ABOVE",
@@ -36,6 +37,7 @@ __all__ = [
     "default_intercept_scaling",
     "phased_choice_applies",
     "phased_erm_step_radius",
+    "domain_radius",
     "resolve_solver",
     "rows_per_unit",
     "table_solver",
@@ -180,6 +182,25 @@ def default_intercept_scaling(spec, row_bound):
     if fraction is not None and row_bound is not None:
         return fraction * row_bound
     return 1.0
+
+
+def domain_radius(radius, row_bound, label_bound):
+    """The domain's radius in the units the solver runs in (public: the parameters as passed).
+
+    ``radius`` is read where rows and labels are in their bounds' units, as an "auto" fit runs (rows divided
+    by ``row_bound_``, labels by ``label_bound_``). A declared number leaves its side in the data's units, so
+    the ball there is ``radius x label_bound / row_bound`` (a coefficient of norm ``B / R`` maps a row of norm
+    ``R`` to a label of size ``B``). Before, the declared fit's ball was ``radius`` in the data's units: rows of
+    norm <= 3 and labels near 500 declared as ``row_bound=3, label_bound=600`` had the intercept stop at 10 (R^2
+    -3e4) and slopes of norm 19 stop at 10 (R^2 0.77 against 0.996 "auto"). ``"auto"`` or None: that side is
+    already in unit (or, for ``row_bound=None``, the data's) units.
+    """
+    r = float(radius)
+    if label_bound is not None and not is_auto(label_bound):
+        r *= float(label_bound)
+    if row_bound is not None and not is_auto(row_bound):
+        r /= float(row_bound)
+    return r
 
 
 def phased_erm_step_radius(row_bound_auto, label_bound_auto):

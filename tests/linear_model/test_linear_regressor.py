@@ -496,3 +496,38 @@ def test_every_sample_weight_refusal_says_nothing_was_spent(weights):
     with pytest.raises(ValueError, match="sample_weight.*Nothing was spent"):
         DPLinearRegressor(accountant=acc).fit(X, X[:, 0], sample_weight=weights)
     assert acc.total() == (0.0, 0.0)
+
+
+def test_declared_bounds_set_the_domain_in_their_units():
+    # radius is read where rows and labels are in their bounds' units (as an "auto" fit runs): with rows of norm
+    # <= 3 and labels near 500 declared as row_bound=3, label_bound=600, the ball in the data's units is
+    # 10 x 600 / 3 = 2000, so the intercept reaches 500 (it stopped at 10 before: R^2 about -3e4)
+    from sklearn_dpsco.linear_model._least_squares_rules import domain_radius
+
+    assert domain_radius(10.0, 3.0, 600.0) == 2000.0
+    assert domain_radius(10.0, "auto", "auto") == domain_radius(10.0, None, "auto") == 10.0
+    assert domain_radius(10.0, 4.0, "auto") == 2.5 and domain_radius(10.0, "auto", 3.0) == 30.0
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(4000, 5))
+    y = 500.0 + X @ np.array([3.0, -2.0, 1.0, 2.0, -1.0]) + rng.normal(size=4000)
+    acc = BudgetAccountant(epsilon=float("inf"), delta=1.0)
+    reg = DPLinearRegressor(epsilon=1.0, random_state=0, row_bound=3.0, label_bound=600.0, solver="phased_erm",
+                            accountant=acc).fit(X, y)
+    assert abs(reg.intercept_ - 500.0) < 5.0
+    assert np.linalg.norm(np.append(reg.coef_, reg.intercept_)) <= 2000.0 * (1 + 1e-9)
+
+
+def test_a_refit_with_a_declared_label_bound_drops_the_earlier_label_centre():
+    # label_center_ is the release of the fit that made it: a declared bound releases no centre, so a refit
+    # with one must not keep the earlier fit's (a fresh estimator with the same settings has none)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = 500.0 + X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=3000)
+    acc = BudgetAccountant(epsilon=float("inf"), delta=1.0)
+    reg = DPLinearRegressor(epsilon=1.0, random_state=0, accountant=acc).fit(X, y)
+    assert hasattr(reg, "label_center_")
+    reg.set_params(row_bound=5.0, label_bound=600.0).fit(X, y)
+    assert not hasattr(reg, "label_center_")
+    reg.set_params(row_bound="auto", label_bound="auto").fit(X, y)  # released again by the next "auto" fit
+    assert hasattr(reg, "label_center_")
+
