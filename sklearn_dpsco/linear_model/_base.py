@@ -262,7 +262,9 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both")],
         "accountant": [BudgetAccountant, None],
         "random_state": ["random_state"],
-        "n_jobs": [numbers.Integral, None],
+        # joblib's meaning, refused before anything runs where it has none (0: joblib would stop a fit mid-way)
+        "n_jobs": [Interval(numbers.Integral, 1, None, closed="left"), Interval(numbers.Integral, None, -1, closed="right"),
+                   None],
         "noise": [StrOptions({"secure", "float"})],
         "verbose": ["verbose"],
     }

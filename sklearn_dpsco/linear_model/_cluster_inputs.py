@@ -16,6 +16,7 @@ import numpy as np
 
 from .._param_checks import _is_missing, check_class_labels, check_no_missing
 from .._solvers import is_dask_collection, map_chunks
+from .._solvers._core._row_source import with_known_chunks
 
 __all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input", "record_features"]
 
@@ -43,9 +44,7 @@ def _as_dask_array(a, name, row_chunks=None):
             raise ValueError(f"Found input variables with inconsistent numbers of samples: "
                              f"[{sum(row_chunks)}, {a.shape[0] if a.ndim else 0}] ({name}).")
         a = da.from_array(a, chunks=(row_chunks,) + a.shape[1:])
-    if any(np.isnan(size) for sizes in a.chunks for size in sizes):
-        a = a.compute_chunk_sizes()
-    return a, names
+    return with_known_chunks(a), names  # a copy where the sizes were unknown: the caller's array stays as it was
 
 
 def _flags(X, y, w, *, classification):

@@ -133,7 +133,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         Value of the virtual intercept feature (it counts in the row norm).
     accountant : BudgetAccountant, default=None
         Ledger charged by ``fit``; ``None`` uses the process-wide default.
-    random_state : int, Generator or None, default=None
+    random_state : int, RandomState instance or None, default=None
         ``None`` draws the noise from the OS CSPRNG (use for releases); an int
         gives reproducible, seeded noise.
     n_jobs : int, default=None

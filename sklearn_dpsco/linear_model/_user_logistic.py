@@ -246,7 +246,7 @@ class UserLevelDPLogistic(DPClassifierMixin, ClassifierMixin, DPLinearModelMixin
         The label set, if known in advance (recommended; see Notes).
     accountant : BudgetAccountant, default=None
         Ledger charged once per successful fit (default: the global one).
-    random_state : int, Generator or None, default=None
+    random_state : int, RandomState instance or None, default=None
         ``None`` draws noise from the OS CSPRNG (required for releases).
     n_jobs : int, default=None
         Threads for one-vs-rest problems and the exhaustive test's solves;

@@ -389,7 +389,7 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         Clip features to ``bounds`` in :meth:`transform` too (recommended:
         the statistics describe the clipped data).
     accountant : BudgetAccountant, default=None
-    random_state : int, Generator or None, default=None
+    random_state : int, RandomState instance or None, default=None
         None draws noise from the OS CSPRNG.
     noise : {"secure", "float"}, default="secure"
         Noise sampling path of both releases (doc/privacy/secure_noise.rst):

@@ -146,6 +146,19 @@ def test_fit_stream_one_pass_solver_on_the_workers(client, regression, solver, r
     assert all(size < 5000 * D * 8 for name, size in moved)
 
 
+def test_unknown_chunk_sizes_are_read_on_a_copy(client, regression):
+    # a dask DataFrame's .values has unknown (NaN) chunk sizes: fit and fit_stream compute them on a copy and
+    # release what the known-size arrays release; the caller's arrays keep their unknown sizes
+    X, y = regression
+    Xd, yd = _dask(X, y, 5000)
+    unknown_X, unknown_y = Xd[da.isfinite(Xd[:, 0])], yd[da.isfinite(yd)]  # every row kept, sizes unknown
+    assert np.isnan(unknown_X.shape[0]) and np.isnan(unknown_y.shape[0])
+    params = dict(random_state=7, **_one_pass_params("adassp"))
+    _same_fit(DPLinearRegressor(**params).fit_stream(Xd, yd), DPLinearRegressor(**params).fit_stream(unknown_X, unknown_y))
+    _same_fit(DPLinearRegressor(**params).fit(Xd, yd), DPLinearRegressor(**params).fit(unknown_X, unknown_y))
+    assert np.isnan(unknown_X.shape[0]) and np.isnan(unknown_y.shape[0])
+
+
 def test_fit_stream_bad_chunk_refused_on_its_worker(client, regression):
     X, y = regression
     X = X.copy()

@@ -87,6 +87,7 @@ CASES = {
     "epsilon str": (ALL, _params(epsilon="a"), InvalidParameterError, r"The 'epsilon' parameter .* Got 'a' instead"),
     "delta 1": (ALL, _params(delta=1.0), InvalidParameterError, r"The 'delta' parameter"),
     "noise": (ALL, _params(noise="loud"), InvalidParameterError, r"The 'noise' parameter"),
+    "n_jobs 0": (FITTERS, _params(n_jobs=0), InvalidParameterError, r"The 'n_jobs' parameter of \w+ must be"),
     "alpha -1": (CLASSIFIERS, _params(alpha=-1), InvalidParameterError, r"The 'alpha' parameter"),
     "repeats 0": (("hinge",), _params(repeats=0), InvalidParameterError, r"The 'repeats' parameter"),
     "solver": (FITTERS, _params(solver="nope"), InvalidParameterError, r"The 'solver' parameter"),

@@ -27,7 +27,8 @@ from sklearn.utils.validation import _get_feature_names
 
 from ._cluster import DEFAULT_BLOCK_ROWS, chunk_tasks, feed_chain, fold_chunks
 
-__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array"]
+__all__ = ["ArraySource", "DaskSource", "IterableSource", "RowSource", "as_row_source", "is_dask_array",
+           "with_known_chunks"]
 
 
 def is_dask_array(a):
@@ -197,10 +198,19 @@ def _chain(first, it):
     yield from it
 
 
+def with_known_chunks(a):
+    """A dask array whose chunk sizes are known (``df.values`` leaves them unknown, NaN): ``a`` itself when they are,
+    else a copy with them computed (one pass over the chunks' lengths; the caller's array is left as it was)."""
+    if a is None or not any(np.isnan(size) for sizes in a.chunks for size in sizes):
+        return a
+    return a.copy().compute_chunk_sizes()
+
+
 class DaskSource(RowSource):
     """Row-chunks of dask arrays, each computed when it is needed."""
 
     def __init__(self, X, y, sample_weight=None):
+        X, y, sample_weight = with_known_chunks(X), with_known_chunks(y), with_known_chunks(sample_weight)
         if X.ndim != 2 or len(X.chunks[1]) != 1:
             X = X.rechunk({1: -1})
         self.X, self.y, self.sample_weight = X, y, sample_weight
@@ -283,9 +293,12 @@ def as_row_source(X, y=None, sample_weight=None, *, n_samples=None, block_rows=D
         return ArraySource(X, np.asarray(y) if not isinstance(y, np.ndarray) else y, sample_weight,
                            block_rows=block_rows)
     if y is not None or sample_weight is not None:
+        # a dask DataFrame stays on its cluster as a dask array; anything else can be read in memory
+        as_array = ("a dask array (X.to_dask_array(lengths=True))" if hasattr(X, "to_dask_array")
+                    else "an array (np.asarray(X))")
         raise ValueError(
             f"X is a {type(X).__name__}, read as an iterable of (X_block, y_block) blocks: pass y and sample "
-            "weights inside the blocks, or X as an array (np.asarray(X)) with y alongside. Nothing was spent."
+            f"weights inside the blocks, or X as {as_array} with y alongside. Nothing was spent."
         )
     return IterableSource(X, n_samples)
 
