@@ -50,6 +50,11 @@ def _param_seeds(rng, n):
     return [int(s) for s in rng.integers(_SEED_BOUND, size=n)]
 
 
+def _numeric(values):
+    """Whether labels are numbers an error score can subtract (bool labels are not: numpy refuses ``a - b``)."""
+    return np.asarray(values).dtype.kind in "iuf"
+
+
 def _index(X, idx):
     # rows of an array, a sparse matrix or a DataFrame (whose column names then reach the fits)
     return _safe_indexing(X, idx)
@@ -295,6 +300,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"refit_share must be in [0, 1), got {self.refit_share!r}.")
         if self._selection() == "exponential" and self.selection_share + refit_share >= 1:
             raise ValueError("selection_share + refit_share must be < 1. Nothing was spent.")
+        if self._selection() == "exponential" and self.refit and refit_share == 0:
+            # exponential selection releases no model of its own: the refit is the model, and it needs a share
+            raise ValueError("refit=True with selection='exponential' needs refit_share > 0 (the refit on all rows "
+                             "is the released model); pass refit=False to release the selection only. "
+                             "Nothing was spent.")
         return refit_share
 
     def _refit_share(self):
@@ -382,6 +392,11 @@ class _BaseDPSearchCV(AccountantMixin, MetaEstimatorMixin, BaseEstimator):
             units = self._units(groups, X.shape[0])
             scorer = get_scorer(self.scoring, is_classifier(self.estimator), self.loss_bound)
             classes = self._classes(y)
+            if scorer.name != "accuracy" and classes is not None and not _numeric(classes):
+                # an error score subtracts a prediction from a label: class labels must be numbers for it
+                raise ValueError(f"scoring={self.scoring!r} subtracts predicted labels from true ones, but the "
+                                 f"classes are not numbers ({np.asarray(classes).dtype}): use scoring='accuracy' "
+                                 "(or None). Nothing was spent.")
             rng = check_random_state(self.random_state)
             split_seed = int(rng.integers(_SEED_BOUND))
             units = units.shuffled(split_seed)
@@ -704,7 +719,9 @@ _COMMON_DOC = """
     refit_share : float or "auto", default="auto"
         Fraction of epsilon for the refit on all rows. "auto": 0.5 for
         exponential selection; 0 for random stopping (the winning run's
-        model, trained on the training rows, is released with it).
+        model, trained on the training rows, is released with it). With
+        exponential selection and ``refit=True`` it must be above 0 (the
+        refit is the released model).
     validation_fraction : float, default=0.25
         Holdout fraction of the random-stopping runs.
     stopping : {"geometric", "logarithmic"}, default="geometric"

@@ -64,6 +64,12 @@ def make_splits(cv, n, unit="rows"):
                              "Nothing was spent.")
         if np.intersect1d(tr, te).size:
             raise ValueError(f"a split's training and validation {unit} must be disjoint. Nothing was spent.")
+        # why: the shares count each unit once per split (row_classes); a unit listed twice (a bootstrap) would
+        # enter its fit or its validation mean twice and lose more than its share (doc/privacy/model_selection.rst)
+        if np.unique(tr).size != tr.size or np.unique(te).size != te.size:
+            raise ValueError(f"a split lists a {unit[:-1]} more than once (a bootstrap sample?): each training and "
+                             f"validation set must hold distinct {unit}, whose privacy loss the search counts once "
+                             "per split. Nothing was spent.")
         if tr.min() < 0 or te.min() < 0 or max(tr.max(), te.max()) >= n:
             raise ValueError(f"split indices out of range for {n} {unit}. Nothing was spent.")
     return splits

@@ -324,3 +324,46 @@ def test_the_searches_own_refusals_say_nothing_was_spent_once(case):
     message = str(info.value)
     assert message.endswith("Nothing was spent.") and message.count("Nothing was spent") == 1, message
     assert len(acc.ledger) == 0
+
+
+def _nothing_spent(acc, search):
+    assert len(acc.ledger) == 0 and acc.total() == (0.0, 0.0)
+    assert not hasattr(search, "best_params_")
+
+
+@pytest.mark.parametrize("where", ["train", "test"])
+def test_a_split_listing_a_row_twice_is_refused(where):
+    # the shares count a row once per split: a bootstrap list (a row twice in a training or validation set)
+    # would let it enter its fit or its validation mean twice and lose up to twice its share
+    a = np.arange(600)
+    train, test = a[:400], a[400:]
+    split = (np.r_[train, train[:50]], test) if where == "train" else (train, np.r_[test, test[:10]])
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc, random_state=0,
+                            selection="exponential", cv=[split])
+    with pytest.raises(ValueError, match="more than once") as info:
+        search.fit(X, Y)
+    assert "Nothing was spent" in str(info.value)
+    _nothing_spent(acc, search)
+
+
+def test_refit_without_a_refit_share_is_refused_before_the_spend():
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc, random_state=0,
+                            selection="exponential", refit_share=0.0)
+    with pytest.raises(ValueError, match="needs refit_share > 0"):
+        search.fit(X, Y)
+    _nothing_spent(acc, search)
+    search.set_params(refit=False).fit(X, Y)  # the selection alone: released, spent once
+    assert len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("labels", [np.array(["no", "yes"]), np.array([False, True])])
+def test_an_error_score_over_labels_that_are_not_numbers_is_refused_before_the_spend(labels):
+    acc = BudgetAccountant(100.0, 0.5)
+    search = DPGridSearchCV(DPHingeClassifier(), {"alpha": [0.1, 1.0]}, epsilon=1.0, accountant=acc, random_state=0,
+                            scoring="neg_mean_absolute_error", loss_bound=1.0)
+    with pytest.raises(ValueError, match="classes are not numbers"):
+        search.fit(X, labels[Y])
+    _nothing_spent(acc, search)
+
