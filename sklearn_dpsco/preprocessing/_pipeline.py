@@ -1034,15 +1034,20 @@ def default_weights(private_names, steps, shape, epsilon):
 
     A public rule (the steps' configuration, the input's shape and epsilon
     only). One private step gets the whole budget. A
-    ``DPStandardScaler(bounds="auto")`` before a model that maps its columns
-    itself (:func:`_hands_over`) gets ``HANDED_OVER`` (0: no share; the
+    ``DPStandardScaler(bounds="auto")`` right before a model that maps its columns
+    itself (:func:`_hands_over`; no step between them) gets ``HANDED_OVER`` (0: no share; the
     others split the whole budget). A step before the last that would
     release nothing at its share (``would_estimate_bounds(n, d, epsilon)``
     False: ``DPStandardScaler(bounds="auto")`` on too few rows) gets
     ``IDLE_WEIGHT`` instead, so the model keeps the budget.
     """
     *before, last = private_names
-    weights = {name: HANDED_OVER for name in before if _hands_over(steps[name], steps[last])}
+    # only a scaler right before the model hands over: a step between them (a row clipper, a transformer) reads
+    # the scaled columns, which the model's own map would come too late for
+    active = [name for name, step in steps.items() if step is not None and not (isinstance(step, str)
+                                                                                and step == "passthrough")]
+    adjacent = active[-2] if len(active) >= 2 else None
+    weights = {name: HANDED_OVER for name in before if name == adjacent and _hands_over(steps[name], steps[last])}
     before = [name for name in before if name not in weights]
     if not before:
         return {**weights, last: 1.0}

@@ -305,14 +305,14 @@ def test_a_stateless_step_failing_after_a_scaler_is_refused_before_the_scaler_sp
 
 
 def test_a_stateless_step_failing_on_the_rows_before_any_release_records_nothing(data):
-    # the default scaler hands its work to the model (identity, empty event): the log runs on the raw
-    # columns, exactly decidable before the fit; the scaler's empty entry used to be recorded first
+    # the log runs on the raw columns, exactly decidable before the fit; the default scaler right before the model
+    # hands its work to it (identity, empty event), whose empty entry used to be recorded first
     from sklearn.preprocessing import FunctionTransformer
 
     X, y = _positive(data)
     X[:3, 1] = 0.0
     acc = BudgetAccountant(10.0)
-    pipe = make_dp_pipeline(DPStandardScaler(), FunctionTransformer(np.log), DPLinearRegressor(random_state=0),
+    pipe = make_dp_pipeline(FunctionTransformer(np.log), DPStandardScaler(), DPLinearRegressor(random_state=0),
                             accountant=acc)
     with pytest.raises(ValueError, match="'functiontransformer'.*input rows.*Nothing was spent"):
         pipe.fit(X, y)

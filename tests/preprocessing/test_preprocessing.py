@@ -449,3 +449,16 @@ def test_scaler_refuses_sparse_input_with_a_reason_that_fits_its_settings(with_m
     assert ("centring would densify" in message) == with_mean
     assert "MaxAbs" not in message and "RowNormClipper" in message and "Nothing was spent." in message
     assert len(acc.ledger) == 0
+
+
+def test_only_a_scaler_right_before_the_model_hands_over():
+    """A step between the scaler and the model reads the scaled columns: the model's own map would come after it,
+    so the scaler keeps its share and works (a row clipper after a handed-over scaler clipped raw rows: 0.99 ->
+    0.59 accuracy); right before the model it hands over (weights from public facts only)."""
+    from sklearn_dpsco.preprocessing._pipeline import HANDED_OVER, default_weights
+
+    steps = {"sc": DPStandardScaler(), "clip": RowNormClipper(1.0), "clf": DPHingeClassifier()}
+    weights = default_weights(["sc", "clip", "clf"], steps, (5000, 3), 1.0)
+    assert weights["sc"] != HANDED_OVER and weights["sc"] > 0
+    adjacent = {"sc": DPStandardScaler(), "skip": "passthrough", "clf": DPHingeClassifier()}
+    assert default_weights(["sc", "clf"], adjacent, (5000, 3), 1.0)["sc"] == HANDED_OVER
