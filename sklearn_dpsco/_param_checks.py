@@ -18,9 +18,16 @@ __all__ = [
     "check_groups",
     "check_class_labels",
     "check_no_missing",
+    "EPSILON_MIN",
     "SCALE_MAX",
     "SCALE_MIN",
 ]
+
+#: The smallest ``epsilon`` an estimator or ``DPStandardScaler`` accepts, checked with the other parameters before
+#: anything runs. Below it no part of a fit's split carries any information, and the mechanisms' exact arithmetic
+#: leaves float64 (``epsilon=1e-200``: OverflowError; ``1e-15`` at ``delta > 0``: the calibration's bracket
+#: underflows), which the estimators reported as internal errors.
+EPSILON_MIN = 1e-12
 
 #: The range of a declared scale (``clip``, ``row_bound``, ``label_bound``, ``data_norm``,
 #: ``intercept_scaling``), checked with the other parameters before anything runs. The noise calibration

@@ -41,10 +41,13 @@ Semantics (doc/privacy/accounting.rst):
 
 import contextlib
 import math
+import numbers
 import os
 import threading
 import time
 import weakref
+
+import numpy as np
 
 from .._param_checks import check_delta
 from ._blocks import enter_block, exit_block
@@ -149,7 +152,9 @@ class BudgetAccountant:
     """
 
     def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, privacy_unit=None, max_items_per_user=None):
-        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or math.isnan(epsilon) or epsilon < 0:
+        # numpy scalars count as numbers (np.int64(3), np.float32(3)), as the estimators' epsilon does
+        if (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (numbers.Integral, numbers.Real))
+                or math.isnan(epsilon) or epsilon < 0):
             raise ValueError(f"epsilon ceiling must be a number >= 0 (inf for none), got {epsilon!r}.")
         if delta == 1.0:
             if epsilon != math.inf:

@@ -52,7 +52,7 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import (SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon,
+from .._param_checks import (EPSILON_MIN, SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon,
                              check_no_missing)
 from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source, spawn_random_states
@@ -256,7 +256,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
     _PRIVACY_UNIT = "row"
 
     _parameter_constraints = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [Interval(numbers.Real, EPSILON_MIN, None, closed="left")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [Interval(numbers.Real, SCALE_MIN, SCALE_MAX, closed="both")],

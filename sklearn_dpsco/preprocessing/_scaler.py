@@ -26,7 +26,7 @@ from .._mechanisms._calibrate import (
 )
 from .._mechanisms._grid import power_of_two_at_most
 from .._mechanisms._scale_grid import ScaleGrid
-from .._param_checks import check_delta, check_epsilon, check_groups
+from .._param_checks import EPSILON_MIN, check_delta, check_epsilon, check_groups
 from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source
 from .._scale_estimation import column_quantiles_event, column_quantiles_from_counts, private_column_quantiles
@@ -467,7 +467,7 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
     """
 
     _parameter_constraints = {
-        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "epsilon": [Interval(numbers.Real, EPSILON_MIN, None, closed="left")],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "bounds": [tuple, list, StrOptions({AUTO}), None],
         "scale_share": [Interval(numbers.Real, 0, 1, closed="neither"), None],

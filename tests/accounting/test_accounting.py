@@ -6,6 +6,7 @@ import multiprocessing as mp
 import pickle
 import threading
 
+import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
 
@@ -315,3 +316,12 @@ def test_a_refused_fit_names_its_event_in_one_line():
     message = str(info.value)
     assert len(message) < 400 and "epsilon=12" in message and "already spent epsilon=6" in message
     assert isinstance(info.value.requested, ComposedEvent)  # the whole event stays on the exception
+
+
+@pytest.mark.parametrize("ceiling", [np.int64(3), np.float32(3.0), np.float64(3.0)])
+def test_numpy_scalar_ceilings_are_numbers(ceiling):
+    # the estimators take numpy scalars for epsilon; the ledger's ceiling did not (it said "must be a number")
+    acc = BudgetAccountant(epsilon=ceiling, delta=np.float32(1e-6))
+    assert acc.epsilon == 3.0 and isinstance(acc.epsilon, float)
+    with pytest.raises(ValueError, match="must be a number >= 0"):
+        BudgetAccountant(epsilon=np.bool_(True))

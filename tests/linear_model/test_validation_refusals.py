@@ -87,6 +87,8 @@ CASES = {
     "epsilon str": (ALL, _params(epsilon="a"), InvalidParameterError, r"The 'epsilon' parameter .* Got 'a' instead"),
     "delta 1": (ALL, _params(delta=1.0), InvalidParameterError, r"The 'delta' parameter"),
     "noise": (ALL, _params(noise="loud"), InvalidParameterError, r"The 'noise' parameter"),
+    "epsilon tiny": (ALL, _params(epsilon=1e-200), InvalidParameterError,
+                     r"The 'epsilon' parameter of \w+ must be a float in the range \[1e-12, inf\)"),
     "n_jobs 0": (FITTERS, _params(n_jobs=0), InvalidParameterError, r"The 'n_jobs' parameter of \w+ must be"),
     "alpha -1": (CLASSIFIERS, _params(alpha=-1), InvalidParameterError, r"The 'alpha' parameter"),
     "repeats 0": (("hinge",), _params(repeats=0), InvalidParameterError, r"The 'repeats' parameter"),
