@@ -153,7 +153,7 @@ class BudgetAccountant:
 
     def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, privacy_unit=None, max_items_per_user=None):
         # numpy scalars count as numbers (np.int64(3), np.float32(3)), as the estimators' epsilon does
-        if (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (numbers.Integral, numbers.Real))
+        if (isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, numbers.Real)
                 or math.isnan(epsilon) or epsilon < 0):
             raise ValueError(f"epsilon ceiling must be a number >= 0 (inf for none), got {epsilon!r}.")
         if delta == 1.0:

@@ -22,8 +22,8 @@ from ._least_squares_rules import (
     ROW_BOUND_SOLVERS,
     SOLVERS,
     default_intercept_scaling,
-    phased_choice_applies,
     domain_radius,
+    phased_choice_applies,
     phased_erm_step_radius,
     resolve_solver,
 )
