@@ -52,8 +52,8 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
-from .._param_checks import (EPSILON_MIN, SCALE_MAX, SCALE_MIN, check_class_labels, check_delta, check_epsilon,
-                             check_no_missing)
+from .._param_checks import (EPSILON_MIN, SCALE_MAX, SCALE_MIN, _is_missing, check_class_labels, check_delta,
+                             check_epsilon, check_no_missing)
 from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source, spawn_random_states
 from .._solvers import ClusterRows, GLMData, Problem
@@ -849,6 +849,9 @@ class DPClassifierMixin:
             classes = np.unique(y_)
         else:
             classes = np.asarray(self.classes)
+            if classes.ndim != 1 or any(_is_missing(c) for c in classes.tolist()):
+                raise ValueError(f"classes must be a flat list of labels without missing values, got "
+                                 f"{self.classes!r}. Nothing was spent.")
             if np.unique(classes).size != classes.size:
                 raise ValueError("classes must not contain duplicates.")
             unknown = np.setdiff1d(np.unique(y_), classes)

@@ -87,6 +87,8 @@ CASES = {
     "epsilon str": (ALL, _params(epsilon="a"), InvalidParameterError, r"The 'epsilon' parameter .* Got 'a' instead"),
     "delta 1": (ALL, _params(delta=1.0), InvalidParameterError, r"The 'delta' parameter"),
     "noise": (ALL, _params(noise="loud"), InvalidParameterError, r"The 'noise' parameter"),
+    "classes with None": (CLASSIFIERS, _params(classes=[0, 1, None]), ValueError, r"classes must be a flat list"),
+    "classes nested": (CLASSIFIERS, _params(classes=[[0, 1]]), ValueError, r"classes must be a flat list"),
     "epsilon tiny": (ALL, _params(epsilon=1e-200), InvalidParameterError,
                      r"The 'epsilon' parameter of \w+ must be a float in the range \[1e-12, inf\)"),
     "n_jobs 0": (FITTERS, _params(n_jobs=0), InvalidParameterError, r"The 'n_jobs' parameter of \w+ must be"),
