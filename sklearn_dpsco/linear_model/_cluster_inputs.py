@@ -49,7 +49,7 @@ def _as_dask_array(a, name, row_chunks=None):
 
 def _flags(X, y, w, *, classification):
     """One chunk's checks (runs on its worker): a dict of flags and, for labels, their unique values."""
-    out = {"rows": int(np.shape(X)[0])}
+    out = {"rows": int(np.shape(X)[0]), "x_sparse": bool(hasattr(X, "tocsr"))}
     try:
         Xf = np.asarray(X, dtype=np.float64)
         out["x_finite"] = bool(np.isfinite(Xf).all())
@@ -81,6 +81,16 @@ def _flags(X, y, w, *, classification):
 
 def _to_float64(chunk):
     return np.ascontiguousarray(chunk, dtype=np.float64)
+
+
+def _check_numeric_chunks(flags):
+    """Refuse chunks that are not numbers, naming sparse chunks (not supported on a cluster) as such."""
+    if any(f["x_sparse"] for f in flags):
+        raise ValueError("X is a dask array of sparse chunks, which the cluster fits do not read: densify the chunks "
+                         "(X.map_blocks(lambda b: b.toarray())) or fit a scipy.sparse matrix in memory. "
+                         "Nothing was spent.")
+    if not all(f["x_numeric"] for f in flags):
+        raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
 
 
 def _row_flags(X):
@@ -116,8 +126,7 @@ def cluster_rows(X):
     """
     X, names = _two_dimensional(X)
     flags = map_chunks(_row_flags, (X,))
-    if not all(f["x_numeric"] for f in flags):
-        raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
+    _check_numeric_chunks(flags)
     if not all(f["x_finite"] for f in flags):
         raise ValueError("Input X contains NaN or infinity. Nothing was spent.")
     return X.map_blocks(_to_float64, dtype=np.float64), names
@@ -154,8 +163,7 @@ def cluster_inputs(estimator, X, y, sample_weight, *, classification):
             raise ValueError(f"sample_weight must have shape ({n},), got {tuple(w.shape)}.")
 
     flags = map_chunks(partial(_flags, classification=classification), (X, y, w))
-    if not all(f["x_numeric"] for f in flags):
-        raise ValueError("X contains non-numeric values (could not convert to float64). Nothing was spent.")
+    _check_numeric_chunks(flags)
     if not all(f["x_finite"] for f in flags):
         raise ValueError("Input X contains NaN or infinity. Nothing was spent.")
     labels = None

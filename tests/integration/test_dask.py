@@ -159,6 +159,17 @@ def test_unknown_chunk_sizes_are_read_on_a_copy(client, regression):
     assert np.isnan(unknown_X.shape[0]) and np.isnan(unknown_y.shape[0])
 
 
+def test_sparse_chunks_are_named_in_the_refusal(client, regression):
+    import scipy.sparse as sp
+
+    X, y = regression
+    Xd, yd = _dask(X, y, 5000)
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError, match="dask array of sparse chunks.*Nothing was spent"):
+        DPLinearRegressor(accountant=acc).fit(Xd.map_blocks(sp.csr_matrix), yd)
+    assert acc.total() == (0.0, 0.0)
+
+
 def test_fit_stream_bad_chunk_refused_on_its_worker(client, regression):
     X, y = regression
     X = X.copy()
