@@ -533,10 +533,12 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         # sklearn's Interval lets inf and bools through; the privacy checks do not.
         check_epsilon(self.epsilon)
         check_delta(self.delta)
-        if isinstance(getattr(self, "alpha", None), bool):
-            # a bool alpha reached the solvers, refused there as 'lam' (hinge) or fitted as 1.0 (user level);
-            # its range is scikit-learn's parameter validation's (InvalidParameterError)
-            raise TypeError("alpha must be a real number, got bool.")
+        # a bool reached the solvers as a number (alpha: refused there as 'lam' or fitted as 1.0; a declared bound
+        # True became the unit 1 and row_bound_ = True): every numeric parameter refuses it, as check_epsilon does
+        for name, constraints in self._parameter_constraints.items():
+            if isinstance(getattr(self, name, None), (bool, np.bool_)) and not any(
+                    isinstance(c, str) and c in ("boolean", "verbose") for c in constraints):
+                raise TypeError(f"{name} must be a real number, got bool.")
 
     def _validate_X(self, X, reset):
         return validate_data(

@@ -89,6 +89,8 @@ CASES = {
     "noise": (ALL, _params(noise="loud"), InvalidParameterError, r"The 'noise' parameter"),
     "classes with None": (CLASSIFIERS, _params(classes=[0, 1, None]), ValueError, r"classes must be a flat list"),
     "classes nested": (CLASSIFIERS, _params(classes=[[0, 1]]), ValueError, r"classes must be a flat list"),
+    "row_bound True": (REGRESSORS, _params(row_bound=True), TypeError, r"row_bound must be a real number, got bool"),
+    "radius True": (REGRESSORS, _params(radius=True), TypeError, r"radius must be a real number, got bool"),
     "epsilon tiny": (ALL, _params(epsilon=1e-200), InvalidParameterError,
                      r"The 'epsilon' parameter of \w+ must be a float in the range \[1e-12, inf\)"),
     "n_jobs 0": (FITTERS, _params(n_jobs=0), InvalidParameterError, r"The 'n_jobs' parameter of \w+ must be"),
