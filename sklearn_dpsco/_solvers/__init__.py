@@ -27,7 +27,8 @@ from ._core._data import GLMData, safe_row_norms
 from ._core._losses import get_loss
 from ._core._plan import Plan, Problem, SchedulePlan, SolverSpec
 from ._core._result import PrivateFit
-from ._core._row_source import ArraySource, DaskSource, IterableSource, RowSource, as_row_source, is_dask_array
+from ._core._row_source import (ArraySource, DaskSource, IterableSource, RowSource, as_row_source, is_dask_array,
+                                with_known_chunks)
 from ._core._sgd_settings import SGDSettings
 from ._core._user_data import make_user_data
 from ._interpolation._accd import (
@@ -226,4 +227,5 @@ __all__ = [
     "user_level_schedule",
     "user_mean_gradient_error",
     "user_mean_gradients",
+    "with_known_chunks",
 ]

@@ -15,8 +15,7 @@ from functools import partial
 import numpy as np
 
 from .._param_checks import _is_missing, check_class_labels, check_no_missing
-from .._solvers import is_dask_collection, map_chunks
-from .._solvers._core._row_source import with_known_chunks
+from .._solvers import is_dask_collection, map_chunks, with_known_chunks
 
 __all__ = ["cluster_inputs", "cluster_rows", "is_cluster_input", "record_features"]
 

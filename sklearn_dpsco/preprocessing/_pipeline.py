@@ -1044,8 +1044,7 @@ def default_weights(private_names, steps, shape, epsilon):
     *before, last = private_names
     # only a scaler right before the model hands over: a step between them (a row clipper, a transformer) reads
     # the scaled columns, which the model's own map would come too late for
-    active = [name for name, step in steps.items() if step is not None and not (isinstance(step, str)
-                                                                                and step == "passthrough")]
+    active = [name for name, step in steps.items() if classify_step(step) != "passthrough"]
     adjacent = active[-2] if len(active) >= 2 else None
     weights = {name: HANDED_OVER for name in before if name == adjacent and _hands_over(steps[name], steps[last])}
     before = [name for name in before if name not in weights]
