@@ -8,10 +8,10 @@ comparisons) and the counts are the running sums of the cell tallies: the
 same integers in one pass over ``X``.
 
 A value's cell is found from a public lookup table indexed by the top 18
-bits of an order-preserving integer key of the float (sign, exponent and
-six mantissa bits), then fixed by exact comparisons with the grid points
-in both directions, so the table only sets where the search starts: the
-result is the exact cell for every input, whatever the table holds.
+bits of the float's own bit pattern (sign, exponent and six mantissa bits:
+one shift), then fixed by exact comparisons with the grid points in both
+directions, so the table only sets where the search starts: the result is
+the exact cell for every input, whatever the table holds.
 """
 import numpy as np
 
@@ -40,13 +40,22 @@ cdef inline uint64_t _ordered_key(double x) noexcept nogil:
     return u | (<uint64_t>1 << 63)
 
 
+cdef inline Py_ssize_t _bucket(double x) noexcept nogil:
+    # the lookup table's index: the float's top _BITS bits as they are (each bucket a run of consecutive floats
+    # of one sign; the table is built in key order and permuted to this index, ScaleGrid._cell_starts). One
+    # shift instead of the order-preserving key's four operations: the same bucket, so the same guess.
+    cdef uint64_t u
+    memcpy(&u, &x, 8)
+    return <Py_ssize_t>(u >> (64 - _BITS))
+
+
 cdef inline Py_ssize_t _cell(double x, const double *points, const int32_t *start, Py_ssize_t G) noexcept nogil:
     # the number of grid points < x, exactly: the table only guesses where the search starts.
     # NaN: above every point, as in a sort (never counted as <= t)
     cdef Py_ssize_t c
     if x != x:
         return G
-    c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+    c = start[_bucket(x)]
     while c > 0 and not (points[c - 1] < x):
         c -= 1
     while c < G and points[c] < x:
@@ -62,7 +71,7 @@ cdef inline Py_ssize_t _cell_one_step(double x, const double *points, const int3
     cdef Py_ssize_t c
     if x != x:
         return G
-    c = start[<Py_ssize_t>(_ordered_key(x) >> (64 - _BITS))]
+    c = start[_bucket(x)]
     return c + (points[c] < x)
 
 
@@ -115,12 +124,12 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
     """``tallies[j, c] = #{i : exactly c grid points are < X[i, j]}``, shape ``(n_features, G + 1)``.
 
     ``points`` increasing; ``start`` the lookup table (length ``2**TABLE_BITS``)
-    of first guesses. The counts of column ``j`` are
+    of first guesses, indexed by a float's top ``TABLE_BITS`` bits as they are. The counts of column ``j`` are
     ``cumsum(tallies[j, :G])``. NaN is placed above every point, as ``np.sort`` places it.
 
     ``one_step=True``: ``start`` is the table of first guesses built from ``points``
     (``ScaleGrid._cell_starts``: each entry the number of points whose key is below
-    its bucket) and :func:`one_step_table` holds for ``points``; each value's cell is
+    the lowest key of its bucket's floats) and :func:`one_step_table` holds for ``points``; each value's cell is
     then the guess or the next one, found with one comparison instead of the two
     searches (the same cells).
 
@@ -167,6 +176,9 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
     # rows apart in memory (a strided view such as X[::k]): request them ahead (counts unchanged)
     cdef bint gapped = X.strides[0] > d * X.strides[1] + 64
     cdef int64_t* flat = &t[0, 0]
+    cdef bint unit = X.strides[1] == sizeof(double)
+    cdef const double *row
+    cdef const double *shp = &sh[0]
     with nogil:
         i0 = 0
         while i0 < n:
@@ -179,9 +191,19 @@ def grid_cell_tallies(const double[:, :] X, const double[::1] points, const int3
                         __builtin_prefetch(&X[i + _PREFETCH_ROWS, j])
                         j += 8  # one request per 64-byte line
                     __builtin_prefetch(&X[i + _PREFETCH_ROWS, d - 1])
-                for j in range(d):
-                    buf[m] = <int32_t>(j * width + _place(X[i, j] - sh[j], pts, pts1, tab, G, one_step))
-                    m += 1
+                if one_step and unit:  # the library's grids on rows of adjacent values: one comparison each
+                    row = &X[i, 0]
+                    for j in range(d):
+                        buf[m] = <int32_t>(j * width + _cell_one_step(row[j] - shp[j], pts1, tab, G))
+                        m += 1
+                elif one_step:
+                    for j in range(d):
+                        buf[m] = <int32_t>(j * width + _cell_one_step(X[i, j] - sh[j], pts1, tab, G))
+                        m += 1
+                else:
+                    for j in range(d):
+                        buf[m] = <int32_t>(j * width + _cell(X[i, j] - sh[j], pts, tab, G))
+                        m += 1
             for k in range(m):
                 flat[buf[k]] += 1
             i0 = i1

@@ -116,7 +116,13 @@ class ScaleGrid:
 
         keys = ordered_keys(np.ascontiguousarray(self.points))
         bucket_lows = np.arange(1 << TABLE_BITS, dtype=np.uint64) << np.uint64(64 - TABLE_BITS)
-        out = np.searchsorted(keys, bucket_lows, side="left").astype(np.int32)
+        by_key = np.searchsorted(keys, bucket_lows, side="left").astype(np.int32)
+        # the kernel reads the table at a float's own top bits ``b`` (one shift): the floats of raw bucket ``b`` are
+        # those of key bucket ``b ^ 0b10...0`` when the sign bit is clear (the key sets it) and ``b ^ 0b11...1``
+        # when it is set (the key flips every bit), so each float finds its key bucket's entry
+        raw = np.arange(1 << TABLE_BITS)
+        half, ones = 1 << (TABLE_BITS - 1), (1 << TABLE_BITS) - 1
+        out = by_key[np.where(raw < half, raw ^ half, raw ^ ones)]
         out.setflags(write=False)
         return out
 

@@ -588,6 +588,26 @@ def test_release_counts_columns_is_one_release_per_column(noise, method):
             assert a.integers(1 << 62) == b.integers(1 << 62)  # the generators are left in the same state
 
 
+def test_cells_exact_at_both_ends_of_every_lookup_bucket():
+    """The lookup table is read at a float's own top bits (its buckets: runs of consecutive floats of one
+    sign): the first and the last float of every bucket, both signs, NaN patterns included, get the exact
+    sorted counts on the one-comparison path and on the two searches."""
+    from sklearn_dpsco._fast._grid_counts import TABLE_BITS, grid_cell_tallies
+
+    buckets = np.arange(1 << TABLE_BITS, dtype=np.uint64) << np.uint64(64 - TABLE_BITS)
+    ends = np.concatenate([buckets, buckets + np.uint64((1 << (64 - TABLE_BITS)) - 1)]).view(np.float64)
+    for grid in (ScaleGrid(per_octave=8, signed=True), ScaleGrid(), ScaleGrid(-2, 2, 128, signed=True)):
+        values = ends if grid.signed else np.abs(ends)
+        p = np.ascontiguousarray(grid.points)
+        expected = np.searchsorted(np.sort(values), p, side="right")
+        X = np.ascontiguousarray(np.stack([values] * 6, axis=1))  # the two-pass path (6 columns)
+        for one_step in {False, grid._one_step}:  # one comparison only where the table allows it
+            tallies = grid_cell_tallies(X, p, grid._cell_starts, one_step)
+            for column in tallies:
+                np.testing.assert_array_equal(np.cumsum(column[:-1]), expected)
+        np.testing.assert_array_equal(grid.counts(values), expected)  # one column: the interleaved pass
+
+
 def test_column_counts_do_not_depend_on_n_jobs(monkeypatch):
     """Threads count disjoint row-chunks (integer tallies summed): the same counts for every ``n_jobs``,
     chunk sizes and shift, also on a strided view; and inside a joblib context for ``n_jobs=None``."""
