@@ -14,7 +14,8 @@ Variants (public settings only): ``nf`` = the same fit at epsilon 1000 with ever
 epsilon (study_panels17.py); ``m<k>`` = ``max_items_per_user=k``; ``rand`` = ``item_selection="random"``;
 ``nf+<v>`` = ``<v>`` noise-free; ``p.<param>=<v>``: an estimator parameter; ``RR.<CONST>=<v>`` (also ``UL.``,
 ``C.``): a patched constant of _user_logistic_rules / _user_logistic / _centering; ``clipx<k>``: the DP-GD clip
-times k; ``fbx<k>``: the centre's clip bound times k; ``hx<k>``: the horizon rule times k. ``std`` (encoding):
+times k; ``fbx<k>``: the centre's clip bound times k; ``hx<k>``: the horizon rule times k; ``wins<k>``: every mapped feature clipped at ``+-k c / sqrt(d)`` before
+the row's norm clip (``c`` the fit's row scale; a public per-row map, a diagnostic). ``std`` (encoding):
 the raw columns standardised by the training rows' exact mean and std (a non-private diagnostic); ``rawdrop<j>``:
 the raw columns without column j (baseball's year is 9).
 """
@@ -57,7 +58,7 @@ def _variant_params(name, ds, enc):
     for part in name.split("+"):
         if part in ("default", "nf"):
             continue
-        if part.startswith(("clipx", "fbx", "hx")):
+        if part.startswith(("clipx", "fbx", "hx", "wins")):
             continue
         if part.startswith("m") and part[1:].isdigit():
             params["max_items_per_user"] = int(part[1:])
@@ -103,6 +104,15 @@ def _patches(name):
         elif part.startswith("hx"):  # the horizon rule H (RR.sgd_horizon) times k: steps and momentum follow
             orig, k = RR.sgd_horizon, float(part[2:])
             out.append(S.patched(RR, "sgd_horizon", lambda *a, _o=orig, _k=k: _k * _o(*a)))
+        elif part.startswith("wins"):  # each mapped feature clipped at +-k c / sqrt(d) before the row's norm clip
+            orig, k = UL.make_user_data, float(part[4:])
+
+            def wrapped(X, y, groups, _o=orig, _k=k, **kw):
+                c = kw.get("intercept_scaling") or kw["data_norm"] / math.sqrt(2.0)  # c is (intercept_scaling = 1)
+                t = _k * c / math.sqrt(np.asarray(X).shape[1])
+                return _o(np.clip(np.asarray(X, dtype=float), -t, t), y, groups, **kw)
+
+            out.append(S.patched(UL, "make_user_data", wrapped))
         elif part.startswith("fbx"):  # the centre's clip bound B times k
             orig, k = UL.feature_bound, float(part[3:])
             out.append(S.patched(UL, "feature_bound", lambda r, i, _o=orig, _k=k: _k * _o(r, i)))
