@@ -1,6 +1,6 @@
 """Issue 16 (T2 on baseball): what limits UserLevelDPLogistic's defaults on bench_defaults' grouped panels.
 
-``OMP_NUM_THREADS=1 python benchmarks/study_ulbase25.py --panels baseball,Males --enc raw,scaled --eps 1
+``OMP_NUM_THREADS=1 python benchmarks/study_baseball_user_level.py --panels baseball,Males --enc raw,scaled --eps 1
 --variants default,nf,m20,rand --seeds 5 --out <jsonl>``: UserLevelDPLogistic on bench_defaults.py's split
 (benchmarks/_real_datasets.py ``train_test``) and encodings; ``raw`` = raw columns, nothing declared (bench_defaults'
 raw "ours (defaults)"), ``scaled`` = public-range rows, nothing declared (its scaled "ours (defaults)"), ``decl`` =
@@ -8,7 +8,7 @@ public-range rows with ``data_norm=sqrt(2)``, ``max_items_per_user=rs.m`` declar
 One JSON line per (variant, encoding, panel, epsilon) with the per-seed accuracies (seeds 0..k-1, the same
 ``random_state`` for every variant: paired). ``--refs`` prints non-private LogisticRegression on the rows each item
 selection keeps (all rows, first m, a random m, user-weighted); ``--intercept``: the intercept diagnostic
-(:func:`intercept_diag`). ``--summary <jsonl>``: paired gaps vs ``default``. Results: benchmarks/results/ulbase25.md.
+(:func:`intercept_diag`). ``--summary <jsonl>``: paired gaps vs ``default``. Results: benchmarks/results/baseball_user_level.md.
 
 Variants (public settings only): ``nf`` = the same fit at epsilon 1000 with every public rule read at the study's
 epsilon (study_panels17.py); ``m<k>`` = ``max_items_per_user=k``; ``rand`` = ``item_selection="random"``;
