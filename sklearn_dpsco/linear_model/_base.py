@@ -976,5 +976,23 @@ class DPRegressorMixin:
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        X = self._clip_columns(self._validate_X(X, reset=False))
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), None)
+
+    def _predict_within(self, X, bound):
+        """``X @ coef_ + intercept_`` with each row first mapped into norm ``bound`` in the fit's column units.
+
+        A row ``x`` with ``z = (x - column_center_) / column_scale_`` (``z = x`` without a column map) of norm above
+        ``bound`` is predicted from ``c + s z bound / ||z||``: its score moves towards the score at the column
+        centre by the same factor. ``bound=None``: every row as it is. Post-processing of the releases.
+        """
+        from sklearn.utils.extmath import row_norms
+
+        scores = np.asarray(X @ self.coef_).ravel()
+        if bound is not None:
+            if getattr(self, "column_center_", None) is None:  # no column map (sparse rows: column scaling needs dense)
+                at_centre, norms = 0.0, row_norms(X)
+            else:
+                at_centre = float(self.column_center_ @ self.coef_)
+                norms = row_norms((X - self.column_center_) / self.column_scale_)
+            scores = at_centre + (scores - at_centre) * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+        return scores + self.intercept_

@@ -10,6 +10,7 @@ from .._solvers import solver_names
 __all__ = [
     "DATA_UNITS_RADIUS",
     "DEFAULT_KAPPA_LOWER",
+    "PREDICT_ROW_UNITS",
     "RADIUS_PER_M",
     "SOLVERS",
     "UNIT_RADIUS_MAX",
@@ -30,6 +31,16 @@ SOLVERS = solver_names("growth")
 #: (Computers raw eps 1 0.51 -> 0.64, Wages scaled eps 1 0.05 -> 0.17) and lost at most 0.001 on the large
 #: ones (benchmarks/results/growth_kappa.md); utility only (T is public, the blocks stay disjoint).
 DEFAULT_KAPPA_LOWER = 3.0
+
+#: ``predict`` maps a row whose norm in the fit's column units exceeds this many row units (``row_bound_``) to
+#: that norm first (``DPRegressorMixin._predict_within``; DPLinearRegressor does the same at 1, where its solvers
+#: clipped the rows). Why: the fit's loss weighs a row at ``t`` units by ``1 / t``, so a slope on a column that
+#: is rarely far from its centre (a count that is almost always 0, a heavy tail) rests on few rows and much noise;
+#: applied to a far row it extrapolates without bound (VietNamI, 0.0 .. 30 day counts: R^2 -9.3; MedExp at epsilon
+#: 0.5, expenses up to 39182: -6.2). 4: 20 cells better by 0.005 and none worse on 66 real regression sets x 3
+#: epsilons (2 and 1 cost Treatment 0.04; 8 and 16 keep less: VietNamI epsilon 1 -1.85 -> -0.20 / -0.78 / -1.85),
+#: benchmarks/results/growth_predict_clip.md. Post-processing of the releases.
+PREDICT_ROW_UNITS = 4.0
 
 #: ``radius=None`` with no row or label unit: the coefficients in the data's own units.
 DATA_UNITS_RADIUS = 10.0

@@ -3,10 +3,8 @@
 import math
 import numbers
 
-import numpy as np
 
 from sklearn.base import RegressorMixin
-from sklearn.utils.extmath import row_norms
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
@@ -603,17 +601,7 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._clip_columns(self._validate_X(X, reset=False))
-        scores = np.asarray(X @ self.coef_).ravel()
-        bound = self._clipped_row_bound()
-        if bound is not None:
-            if self.column_center_ is None:  # no column map (sparse rows too: column scaling needs dense ones)
-                at_centre, norms = 0.0, row_norms(X)
-            else:
-                at_centre = float(self.column_center_ @ self.coef_)
-                norms = row_norms((X - self.column_center_) / self.column_scale_)
-            scores = at_centre + (scores - at_centre) * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-        return scores + self.intercept_
+        return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), self._clipped_row_bound())
 
     def _clipped_row_bound(self):
         """``row_bound_`` when the fitted solver clipped the rows to it, else None (public: the fitted solver)."""

@@ -1,10 +1,12 @@
-"""DPLinearRegressor.predict on rows clipped as the fit clipped them (row-bound solvers only)."""
+"""The regressors' predict on rows brought within a bound: DPLinearRegressor's row-bound solvers at the bound their
+fit clipped the rows to, DPGrowthAdaptiveRegressor at PREDICT_ROW_UNITS times its row unit."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_dpsco import DPLinearRegressor
+from sklearn_dpsco import DPGrowthAdaptiveRegressor, DPLinearRegressor
+from sklearn_dpsco.linear_model._growth_rules import PREDICT_ROW_UNITS
 
 
 def _data(n=4000, d=4, seed=0):
@@ -14,13 +16,13 @@ def _data(n=4000, d=4, seed=0):
     return X, y
 
 
-def _clipped(est, X):
+def _clipped(est, X, units=1.0):
     if est.column_bounds_ is not None:  # the column map's clip first (doc/privacy/column_scaling.rst, "Clipped columns")
         X = np.clip(X, *est.column_bounds_)
     c = np.zeros(X.shape[1]) if est.column_center_ is None else est.column_center_
     s = np.ones(X.shape[1]) if est.column_scale_ is None else est.column_scale_
     z = (X - c) / s
-    f = np.minimum(1.0, est.row_bound_ / np.linalg.norm(z, axis=1))
+    f = np.minimum(1.0, units * est.row_bound_ / np.linalg.norm(z, axis=1))
     return c + s * z * f[:, None]
 
 
@@ -82,6 +84,59 @@ def test_predict_reads_only_the_releases(params, n):
     est = DPLinearRegressor(epsilon=2.0, random_state=0, **params).fit(X, y)
     bare = DPLinearRegressor(**est.get_params())
     for name in RELEASED:
+        setattr(bare, name, getattr(est, name))
+    Xt = np.vstack([X[:50], X[:50] * 40.0])
+    np.testing.assert_array_equal(bare.predict(Xt), est.predict(Xt))
+
+
+@pytest.mark.parametrize("params", [dict(), dict(column_scaling=False), dict(row_bound=60.0, label_bound=80.0),
+                                    dict(epsilon=0.5)])
+def test_growth_rows_beyond_four_units_are_predicted_from_their_version_at_four(params):
+    """DPGrowthAdaptiveRegressor: a row beyond PREDICT_ROW_UNITS row units (the fit's column units) is predicted
+    from its version at that norm; every other row from the plain linear function (of the clipped columns)."""
+    assert PREDICT_ROW_UNITS == 4.0
+    X, y = _data()
+    est = DPGrowthAdaptiveRegressor(**{"epsilon": 2.0, "random_state": 0, **params}).fit(X, y)
+    Xt = np.vstack([X[:50], X[:50] * 40.0, X[:50] * 1e6])
+    expected = _clipped(est, Xt, PREDICT_ROW_UNITS) @ est.coef_ + est.intercept_
+    np.testing.assert_allclose(est.predict(Xt), expected, rtol=1e-10, atol=1e-8)
+    c = est.column_center_ if est.column_center_ is not None else 0.0
+    s = est.column_scale_ if est.column_scale_ is not None else 1.0
+    Xc = Xt if est.column_bounds_ is None else np.clip(Xt, *est.column_bounds_)
+    inside = np.linalg.norm((Xc - c) / s, axis=1) <= PREDICT_ROW_UNITS * est.row_bound_
+    assert inside.any() and (~inside).any()
+    np.testing.assert_allclose(est.predict(Xt[inside]), Xc[inside] @ est.coef_ + est.intercept_, rtol=1e-12)
+    # far rows keep a bounded prediction: the score at PREDICT_ROW_UNITS units, whatever the row's size
+    far = est.predict(X[:50] * 1e6)
+    assert np.all(np.isfinite(far)) and np.abs(far).max() < 1e3 * (np.abs(y).max() + 1)
+
+
+def test_growth_without_a_row_unit_predicts_the_plain_linear_function():
+    X, y = _data()
+    est = DPGrowthAdaptiveRegressor(epsilon=2.0, row_bound=None, label_bound=None, column_scaling=False,
+                                    random_state=0).fit(X, y)
+    assert est.row_bound_ is None
+    Xt = X[:50] * 40.0
+    np.testing.assert_allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_, rtol=1e-12)
+
+
+def test_growth_sparse_rows_like_dense_ones_and_score_uses_predict():
+    X, y = _data(d=3)
+    est = DPGrowthAdaptiveRegressor(epsilon=2.0, row_bound=30.0, label_bound=60.0, random_state=0).fit(X, y)
+    Xt = np.vstack([X[:20], X[:20] * 10.0])
+    np.testing.assert_allclose(est.predict(sp.csr_matrix(Xt)), est.predict(Xt), rtol=1e-12)
+    assert not np.allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_)
+    from sklearn.metrics import r2_score
+    assert est.score(Xt, Xt @ [1.0, 0.5, -0.2]) == pytest.approx(r2_score(Xt @ [1.0, 0.5, -0.2], est.predict(Xt)))
+
+
+@pytest.mark.parametrize("params", [dict(), dict(column_scaling=False), dict(row_bound=60.0, label_bound=80.0)])
+def test_growth_predict_reads_only_the_releases(params):
+    X, y = _data()
+    est = DPGrowthAdaptiveRegressor(epsilon=2.0, random_state=0, **params).fit(X, y)
+    bare = DPGrowthAdaptiveRegressor(**est.get_params())
+    for name in ("coef_", "intercept_", "row_bound_", "column_center_", "column_scale_", "column_bounds_",
+                 "n_features_in_"):
         setattr(bare, name, getattr(est, name))
     Xt = np.vstack([X[:50], X[:50] * 40.0])
     np.testing.assert_array_equal(bare.predict(Xt), est.predict(Xt))
