@@ -236,6 +236,11 @@ def _run_on_rows(plan, problem, random_state, data):
     return plan.run(replace(problem, data=data), check_random_state(random_state))
 
 
+#: The last point of the library's quantile grids (``ScaleGrid``'s default ``high_exponent = 20``): a release there
+#: means values at or beyond it (:meth:`DPLinearModelMixin._grid_end_warnings`).
+GRID_END = float(2**20)
+
+
 class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateMeta):
     """Base of the private linear models: parameters, validation, the fit template.
 
@@ -763,10 +768,18 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             if released is not None:
                 self._store_scales(plan, released)
             self._store_columns(plan, columns)
+            late = self._grid_end_warnings(plan, released, columns)
+            if late:
+                for entry in self.fit_info_ if isinstance(self.fit_info_, list) else [self.fit_info_]:
+                    entry["warnings"] = list(late)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
+        # read from the releases, after the spend and with the fit stored: a warning turned into an error then
+        # reaches the caller with the paid model kept on the estimator (nothing is discarded)
+        for message in late:
+            warnings.warn(message, UserWarning, stacklevel=3)
         return self
 
     def _plan_warnings(self, inputs, plan):
@@ -783,6 +796,33 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
             + "); declare row_bound and label_bound (or a scale_share) to fit a linear model "
             "(doc/privacy/quantiles.rst, 'Budgets too small for the estimates')."
         ]
+
+    def _grid_end_warnings(self, plan, released, columns):
+        """Warnings read from the releases (post-processing, after the spend): a released column quartile or centre,
+        label centre or scale at its grid's last point (``|value| >= 2^20``). The values are then at or beyond it,
+        where the grid cannot place them: such a column is mapped to a constant and such labels are fitted around
+        ``2^20`` (doc/fitting_raw_data.rst, "Tiny magnitudes"; mhtdata's positions near 1e8: R^2 -1.15, 1.00 in
+        millions). Without it the model is silently poor."""
+        messages, name = [], type(self).__name__
+        if columns is not None and getattr(plan.columns, "mode", None) in ("quartiles", "median_mad"):
+            top = GRID_END
+            at_end = np.flatnonzero(np.any(np.abs(np.vstack([columns.quartiles, columns.centre])) >= top, axis=0))
+            if at_end.size:
+                messages.append(
+                    f"{name}: the private quartiles of column(s) {at_end.tolist()} reached the end of the library's grid "
+                    f"(2^20 = {top:g}): their values are at or beyond it and the column map treats them as constant. "
+                    "Divide such columns by a public unit (thousands, millions) before fitting "
+                    "(doc/fitting_raw_data.rst, 'Tiny magnitudes').")
+        if released is not None and plan.scales is not None:
+            for target in plan.scales.targets:
+                value = abs(float(released[target.name])) / (1.0 if target.signed else target.margin)
+                if value >= GRID_END:
+                    messages.append(
+                        f"{name}: the private {target.name.replace('_', ' ')} reached the end of the library's grid "
+                        f"(2^20 = {GRID_END:g}): the values it estimates are at or beyond it. Divide them by a public "
+                        "unit (thousands, millions) before fitting, or declare the bound "
+                        "(doc/fitting_raw_data.rst, 'Tiny magnitudes').")
+        return messages
 
     def _complete_runs(self, plan, jobs, fits, rng):
         """The runs' fits, after any release that reads all of them (a hook: none by default).

@@ -661,6 +661,19 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
+        # read from the released quartiles after the spend, with the fit stored (as the linear models do): a
+        # feature whose quartile sits at the grid's end (|q| >= 2^20) lies at or beyond it and is fenced to a point
+        quartiles = self.fit_info_.get("quartiles") if isinstance(self.fit_info_, dict) else None
+        if quartiles is not None:
+            at_end = np.flatnonzero((np.abs(quartiles[0]) >= BOUNDS_GRID.points[-1])
+                                    | (np.abs(quartiles[1]) >= BOUNDS_GRID.points[-1]))
+            if at_end.size:
+                self.fit_info_["warnings"] = [
+                    f"DPStandardScaler: the private quartiles of feature(s) {at_end.tolist()} reached the end of the "
+                    f"library's grid (2^20 = {BOUNDS_GRID.points[-1]:g}): their values are at or beyond it and the "
+                    "fences clip them to a point. Divide such features by a public unit (thousands, millions) or "
+                    "declare their bounds (doc/fitting_raw_data.rst, 'Tiny magnitudes')."]
+                warnings.warn(self.fit_info_["warnings"][0], UserWarning, stacklevel=2)
         return self
 
     def _validate_params(self):
