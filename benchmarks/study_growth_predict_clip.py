@@ -6,7 +6,7 @@ study_regressor_magnitudes.py (``sweep:<name>``). Arms: ``plain`` (``X @ coef_ +
 ``PREDICT_ROW_UNITS``, which is ``r4``), ``k1`` / ``k2``: the
 prediction clipped to ``label_center_ +- k label_bound_``; ``r2`` / ``r4`` / ``r8`` / ``r16``: each row predicted
 from its version clipped to norm ``k row_bound_`` in the fit's column units (DPLinearRegressor.predict's map at
-``k`` times its bound).
+``k`` times its bound); ``library``: the library's predict (r4, except an "auto" unit at the grid's end).
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/study_growth_predict_clip.py [--seeds 5] [--out x.jsonl]
        python benchmarks/study_growth_predict_clip.py --summary x.jsonl
@@ -52,7 +52,7 @@ def run(args):
     for name, (Xtr, ytr, Xte, yte) in regression_splits():
         for eps in args.eps:
             rec = dict(set=name, n=len(ytr), d=Xtr.shape[1], eps=eps, plain=[], outside=[],
-                       **{f"k{k:g}": [] for k in ARMS}, **{f"r{k:g}": [] for k in ROW_ARMS})
+                       **{f"k{k:g}": [] for k in ARMS}, **{f"r{k:g}": [] for k in ROW_ARMS}, library=[])
             for seed in range(args.seeds):
                 m = DPGrowthAdaptiveRegressor(epsilon=eps, random_state=seed,
                                               accountant=BudgetAccountant(float("inf"), 1.0)).fit(Xtr, ytr)
@@ -65,6 +65,7 @@ def run(args):
                     rec[f"k{k:g}"].append(r2_score(yte, q))
                 for k in ROW_ARMS:
                     rec[f"r{k:g}"].append(r2_score(yte, row_clipped(m, Xte, k)))
+                rec["library"].append(r2_score(yte, m.predict(Xte)))
             line = json.dumps(rec)
             print(line, flush=True)
             if out:
@@ -74,7 +75,7 @@ def run(args):
 
 def summary(path):
     recs = [json.loads(line) for line in open(path)]
-    arms = [f"k{k:g}" for k in ARMS] + [f"r{k:g}" for k in ROW_ARMS]
+    arms = [f"k{k:g}" for k in ARMS] + [f"r{k:g}" for k in ROW_ARMS] + (["library"] if "library" in recs[0] else [])
     print("| set | n | d | eps | test predictions outside c +- B | plain | " + " | ".join(f"{a} - plain (se)" for a in arms)
           + " |")
     print("|---" * (6 + len(arms)) + "|")

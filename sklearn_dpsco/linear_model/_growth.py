@@ -14,7 +14,7 @@ from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
 from ._auto_scales import AUTO, GROWTH_ROW_MARGIN, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ScaleTarget, is_auto
-from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
+from ._base import GRID_END, DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import (DEFAULT_KAPPA_LOWER, PREDICT_ROW_UNITS, SOLVERS, WEIGHTED_PARTS_MIN_COEF,
                             default_radius, resolve_solver)
 
@@ -489,8 +489,9 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         columns without a column map) exceeds ``PREDICT_ROW_UNITS = 4`` times ``row_bound_`` is predicted
         from its version at that norm (its score moves towards the score at the column centre by the same
         factor); with a quartile or median-and-spread column map the raw columns are first clipped to
-        ``column_bounds_``, as in the fit. Every other row: ``X @ coef_ + intercept_``. Post-processing of the
-        releases: nothing is spent.
+        ``column_bounds_``, as in the fit. Every other row: ``X @ coef_ + intercept_``; every row when an "auto"
+        ``row_bound_`` sits at the grid's end (``2^20``: the rows lie beyond it, the fit warned, and the unit
+        is not their median). Post-processing of the releases: nothing is spent.
 
         Why: the fit's loss weighs a row at ``t`` row units by ``1 / t``, so a slope on a column that is
         rarely far from its centre (counts that are almost always 0, a heavy tail) rests on few rows and on
@@ -507,7 +508,10 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        bound = None if self.row_bound_ is None else PREDICT_ROW_UNITS * float(self.row_bound_)
+        unit = self.row_bound_
+        # an "auto" unit at the grid's end is not the rows' median (they lie beyond 2^20; the fit warned): no map
+        at_end = unit is not None and is_auto(self.row_bound) and unit >= GROWTH_ROW_MARGIN * GRID_END
+        bound = None if unit is None or at_end else PREDICT_ROW_UNITS * float(unit)
         return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), bound)
 
     def __sklearn_tags__(self):
