@@ -496,7 +496,7 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         Why: the fit's loss weighs a row at ``t`` row units by ``1 / t``, so a slope on a column that is
         rarely far from its centre (counts that are almost always 0, a heavy tail) rests on few rows and on
         the noise; applied as it is to a far row it extrapolates without bound (a day count of 30 next to a
-        median row of 3 units: R^2 -9.3; benchmarks/results/growth_predict_clip.md, where no cell of 66 real
+        median row of 3 units: R^2 -9.3; benchmarks/results/growth_predict_clip.md, where no cell of 91 real
         sets x 3 epsilons lost by more than 0.005).
 
         Parameters

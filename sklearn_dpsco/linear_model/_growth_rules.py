@@ -37,9 +37,10 @@ DEFAULT_KAPPA_LOWER = 3.0
 #: clipped the rows). Why: the fit's loss weighs a row at ``t`` units by ``1 / t``, so a slope on a column that
 #: is rarely far from its centre (a count that is almost always 0, a heavy tail) rests on few rows and much noise;
 #: applied to a far row it extrapolates without bound (VietNamI, 0.0 .. 30 day counts: R^2 -9.3; MedExp at epsilon
-#: 0.5, expenses up to 39182: -6.2). 4: 20 cells better by 0.005 and none worse on 66 real regression sets x 3
-#: epsilons (2 and 1 cost Treatment 0.04; 8 and 16 keep less: VietNamI epsilon 1 -1.85 -> -0.20 / -0.78 / -1.85),
-#: benchmarks/results/growth_predict_clip.md. Post-processing of the releases.
+#: 0.5, expenses up to 39182: -6.2). 4: 18 cells better by 0.005 and none worse on 91 real regression sets x 3
+#: epsilons (2 costs Treatment 0.04; 8 and 16 keep less: VietNamI epsilon 1 -1.85 -> -0.20 / -0.78 / -1.85), with no
+#: map where an "auto" unit sits at the grid's end (2^20: not the rows' median; movies' budgets in dollars lost
+#: 0.03-0.27 to the map), benchmarks/results/growth_predict_clip.md. Post-processing of the releases.
 PREDICT_ROW_UNITS = 4.0
 
 #: ``radius=None`` with no row or label unit: the coefficients in the data's own units.

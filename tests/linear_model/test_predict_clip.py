@@ -140,3 +140,15 @@ def test_growth_predict_reads_only_the_releases(params):
         setattr(bare, name, getattr(est, name))
     Xt = np.vstack([X[:50], X[:50] * 40.0])
     np.testing.assert_array_equal(bare.predict(Xt), est.predict(Xt))
+
+
+def test_growth_unit_at_the_grid_end_maps_no_row():
+    """An "auto" row unit at the quantile grid's last point (rows beyond 2^20) is not the rows' median: predict
+    then reads every row as it is (the fit warns about the grid's end)."""
+    X, y = _data(d=3)
+    X = X * 1e8
+    with pytest.warns(UserWarning, match="end of the library's grid"):
+        est = DPGrowthAdaptiveRegressor(epsilon=2.0, column_scaling=False, random_state=0).fit(X, y)
+    assert est.row_bound_ == 2.0**20
+    Xt = np.vstack([X[:20], X[:20] * 40.0])
+    np.testing.assert_allclose(est.predict(Xt), Xt @ est.coef_ + est.intercept_, rtol=1e-12)
