@@ -805,12 +805,11 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         millions). Without it the model is silently poor."""
         messages, name = [], type(self).__name__
         if columns is not None and getattr(plan.columns, "mode", None) in ("quartiles", "median_mad"):
-            top = GRID_END
-            at_end = np.flatnonzero(np.any(np.abs(np.vstack([columns.quartiles, columns.centre])) >= top, axis=0))
+            at_end = np.flatnonzero(np.any(np.abs(np.vstack([columns.quartiles, columns.centre])) >= GRID_END, axis=0))
             if at_end.size:
                 messages.append(
                     f"{name}: the private quartiles of column(s) {at_end.tolist()} reached the end of the library's grid "
-                    f"(2^20 = {top:g}): their values are at or beyond it and the column map treats them as constant. "
+                    f"(2^20 = {GRID_END:g}): their values are at or beyond it and the column map treats them as constant. "
                     "Divide such columns by a public unit (thousands, millions) before fitting "
                     "(doc/fitting_raw_data.rst, 'Tiny magnitudes').")
         if released is not None and plan.scales is not None:

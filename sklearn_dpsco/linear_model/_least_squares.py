@@ -3,7 +3,6 @@
 import math
 import numbers
 
-
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
