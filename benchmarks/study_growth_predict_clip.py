@@ -24,6 +24,7 @@ from sklearn.metrics import r2_score  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from study_regressor_magnitudes import regression_splits  # noqa: E402
+from sweep_pydataset import emit  # noqa: E402
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor  # noqa: E402
 
 warnings.simplefilter("ignore")
@@ -66,11 +67,7 @@ def run(args):
                 for k in ROW_ARMS:
                     rec[f"r{k:g}"].append(r2_score(yte, row_clipped(m, Xte, k)))
                 rec["library"].append(r2_score(yte, m.predict(Xte)))
-            line = json.dumps(rec)
-            print(line, flush=True)
-            if out:
-                out.write(line + "\n")
-                out.flush()
+            emit(rec, out)
 
 
 def summary(path):

@@ -30,7 +30,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _real_datasets as R  # noqa: E402
-from sweep_pydataset import frames, tasks  # noqa: E402
+from sweep_pydataset import emit, frames, tasks  # noqa: E402
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor, DPLinearRegressor  # noqa: E402
 
 warnings.simplefilter("ignore")
@@ -77,11 +77,7 @@ def run(args):
                 rec = dict(set=name, n=len(ytr), d=Xtr.shape[1], eps=eps, model=model, nonprivate=base,
                            off=[r[0][0] for r in rows], on=[r[1][0] for r in rows],
                            opened=sum(r[1][2] for r in rows))
-                line = json.dumps(rec)
-                print(line, flush=True)
-                if out:
-                    out.write(line + "\n")
-                    out.flush()
+                emit(rec, out)
     for cls in MODELS.values():
         cls._ROW_MAGNITUDES = False
 

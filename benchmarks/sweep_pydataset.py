@@ -55,6 +55,15 @@ def tasks(df, cat):
         yield "reg", reg[-1]
 
 
+def emit(rec, out):
+    """Print one record as a JSON line, and append it to the open file ``out`` (None: print only)."""
+    line = json.dumps(rec)
+    print(line, flush=True)
+    if out:
+        out.write(line + "\n")
+        out.flush()
+
+
 def run(args):
     import pandas as pd
     from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -89,11 +98,7 @@ def run(args):
                         rec[key] = float(m.score(Xte, yte))
             except Exception as exc:  # a refusal or a crash: the sweep's first finding
                 rec["error"] = f"{type(exc).__name__}: {exc}"[:300]
-            line = json.dumps(rec)
-            print(line, flush=True)
-            if out:
-                out.write(line + "\n")
-                out.flush()
+            emit(rec, out)
 
 
 def summary(path):
