@@ -22,7 +22,8 @@ import numpy as np
 
 from ._threads import map_threads, row_chunks
 
-__all__ = ["DEFAULT_HIGH_EXPONENT", "DEFAULT_LOW_EXPONENT", "DEFAULT_PER_OCTAVE", "ScaleGrid"]
+__all__ = ["DEFAULT_HIGH_EXPONENT", "DEFAULT_LOW_EXPONENT", "DEFAULT_PER_OCTAVE", "GRID_END", "ScaleGrid",
+           "at_grid_end"]
 
 #: Default span of the grid: magnitudes from ``2^-20`` (about 1e-6) to
 #: ``2^20`` (about 1e6), which covers standardised features, raw counts and
@@ -31,6 +32,14 @@ __all__ = ["DEFAULT_HIGH_EXPONENT", "DEFAULT_LOW_EXPONENT", "DEFAULT_PER_OCTAVE"
 #: whose weight under the mechanisms grows the error only logarithmically.
 DEFAULT_LOW_EXPONENT = -20
 DEFAULT_HIGH_EXPONENT = 20
+#: The default grids' last point: a release there means values at or beyond it, which the grid cannot place.
+GRID_END = 2.0**DEFAULT_HIGH_EXPONENT
+
+
+def at_grid_end(*values):
+    """Indices of the columns where any of ``values`` (released arrays, one entry per column) has ``|v| >=
+    GRID_END``: post-processing of the releases (the fits' and the scaler's grid-end warnings)."""
+    return np.flatnonzero(np.any(np.abs(np.vstack(values)) >= GRID_END, axis=0))
 
 #: Default resolution: two points per octave (ratio ``sqrt(2)`` between
 #: neighbours, so a released scale is within a factor ``sqrt(2)`` of the

@@ -52,6 +52,7 @@ from sklearn.base import BaseEstimator
 
 from .._budget import Budget, largest_fitting_fraction
 from .._compat import Interval, StrOptions, validate_data
+from .._mechanisms._scale_grid import GRID_END, at_grid_end
 from .._param_checks import (EPSILON_MIN, SCALE_MAX, SCALE_MIN, _is_missing, check_class_labels, check_delta,
                              check_epsilon, check_no_missing)
 from .._refusals import refusing_before_any_spend
@@ -234,11 +235,6 @@ def _run_plan(plan, problem, random_state):
 def _run_on_rows(plan, problem, random_state, data):
     """``plan.run`` on ``problem`` with its rows replaced by the in-memory ``data`` (runs on a worker)."""
     return plan.run(replace(problem, data=data), check_random_state(random_state))
-
-
-#: The last point of the library's quantile grids (``ScaleGrid``'s default ``high_exponent = 20``): a release there
-#: means values at or beyond it (:meth:`DPLinearModelMixin._grid_end_warnings`).
-GRID_END = float(2**20)
 
 
 class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateMeta):
@@ -805,7 +801,7 @@ class DPLinearModelMixin(AccountantMixin, BaseEstimator, metaclass=_FitTemplateM
         millions). Without it the model is silently poor."""
         messages, name = [], type(self).__name__
         if columns is not None and getattr(plan.columns, "mode", None) in ("quartiles", "median_mad"):
-            at_end = np.flatnonzero(np.any(np.abs(np.vstack([columns.quartiles, columns.centre])) >= GRID_END, axis=0))
+            at_end = at_grid_end(*columns.quartiles, columns.centre)
             if at_end.size:
                 messages.append(
                     f"{name}: the private quartiles of column(s) {at_end.tolist()} reached the end of the library's grid "
@@ -1012,21 +1008,41 @@ class DPRegressorMixin:
         self.fit_info_ = fits[0].info
 
     def predict(self, X):
+        """Predict with the private linear model; a row far outside the fit's rows is first brought to a bound.
+
+        With a quartile or median-and-spread column map the raw columns are first clipped to ``column_bounds_``,
+        as the fit clipped the mapped ones (doc/privacy/column_scaling.rst, "Clipped columns"). A row whose norm
+        in the fit's column units, ``z = (x - column_center_) / column_scale_`` (``z = x`` without a map),
+        exceeds the estimator's prediction bound is then predicted from ``c + s z bound / ||z||`` (its score
+        moves towards the score at the column centre by the same factor); every other row as ``X @ coef_ +
+        intercept_``. Post-processing of the releases: nothing is spent.
+
+        The bound: DPLinearRegressor's ``row_bound_`` where its solver clipped the rows to it (``"adassp"``,
+        ``"snowball"``, ``"phased_sgd"``, ``"interpolation"``: the model is a linear function of the clipped
+        row), none where the solver bounds each row's loss instead (``"phased_erm"``, ``"lowy"``,
+        ``"interpolation_ald"``); DPGrowthAdaptiveRegressor's ``PREDICT_ROW_UNITS = 4`` times ``row_bound_``
+        (none when an "auto" unit sits at the grid's end, ``2^20``: it is then not the rows' median).
+
+        Why: a row far outside the fit's rows extrapolates a slope fitted on rows that were never that far
+        (DPLinearRegressor on PSID's missing-value codes 98 / 99: R^2 -1.77 -> +0.31 at epsilon 2,
+        benchmarks/results/predict_clip.md; DPGrowthAdaptiveRegressor on medical expenses up to 39182 next to a
+        median row of 45: -3.6 -> 0.0, benchmarks/results/growth_predict_clip.md).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        from sklearn.utils.extmath import row_norms
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), None)
-
-    def _predict_within(self, X, bound):
-        """``X @ coef_ + intercept_`` with each row first mapped into norm ``bound`` in the fit's column units.
-
-        A row ``x`` with ``z = (x - column_center_) / column_scale_`` (``z = x`` without a column map) of norm above
-        ``bound`` is predicted from ``c + s z bound / ||z||``: its score moves towards the score at the column
-        centre by the same factor. ``bound=None``: every row as it is. Post-processing of the releases.
-        """
-        from sklearn.utils.extmath import row_norms
-
+        X = self._clip_columns(self._validate_X(X, reset=False))
         scores = np.asarray(X @ self.coef_).ravel()
+        bound = self._predict_row_bound()
         if bound is not None:
             if getattr(self, "column_center_", None) is None:  # no column map (sparse rows: column scaling needs dense)
                 at_centre, norms = 0.0, row_norms(X)
@@ -1035,3 +1051,8 @@ class DPRegressorMixin:
                 norms = row_norms((X - self.column_center_) / self.column_scale_)
             scores = at_centre + (scores - at_centre) * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
         return scores + self.intercept_
+
+    def _predict_row_bound(self):
+        """The norm (in the fit's column units) :meth:`predict` brings farther rows to, or None: every row as it is
+        (public: the releases and the fitted solver)."""
+        return None

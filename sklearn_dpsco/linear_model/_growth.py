@@ -4,7 +4,6 @@ import numbers
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
@@ -14,7 +13,8 @@ from .._solvers import get_solver, loss_for
 from .._solvers._builders._growth import _one_blas_thread
 from .._solvers._core._data import row_norms_of
 from ._auto_scales import AUTO, GROWTH_ROW_MARGIN, LABEL_CENTRE, LABEL_SPREAD, ROW_LEVEL, ScaleTarget, is_auto
-from ._base import GRID_END, DPLinearModelMixin, DPRegressorMixin, FitPlan
+from .._mechanisms._scale_grid import GRID_END
+from ._base import DPLinearModelMixin, DPRegressorMixin, FitPlan
 from ._growth_rules import (DEFAULT_KAPPA_LOWER, PREDICT_ROW_UNITS, SOLVERS, WEIGHTED_PARTS_MIN_COEF,
                             default_radius, resolve_solver)
 
@@ -482,37 +482,20 @@ class DPGrowthAdaptiveRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelM
         with _one_blas_thread():
             return self._fit_template(X, y, sample_weight)
 
-    def predict(self, X):
-        """Predict with the private linear model; a row far outside the fit's rows is first brought nearer.
+    def _predict_row_bound(self):
+        """``PREDICT_ROW_UNITS`` times ``row_bound_`` (``DPRegressorMixin.predict``), or None: no unit, or an "auto"
+        unit at the grid's end (the rows lie beyond ``2^20``, the fit warned, and the unit is not their median).
 
-        A row whose norm in the fit's column units (``(x - column_center_) / column_scale_``, the raw
-        columns without a column map) exceeds ``PREDICT_ROW_UNITS = 4`` times ``row_bound_`` is predicted
-        from its version at that norm (its score moves towards the score at the column centre by the same
-        factor); with a quartile or median-and-spread column map the raw columns are first clipped to
-        ``column_bounds_``, as in the fit. Every other row: ``X @ coef_ + intercept_``; every row when an "auto"
-        ``row_bound_`` sits at the grid's end (``2^20``: the rows lie beyond it, the fit warned, and the unit
-        is not their median). Post-processing of the releases: nothing is spent.
-
-        Why: the fit's loss weighs a row at ``t`` row units by ``1 / t``, so a slope on a column that is
-        rarely far from its centre (counts that are almost always 0, a heavy tail) rests on few rows and on
-        the noise; applied as it is to a far row it extrapolates without bound (a day count of 30 next to a
-        median row of 3 units: R^2 -9.3; benchmarks/results/growth_predict_clip.md, where no cell of 91 real
-        sets x 3 epsilons lost by more than 0.005).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
+        Why: the fit's loss weighs a row at ``t`` row units by ``1 / t``, so a slope on a column that is rarely far
+        from its centre (counts that are almost always 0, a heavy tail) rests on few rows and on the noise;
+        applied as it is to a far row it extrapolates without bound (a day count of 30 next to a median row of 3
+        units: R^2 -9.3; benchmarks/results/growth_predict_clip.md, where no cell of 91 real sets x 3 epsilons
+        lost by more than 0.005).
         """
-        check_is_fitted(self)
         unit = self.row_bound_
-        # an "auto" unit at the grid's end is not the rows' median (they lie beyond 2^20; the fit warned): no map
-        at_end = unit is not None and is_auto(self.row_bound) and unit >= GROWTH_ROW_MARGIN * GRID_END
-        bound = None if unit is None or at_end else PREDICT_ROW_UNITS * float(unit)
-        return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), bound)
+        if unit is None or (is_auto(self.row_bound) and unit >= GROWTH_ROW_MARGIN * GRID_END):
+            return None
+        return PREDICT_ROW_UNITS * float(unit)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

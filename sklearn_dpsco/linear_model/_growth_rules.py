@@ -33,7 +33,7 @@ SOLVERS = solver_names("growth")
 DEFAULT_KAPPA_LOWER = 3.0
 
 #: ``predict`` maps a row whose norm in the fit's column units exceeds this many row units (``row_bound_``) to
-#: that norm first (``DPRegressorMixin._predict_within``; DPLinearRegressor does the same at 1, where its solvers
+#: that norm first (``DPRegressorMixin.predict``; DPLinearRegressor does the same at 1, where its solvers
 #: clipped the rows). Why: the fit's loss weighs a row at ``t`` units by ``1 / t``, so a slope on a column that
 #: is rarely far from its centre (a count that is almost always 0, a heavy tail) rests on few rows and much noise;
 #: applied to a far row it extrapolates without bound (VietNamI, 0.0 .. 30 day counts: R^2 -9.3; MedExp at epsilon

@@ -4,7 +4,7 @@ import math
 import numbers
 
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import _get_feature_names, check_is_fitted
+from sklearn.utils.validation import _get_feature_names
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._mechanisms import DEFAULT_NOISE
@@ -571,39 +571,9 @@ class DPLinearRegressor(DPRegressorMixin, RegressorMixin, DPLinearModelMixin):
         self._validate_params()
         return self._fit_template(X, y, sample_weight, stream={"n_samples": n_samples, "block_rows": block_rows})
 
-    def predict(self, X):
-        """Predict with the private linear model, on rows clipped as the fit clipped them.
-
-        The solvers that need a row bound (``"adassp"``, ``"snowball"``, ``"phased_sgd"``,
-        ``"interpolation"``) fit on rows clipped to norm ``row_bound_`` in the units of the released
-        column map (``(x - column_center_) / column_scale_``, the raw columns without one): the model
-        is a linear function of the CLIPPED row, and a row the fit would have clipped is predicted
-        from its clipped version, ``x`` mapped to ``c + s z min(1, row_bound_ / ||z||)``,
-        ``z = (x - c) / s``. Rows within the bound: ``X @ coef_ + intercept_``. The other solvers
-        (``"phased_erm"``, ``"lowy"``, ``"interpolation_ald"``) bound each row's loss instead of
-        clipping it: ``X @ coef_ + intercept_`` for every row. With a quartile or median-and-spread
-        column map, every solver first clips the raw columns to ``column_bounds_``, as the fit clipped
-        the mapped ones (doc/privacy/column_scaling.rst, "Clipped columns"). Post-processing of the
-        releases: nothing is spent.
-
-        Why: without it a row far outside the bound extrapolates a slope fitted on rows that were
-        never that far (PSID's missing-value codes 98 / 99 in years of education and number of
-        children: R^2 -1.77 at epsilon 2 over 6 seeds, +0.31 with the clipped rows); elsewhere
-        within +-0.006 of the plain prediction (benchmarks/results/predict_clip.md).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self._predict_within(self._clip_columns(self._validate_X(X, reset=False)), self._clipped_row_bound())
-
-    def _clipped_row_bound(self):
-        """``row_bound_`` when the fitted solver clipped the rows to it, else None (public: the fitted solver)."""
+    def _predict_row_bound(self):
+        """``row_bound_`` when the fitted solver clipped the rows to it, else None (public: the fitted solver): the
+        model is a linear function of the clipped row (``DPRegressorMixin.predict``)."""
         if getattr(self, "row_bound_", None) is None or self.solver_ not in ROW_BOUND_SOLVERS:
             return None
         return float(self.row_bound_)

@@ -25,7 +25,7 @@ from .._mechanisms._calibrate import (
     user_grid_terms,
 )
 from .._mechanisms._grid import power_of_two_at_most
-from .._mechanisms._scale_grid import ScaleGrid
+from .._mechanisms._scale_grid import GRID_END, ScaleGrid, at_grid_end
 from .._param_checks import EPSILON_MIN, check_delta, check_epsilon, check_groups
 from .._refusals import refusing_before_any_spend
 from .._rng import check_random_state, noise_source
@@ -665,12 +665,11 @@ class DPStandardScaler(AccountantMixin, LazyRowMapMixin, OneToOneFeatureMixin, T
         # feature whose quartile sits at the grid's end (|q| >= 2^20) lies at or beyond it and is fenced to a point
         quartiles = self.fit_info_.get("quartiles") if isinstance(self.fit_info_, dict) else None
         if quartiles is not None:
-            at_end = np.flatnonzero((np.abs(quartiles[0]) >= BOUNDS_GRID.points[-1])
-                                    | (np.abs(quartiles[1]) >= BOUNDS_GRID.points[-1]))
+            at_end = at_grid_end(*quartiles)
             if at_end.size:
                 self.fit_info_["warnings"] = [
                     f"DPStandardScaler: the private quartiles of feature(s) {at_end.tolist()} reached the end of the "
-                    f"library's grid (2^20 = {BOUNDS_GRID.points[-1]:g}): their values are at or beyond it and the "
+                    f"library's grid (2^20 = {GRID_END:g}): their values are at or beyond it and the "
                     "fences clip them to a point. Divide such features by a public unit (thousands, millions) or "
                     "declare their bounds (doc/fitting_raw_data.rst, 'Tiny magnitudes')."]
                 warnings.warn(self.fit_info_["warnings"][0], UserWarning, stacklevel=2)

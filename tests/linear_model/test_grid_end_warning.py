@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from sklearn_dpsco import BudgetAccountant, DPGrowthAdaptiveRegressor, DPHingeClassifier, DPLinearRegressor
-from sklearn_dpsco.linear_model._base import GRID_END
+from sklearn_dpsco._mechanisms._scale_grid import GRID_END, ScaleGrid
+
+
+def test_grid_end_is_the_last_point_of_every_default_grid():
+    from sklearn_dpsco.linear_model._auto_scales import CENTRE_GRID, FINE_CENTRE_GRID
+    from sklearn_dpsco.preprocessing._scaler import BOUNDS_GRID
+
+    for grid in (ScaleGrid(), BOUNDS_GRID, CENTRE_GRID, FINE_CENTRE_GRID):
+        assert grid.points.max() == GRID_END == 2.0**20
 
 
 def _data(n=3000, seed=0):
